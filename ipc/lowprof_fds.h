@@ -1,0 +1,23 @@
+/*
+ * The file descriptors the supervisor hands each component, at fixed numbers
+ * (dup2'd just before exec), and the exit codes every lowprof program uses.
+ */
+#ifndef LOWPROF_IPC_FDS_H
+#define LOWPROF_IPC_FDS_H
+
+enum lowprof_inherited_fd {
+	LOWPROF_FD_NOTIFY = 3,  /* write "ready\n" here once ready (s6 style), then pings */
+	LOWPROF_FD_SHM = 4,     /* memfd of the shared-memory sample ring */
+	LOWPROF_FD_EVENT = 5,   /* eventfd: "the ring has new data" hint */
+	LOWPROF_FD_CONTROL = 6, /* Unix socket: loader <-> controller */
+	LOWPROF_FD_OUTDIR = 7,  /* exporter: O_DIRECTORY fd of the output directory */
+};
+
+enum lowprof_exit_code {
+	LOWPROF_EXIT_OK = 0,
+	LOWPROF_EXIT_FAILURE = 1,   /* runtime failure: the supervisor may restart */
+	LOWPROF_EXIT_USAGE = 2,     /* bad command line */
+	LOWPROF_EXIT_CONFIG = 100,  /* permanent: configuration error, do not restart */
+};
+
+#endif /* LOWPROF_IPC_FDS_H */

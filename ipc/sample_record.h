@@ -1,0 +1,30 @@
+/*
+ * Decoding a struct lowprof_sample received from another process (the shared
+ * memory ring): the bytes are untrusted until sample_record_decode() accepts them.
+ */
+#ifndef LOWPROF_IPC_SAMPLE_RECORD_H
+#define LOWPROF_IPC_SAMPLE_RECORD_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lowprof.h"
+
+/* A validated sample: points into the caller's buffer (no copy). */
+struct sample_view {
+	const struct lowprof_sample *hdr;
+	const __u64 *kernel_frames; /* kernel_depth entries, leaf first */
+	const __u64 *user_frames;   /* user_depth entries, leaf first */
+	char comm[LOWPROF_COMM_LEN + 1]; /* NUL-terminated copy */
+};
+
+/*
+ * Check that buf[0..len) is one well-formed sample: header present, depths
+ * within limits, length exactly header + frames, known flags only.
+ * Returns 0 and fills *out, or -EINVAL with a reason in err.
+ */
+int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
+			 char *err, size_t errlen);
+
+#endif
