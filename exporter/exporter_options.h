@@ -1,0 +1,21 @@
+/*
+ * Options of lowprof-exporter. It is started by the supervisor, never by hand,
+ * but its command line is still validated like any other input.
+ */
+#ifndef LOWPROF_EXPORTER_OPTIONS_H
+#define LOWPROF_EXPORTER_OPTIONS_H
+
+#include <stddef.h>
+
+struct exporter_options {
+	unsigned interval_s;      /* rewrite the output files this often */
+	unsigned frequency_hz;    /* nominal sampling frequency, for the title */
+	const char *output_label; /* the output directory as the user named it (messages only) */
+	const char *kallsyms_path;
+};
+
+/* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */
+int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
+			   char *err, size_t errlen);
+
+#endif
