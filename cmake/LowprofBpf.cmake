@@ -14,12 +14,16 @@ else()
 endif()
 
 set(LOWPROF_VMLINUX_H ${CMAKE_BINARY_DIR}/generated/bpf/vmlinux.h)
+# Custom command outputs are visible only in the directory that declares them,
+# so bpf/CMakeLists.txt calls this before lowprof_bpf_skeleton().
+macro(lowprof_bpf_vmlinux_rule)
 add_custom_command(
   OUTPUT ${LOWPROF_VMLINUX_H}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/generated/bpf
   COMMAND ${BPFTOOL_EXECUTABLE} btf dump file ${LOWPROF_VMLINUX_BTF} format c > ${LOWPROF_VMLINUX_H}.tmp
   COMMAND ${CMAKE_COMMAND} -E rename ${LOWPROF_VMLINUX_H}.tmp ${LOWPROF_VMLINUX_H}
   COMMENT "bpftool: vmlinux.h from ${LOWPROF_VMLINUX_BTF}")
+endmacro()
 
 # lowprof_bpf_skeleton(name src.bpf.c [headers...]) -> target ${name}_skel providing
 # ${CMAKE_BINARY_DIR}/generated/bpf/${name}.skel.h
@@ -31,12 +35,12 @@ function(lowprof_bpf_skeleton name src)
     OUTPUT ${obj}
     COMMAND ${CLANG_EXECUTABLE} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${LOWPROF_BPF_ARCH}
             -I${CMAKE_BINARY_DIR}/generated/bpf -I${CMAKE_SOURCE_DIR}
-            -c ${abs} -o ${obj}
+            -Wno-gnu-variable-sized-type-not-at-end -c ${abs} -o ${obj}
     DEPENDS ${abs} ${LOWPROF_VMLINUX_H} ${ARGN}
     COMMENT "clang -target bpf ${name}.bpf.c")
   add_custom_command(
     OUTPUT ${skel}
-    COMMAND ${BPFTOOL_EXECUTABLE} gen skeleton ${obj} name ${name} > ${skel}.tmp
+    COMMAND ${BPFTOOL_EXECUTABLE} gen skeleton ${obj} name ${name}_bpf > ${skel}.tmp
     COMMAND ${CMAKE_COMMAND} -E rename ${skel}.tmp ${skel}
     DEPENDS ${obj}
     COMMENT "bpftool gen skeleton ${name}")

@@ -1,4 +1,5 @@
 #include "ipc/sample_record.h"
+#include "ipc/loader_stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,5 +38,15 @@ int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 	out->user_frames = s->frames + s->kernel_depth;
 	memcpy(out->comm, s->comm, LOWPROF_COMM_LEN);
 	out->comm[LOWPROF_COMM_LEN] = '\0';
+	return 0;
+}
+
+int loader_stats_decode(const void *buf, size_t len, struct lowprof_loader_stats *out)
+{
+	if (len != sizeof(*out))
+		return -EINVAL;
+	memcpy(out, buf, sizeof(*out));
+	if (out->version != LOWPROF_LOADER_STATS_VERSION)
+		return -EINVAL;
 	return 0;
 }

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * lowprof's sampling program: runs on every cpu-clock perf event, records the
+ * kernel and user stack of the task on CPU into the "samples" ring buffer.
+ *
+ * It never blocks and never wakes user space (BPF_RB_NO_WAKEUP): the loader
+ * drains the ring on a timer. A full ring costs one counter increment.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/lowprof.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define GUARD_WINDOW_NS 100000000ULL /* the budget guard's accounting window: 100 ms */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by the loader before load (--ringbuf-kb) */
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_config);
+} run_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_cpu_stats);
+} cpu_stats SEC(".maps");
+
+/* Where a sample is built before bpf_ringbuf_output() copies its real length:
+ * reserving the maximum size per sample would waste ring space (DESIGN-NOTES 9). */
+struct scratch_sample {
+	struct lowprof_sample hdr; /* its frames[] runs into the array below */
+	__u64 frames[LOWPROF_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch_sample);
+} scratch SEC(".maps");
+
+/* Thread group ids to profile when config.filter_pids is set (-p). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+/* Keep one sample in `divisor`, per CPU, without locks: each CPU counts its own. */
+static __always_inline bool divisor_keeps(struct lowprof_cpu_stats *st, __u32 divisor)
+{
+	__u64 n;
+
+	if (divisor <= 1)
+		return true;
+	n = st->divisor_counter++;
+	return (n % divisor) == 0;
+}
+
+/* The per-CPU budget guard: true while this CPU's BPF time in the current
+ * window is within its share of the budget. Holds even if user space is stuck. */
+static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
+						 const struct lowprof_config *cfg, __u64 now)
+{
+	if (now - st->window_start_ns >= GUARD_WINDOW_NS) {
+		st->window_start_ns = now;
+		st->window_run_ns = 0;
+	}
+	if (cfg->budget_ns_per_window == 0)
+		return true;
+	return st->window_run_ns < cfg->budget_ns_per_window;
+}
+
+SEC("perf_event")
+int lowprof_sample(void *ctx)
+{
+	__u64 start = bpf_ktime_get_ns();
+	struct lowprof_config *cfg;
+	struct lowprof_cpu_stats *st;
+	struct scratch_sample *s;
+	__u32 zero = 0, tgid, tid, depth, kdepth = 0, udepth = 0, size;
+	__u64 pid_tgid, elapsed;
+	long ret;
+
+	st = bpf_map_lookup_elem(&cpu_stats, &zero);
+	cfg = bpf_map_lookup_elem(&run_config, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st || !cfg || !s)
+		return 0;
+	st->events++;
+
+	pid_tgid = bpf_get_current_pid_tgid();
+	tgid = pid_tgid >> 32;
+	tid = (__u32)pid_tgid;
+	if (tid == 0) {
+		/* The idle task: counted, not recorded (it has no stack worth showing). */
+		st->idle++;
+		goto out;
+	}
+	if (cfg->filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid)) {
+		st->filtered++;
+		goto out;
+	}
+	if (!divisor_keeps(st, cfg->sample_divisor)) {
+		st->divisor_skipped++;
+		goto out;
+	}
+
+	s->hdr.timestamp_ns = start;
+	s->hdr.period_ns = cfg->period_ns * (cfg->sample_divisor ? cfg->sample_divisor : 1);
+	s->hdr.pid = tgid;
+	s->hdr.tid = tid;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.flags = 0;
+	s->hdr.reserved = 0;
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+
+	ret = bpf_get_stack(ctx, s->frames, LOWPROF_MAX_KERNEL_DEPTH * sizeof(__u64), 0);
+	if (ret > 0)
+		kdepth = ret / sizeof(__u64);
+	if (kdepth >= LOWPROF_MAX_KERNEL_DEPTH) {
+		kdepth = LOWPROF_MAX_KERNEL_DEPTH;
+		s->hdr.flags |= LOWPROF_SAMPLE_KERNEL_TRUNCATED;
+	}
+
+	if (!guard_allows_unwind(st, cfg, start)) {
+		st->guard_skipped++;
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
+	} else {
+		depth = cfg->max_depth;
+		if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
+			depth = LOWPROF_MAX_USER_DEPTH;
+		/* kdepth <= LOWPROF_MAX_KERNEL_DEPTH, so the user frames fit after it. */
+		ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
+				    depth * sizeof(__u64), BPF_F_USER_STACK);
+		if (ret > 0) {
+			udepth = ret / sizeof(__u64);
+			if (udepth >= depth)
+				s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+		} else {
+			s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
+		}
+	}
+	s->hdr.kernel_depth = kdepth;
+	s->hdr.user_depth = udepth;
+
+	size = sizeof(struct lowprof_sample) + (kdepth + udepth) * sizeof(__u64);
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	if (bpf_ringbuf_output(&samples, s, size, BPF_RB_NO_WAKEUP) == 0)
+		st->submitted++;
+	else
+		st->reserve_failures++;
+out:
+	elapsed = bpf_ktime_get_ns() - start;
+	st->run_time_ns += elapsed;
+	st->window_run_ns += elapsed;
+	return 0;
+}

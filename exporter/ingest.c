@@ -1,0 +1,47 @@
+#include "exporter/ingest.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "exporter/frame.h"
+#include "exporter/profile.h"
+#include "exporter/symbolizer.h"
+
+/*
+ * Every frame but the leaf holds a return address: the instruction after the
+ * call. Looking up address - 1 names the caller even when the call was the
+ * last instruction of its function (a noreturn call, for instance).
+ */
+static uint64_t ingest_lookup_address(uint64_t addr, size_t index_from_leaf)
+{
+	return index_from_leaf == 0 || addr == 0 ? addr : addr - 1;
+}
+
+int ingest_sample(struct profile *p, struct symbolizer *sym, const struct sample_view *sv,
+		  struct ingest_stats *st)
+{
+	struct frame frames[LOWPROF_MAX_FRAMES];
+	const struct lowprof_sample *h = sv->hdr;
+	size_t n = 0, i;
+	int rc;
+
+	for (i = 0; i < h->kernel_depth; i++) {
+		if (symbolizer_kernel_frame(sym, ingest_lookup_address(sv->kernel_frames[i], n),
+					    &frames[n]) == 0)
+			n++;
+	}
+	for (i = 0; i < h->user_depth; i++) {
+		if (symbolizer_user_frame(sym, h->pid, ingest_lookup_address(sv->user_frames[i], n),
+					  &frames[n]) == 0)
+			n++;
+	}
+	if (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED)
+		st->truncated++;
+	if (h->flags & LOWPROF_SAMPLE_NO_USER_STACK)
+		st->no_user_stack++;
+	rc = profile_add_sample(p, h->pid, h->tid, sv->comm, frames, n,
+				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns);
+	if (rc == 0)
+		st->samples++;
+	return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * Writing the profile so far into the output directory: every file replaced
+ * atomically, so a reader never sees a half-written profile.
+ */
+#ifndef LOWPROF_EXPORTER_OUTPUTS_H
+#define LOWPROF_EXPORTER_OUTPUTS_H
+
+#include <stdint.h>
+
+#include "exporter/ingest.h"
+#include "ipc/loader_stats.h"
+
+struct profile;
+
+struct outputs_context {
+	int dirfd;
+	unsigned frequency_hz;
+	double duration_s;
+	const struct lowprof_loader_stats *loader; /* latest counters, or NULL */
+	const struct ingest_stats *ingest;
+};
+
+/* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.
+ * Returns 0, or -1 after logging which file failed (the others are still written). */
+int outputs_write_all(const struct profile *p, const struct outputs_context *ctx);
+/* Samples lost before reaching the exporter: BPF ring full + shared ring full. */
+uint64_t outputs_lost_samples(const struct lowprof_loader_stats *loader);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * The loader's BPF objects: the sampling program, its maps, and its
+ * attachment to one perf event per CPU. Only the loader ever holds these fds.
+ */
+#ifndef LOWPROF_LOADER_BPF_SESSION_H
+#define LOWPROF_LOADER_BPF_SESSION_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/lowprof.h"
+#include "loader/perf_events.h"
+
+struct lowprof_bpf;
+struct bpf_link;
+
+struct bpf_session_settings {
+	unsigned frequency_hz;
+	unsigned ringbuf_kb;   /* power of two, >= page size */
+	unsigned max_depth;
+	unsigned unwind_mode;  /* enum lowprof_unwind_mode */
+	const pid_t *pids;     /* only these thread groups; NULL/0 = all */
+	size_t npids;
+};
+
+struct bpf_session {
+	struct lowprof_bpf *skel;
+	struct perf_event_set events;
+	struct bpf_link **links; /* one per perf event */
+	struct lowprof_config config;
+	int ncpus_possible;
+};
+
+/* Open, size, load, configure and attach; events enabled on return. 0 or -errno. */
+int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *set,
+		      char *err, size_t errlen);
+/* Write the run-time config map (no reload). */
+int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);
+/* Sum the per-CPU counters. */
+int bpf_session_read_stats(struct bpf_session *s, struct lowprof_cpu_stats *sum);
+/* fd of the BPF ring buffer map, for ring_buffer__new(). */
+int bpf_session_ringbuf_fd(const struct bpf_session *s);
+int bpf_session_prog_fd(const struct bpf_session *s);
+void bpf_session_stop(struct bpf_session *s);
+
+#endif

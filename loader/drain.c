@@ -1,0 +1,83 @@
+#include "loader/drain.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/loader_stats.h"
+
+static int drain_on_sample(void *ctx, void *data, size_t size)
+{
+	struct drain *d = ctx;
+	int rc;
+
+	d->drained++;
+	rc = shm_ring_producer_write(&d->shm, LOWPROF_REC_SAMPLE, data, (uint32_t)size);
+	if (rc == -ENOSPC)
+		d->shm_dropped++;
+	else if (rc != 0)
+		d->shm_errors++;
+	/* Never stop the drain for one sample: the BPF ring must keep emptying. */
+	return 0;
+}
+
+int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
+	       char *err, size_t errlen)
+{
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->eventfd = eventfd;
+	rc = shm_ring_producer_attach(&d->shm, shm_memfd, err, errlen);
+	if (rc != 0)
+		return rc;
+	d->rb = ring_buffer__new(ringbuf_map_fd, drain_on_sample, d, NULL);
+	if (d->rb == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "ring_buffer__new: %s", strerror(-rc));
+		shm_ring_producer_detach(&d->shm);
+		return rc;
+	}
+	return 0;
+}
+
+static void drain_notify(struct drain *d)
+{
+	uint64_t one = 1;
+
+	shm_ring_producer_publish(&d->shm);
+	/* Only a hint: the exporter also polls, so a failed write loses nothing. */
+	if (write(d->eventfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return;
+}
+
+int drain_run(struct drain *d)
+{
+	uint64_t before = d->drained;
+	int rc;
+
+	rc = ring_buffer__consume(d->rb);
+	if (rc < 0)
+		return rc;
+	if (d->drained != before)
+		drain_notify(d);
+	return (int)(d->drained - before);
+}
+
+int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t len)
+{
+	int rc = shm_ring_producer_write(&d->shm, type, data, len);
+
+	if (rc == 0)
+		drain_notify(d);
+	return rc;
+}
+
+void drain_fini(struct drain *d)
+{
+	ring_buffer__free(d->rb);
+	d->rb = NULL;
+	shm_ring_producer_detach(&d->shm);
+}

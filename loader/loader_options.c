@@ -1,0 +1,80 @@
+#include "loader/loader_options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "bpf/lowprof.h"
+#include "common/number_parse.h"
+#include "ipc/lowprof_fds.h"
+
+int loader_options_parse(int argc, char **argv, struct loader_options *out, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{"frequency", required_argument, NULL, 'F'},
+		{"ringbuf-kb", required_argument, NULL, 'r'},
+		{"max-depth", required_argument, NULL, 'D'},
+		{"drain-ms", required_argument, NULL, 'd'},
+		{"stats-ms", required_argument, NULL, 's'},
+		{"pid", required_argument, NULL, 'p'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned v;
+	int c;
+
+	out->frequency_hz = 19;
+	out->ringbuf_kb = 8192;
+	out->max_depth = 64;
+	out->drain_ms = 100;
+	out->stats_ms = 1000;
+	out->npids = 0;
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "", longopts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'F':
+			if (number_parse_uint(optarg, 1, 1000000, &out->frequency_hz) != 0)
+				goto bad_value;
+			break;
+		case 'r':
+			if (number_parse_uint(optarg, 4, 1u << 20, &out->ringbuf_kb) != 0 ||
+			    (out->ringbuf_kb & (out->ringbuf_kb - 1)) != 0)
+				goto bad_value;
+			break;
+		case 'D':
+			if (number_parse_uint(optarg, 1, LOWPROF_MAX_USER_DEPTH, &out->max_depth) != 0)
+				goto bad_value;
+			break;
+		case 'd':
+			if (number_parse_uint(optarg, 1, 10000, &out->drain_ms) != 0)
+				goto bad_value;
+			break;
+		case 's':
+			if (number_parse_uint(optarg, 10, 60000, &out->stats_ms) != 0)
+				goto bad_value;
+			break;
+		case 'p':
+			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)
+				goto bad_value;
+			if (out->npids == LOADER_MAX_PIDS) {
+				snprintf(err, errlen, "too many --pid (at most %d)", LOADER_MAX_PIDS);
+				return LOWPROF_EXIT_USAGE;
+			}
+			out->pids[out->npids++] = (pid_t)v;
+			break;
+		default:
+			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			return LOWPROF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return LOWPROF_EXIT_USAGE;
+	}
+	return 0;
+bad_value:
+	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+	return LOWPROF_EXIT_USAGE;
+}

@@ -1,0 +1,240 @@
+#include "supervisor/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/lowprof.h"
+#include "common/number_parse.h"
+#include "ipc/lowprof_fds.h"
+
+#define ONE_YEAR_S (366.0 * 24 * 3600)
+
+void supervisor_options_defaults(struct supervisor_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->output_dir = "./lowprof-out";
+	o->frequency_hz = 19;
+	o->ringbuf_kb = 8192;
+	o->interval_s = 10;
+	o->max_depth = 64;
+	o->max_sample_rate_path = "/proc/sys/kernel/perf_event_max_sample_rate";
+}
+
+void supervisor_options_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: lowprof [OPTION]...\n"
+		"Profile the on-CPU user and kernel stacks of every process on this host,\n"
+		"within a CPU budget, and write a flame graph, pprof and folded stacks.\n"
+		"\n"
+		"  -d, --duration SECONDS  stop after SECONDS (default: until SIGINT/SIGTERM)\n"
+		"  -o, --output DIR        write the profile into DIR (default ./lowprof-out,\n"
+		"                          created if missing)\n"
+		"  -F, --frequency HZ      samples per second per CPU (default 19; at most the\n"
+		"                          kernel's perf_event_max_sample_rate)\n"
+		"  -p, --pid PID           profile only this process; repeat for more\n"
+		"                          (default: every process)\n"
+		"      --ringbuf-kb N      BPF ring buffer size in KiB, a power of two\n"
+		"                          (default 8192)\n"
+		"      --interval SECONDS  rewrite the output files this often (default 10)\n"
+		"      --max-depth N       deepest user stack recorded, 1-%d (default 64)\n"
+		"  -v, --verbose           more diagnostics on stderr\n"
+		"  -h, --help              show this help and exit\n"
+		"      --version           show the version and exit\n"
+		"\n"
+		"Output files (in DIR): flamegraph.svg, profile.pb.gz (pprof), profile.folded,\n"
+		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
+		"Exit status: 0 success, 1 runtime failure, 2 bad command line.\n",
+		LOWPROF_MAX_USER_DEPTH);
+}
+
+static unsigned options_max_sample_rate(const char *path)
+{
+	unsigned rate = 100000; /* the kernel's default when the file is unreadable */
+	char buf[32];
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (f == NULL)
+		return rate;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (number_parse_uint(buf, 1, UINT_MAX, &rate) != 0)
+		rate = 100000;
+	return rate;
+}
+
+static int options_pid_exists(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/* mkdir -p, then prove the directory is writable by creating a file in it. */
+static int options_check_output_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX], *p;
+	int fd;
+
+	if (strlen(dir) == 0 || strlen(dir) >= sizeof(path) - 32) {
+		snprintf(err, errlen, "invalid output directory '%s'", dir);
+		return -1;
+	}
+	strcpy(path, dir);
+	for (p = path + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			goto mkdir_failed;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		goto mkdir_failed;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "output directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	{
+		int probe = openat(fd, ".lowprof-write-test", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (probe < 0) {
+			snprintf(err, errlen, "output directory '%s' is not writable: %s", dir,
+				 strerror(errno));
+			close(fd);
+			return -1;
+		}
+		close(probe);
+		unlinkat(fd, ".lowprof-write-test", 0);
+	}
+	close(fd);
+	return 0;
+mkdir_failed:
+	snprintf(err, errlen, "cannot create output directory '%s': %s", path, strerror(errno));
+	return -1;
+}
+
+int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
+			     char *err, size_t errlen)
+{
+	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH };
+	static const struct option longopts[] = {
+		{"duration", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"pid", required_argument, NULL, 'p'},
+		{"ringbuf-kb", required_argument, NULL, OPT_RINGBUF},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned max_rate, v;
+	const char *opt_name;
+	int c, idx;
+
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		c = getopt_long(argc, argv, ":d:o:F:p:vh", longopts, &idx);
+		if (c == -1)
+			break;
+		opt_name = argv[optind - 1];
+		switch (c) {
+		case 'd':
+			if (number_parse_seconds(optarg, ONE_YEAR_S, &o->duration_s) != 0 ||
+			    o->duration_s <= 0) {
+				snprintf(err, errlen, "invalid duration '%s': expected a positive number of seconds",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			o->output_dir = optarg;
+			break;
+		case 'F':
+			max_rate = options_max_sample_rate(o->max_sample_rate_path);
+			if (number_parse_uint(optarg, 1, max_rate, &o->frequency_hz) != 0) {
+				snprintf(err, errlen,
+					 "invalid frequency '%s': expected 1 to %u Hz (kernel.perf_event_max_sample_rate)",
+					 optarg, max_rate);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0) {
+				snprintf(err, errlen, "invalid pid '%s'", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			if (!options_pid_exists((pid_t)v)) {
+				snprintf(err, errlen, "no process with pid %u", v);
+				return LOWPROF_EXIT_USAGE;
+			}
+			if (o->npids == SUPERVISOR_MAX_PIDS) {
+				snprintf(err, errlen, "too many --pid options (at most %d)", SUPERVISOR_MAX_PIDS);
+				return LOWPROF_EXIT_USAGE;
+			}
+			o->pids[o->npids++] = (pid_t)v;
+			break;
+		case OPT_RINGBUF:
+			if (number_parse_uint(optarg, 4, 1u << 20, &o->ringbuf_kb) != 0 ||
+			    (o->ringbuf_kb & (o->ringbuf_kb - 1)) != 0) {
+				snprintf(err, errlen,
+					 "invalid --ringbuf-kb '%s': expected a power of two from 4 to 1048576",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_INTERVAL:
+			if (number_parse_uint(optarg, 1, 86400, &o->interval_s) != 0) {
+				snprintf(err, errlen, "invalid --interval '%s': expected 1 to 86400 seconds",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_DEPTH:
+			if (number_parse_uint(optarg, 1, LOWPROF_MAX_USER_DEPTH, &o->max_depth) != 0) {
+				snprintf(err, errlen, "invalid --max-depth '%s': expected 1 to %d", optarg,
+					 LOWPROF_MAX_USER_DEPTH);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			o->show_help = true;
+			return 0;
+		case OPT_VERSION:
+			o->show_version = true;
+			return 0;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value", opt_name);
+			return LOWPROF_EXIT_USAGE;
+		default:
+			snprintf(err, errlen, "unknown option '%s' (see lowprof --help)", opt_name);
+			return LOWPROF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see lowprof --help)", argv[optind]);
+		return LOWPROF_EXIT_USAGE;
+	}
+	if (options_check_output_dir(o->output_dir, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
+	return 0;
+}

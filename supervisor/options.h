@@ -1,0 +1,38 @@
+/* The command line of `lowprof`, the only command users run. */
+#ifndef LOWPROF_SUPERVISOR_OPTIONS_H
+#define LOWPROF_SUPERVISOR_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define SUPERVISOR_MAX_PIDS 1024
+
+struct supervisor_options {
+	double duration_s;        /* 0: until signalled */
+	const char *output_dir;
+	unsigned frequency_hz;
+	pid_t pids[SUPERVISOR_MAX_PIDS];
+	size_t npids;
+	unsigned ringbuf_kb;
+	unsigned interval_s;
+	unsigned max_depth;
+	bool verbose;
+	bool show_help;
+	bool show_version;
+	/* For tests: where the perf_event_max_sample_rate limit is read. */
+	const char *max_sample_rate_path;
+};
+
+void supervisor_options_defaults(struct supervisor_options *o);
+/*
+ * Parse and validate everything (including that each pid exists and that the
+ * output directory can be created and written) before anything is loaded.
+ * Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err.
+ */
+int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
+			     char *err, size_t errlen);
+void supervisor_options_usage(FILE *out);
+
+#endif

@@ -1,0 +1,36 @@
+#!/bin/sh
+# End to end: profile a frame-pointer workload whose time splits 70/30 between
+# two known call chains, and check every output file.
+#   usage: test_profile_e2e.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+
+work=$(mktemp -d /tmp/lowprof-e2e.XXXXXX)
+trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$BIN/two_chains" 14 &
+wl=$!
+"$BIN/lowprof" --pid "$wl" --duration 6 --frequency 199 --interval 2 --output "$work/out" \
+	2>"$work/stderr" &
+sup=$!
+
+# While it runs: the supervisor, the loader and the exporter are three processes.
+sleep 3
+ps -o pid=,comm= --ppid "$sup" >"$work/children" || true
+grep -q "lowprof-loader" "$work/children" || fail "no lowprof-loader child of the supervisor: $(cat "$work/children")"
+grep -q "lowprof-exporter" "$work/children" || fail "no lowprof-exporter child of the supervisor"
+[ "$(grep -c . "$work/children")" -eq 2 ] || fail "expected exactly 2 children: $(cat "$work/children")"
+# --interval 2: the files exist before the run ends.
+[ -s "$work/out/profile.folded" ] || fail "profile.folded not written during the run (--interval 2)"
+
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
+cat "$work/stderr"
+grep -q "flamegraph.svg" "$work/stderr" || fail "the end-of-run message does not say where the files are"
+
+python3 "$SRC/tests/integration/check_profile.py" "$work/out" \
+	--chain "main;chain_a_outer;chain_a_inner;leaf_a=70" \
+	--chain "main;chain_b_outer;leaf_b=30" \
+	--tolerance 10 --comm two_chains

@@ -1,0 +1,197 @@
+/* lowprof's command line: every bad value is refused with status 2 and a
+ * message naming the problem; good values land in the options. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "supervisor/options.h"
+
+static char tmpdir[64];
+
+static int parse(struct supervisor_options *o, char *err, size_t errlen, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "lowprof";
+	va_start(ap, errlen);
+	while ((a = va_arg(ap, char *)) != NULL)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	supervisor_options_defaults(o);
+	o->output_dir = tmpdir;
+	err[0] = '\0';
+	return supervisor_options_parse(argc, argv, o, err, errlen);
+}
+
+static void expect_usage_error(const char *needle, ...)
+{
+	struct supervisor_options o;
+	char *argv[32], err[256];
+	int argc = 0, rc;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "lowprof";
+	va_start(ap, needle);
+	while ((a = va_arg(ap, char *)) != NULL)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	supervisor_options_defaults(&o);
+	o.output_dir = tmpdir;
+	err[0] = '\0';
+	rc = supervisor_options_parse(argc, argv, &o, err, sizeof(err));
+	assert_int_equal(rc, 2);
+	if (strstr(err, needle) == NULL)
+		fail_msg("error '%s' does not mention '%s'", err, needle);
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_defaults(void **state)
+{
+	struct supervisor_options o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), NULL), 0);
+	assert_int_equal(o.frequency_hz, 19);
+	assert_int_equal(o.ringbuf_kb, 8192);
+	assert_int_equal(o.interval_s, 10);
+	assert_true(o.duration_s == 0);
+	assert_int_equal(o.npids, 0);
+}
+
+static void test_good_values(void **state)
+{
+	struct supervisor_options o;
+	char err[256], pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	assert_int_equal(parse(&o, err, sizeof(err), "-d", "2.5", "-F", "99", "-p", pid, "--pid", "1",
+			       "--ringbuf-kb", "64", "--interval", "3", "--max-depth", "16", NULL), 0);
+	assert_true(o.duration_s == 2.5);
+	assert_int_equal(o.frequency_hz, 99);
+	assert_int_equal(o.npids, 2);
+	assert_int_equal(o.pids[0], getpid());
+	assert_int_equal(o.pids[1], 1);
+	assert_int_equal(o.ringbuf_kb, 64);
+	assert_int_equal(o.interval_s, 3);
+	assert_int_equal(o.max_depth, 16);
+}
+
+static void test_help_and_version(void **state)
+{
+	struct supervisor_options o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "--help", NULL), 0);
+	assert_true(o.show_help);
+	assert_int_equal(parse(&o, err, sizeof(err), "--version", NULL), 0);
+	assert_true(o.show_version);
+}
+
+static void test_bad_duration(void **state)
+{
+	expect_usage_error("invalid duration '-5'", "-d", "-5", NULL);
+	expect_usage_error("invalid duration 'ten'", "--duration", "ten", NULL);
+	expect_usage_error("invalid duration '0'", "--duration=0", NULL);
+	expect_usage_error("invalid duration '5s'", "-d", "5s", NULL);
+}
+
+static void test_bad_frequency(void **state)
+{
+	char above[32];
+	FILE *f;
+	unsigned max = 0;
+
+	expect_usage_error("invalid frequency '0'", "-F", "0", NULL);
+	expect_usage_error("invalid frequency 'fast'", "-F", "fast", NULL);
+	f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	if (f != NULL) {
+		assert_int_equal(fscanf(f, "%u", &max), 1);
+		fclose(f);
+		snprintf(above, sizeof(above), "%u", max + 1);
+		expect_usage_error("perf_event_max_sample_rate", "-F", above, NULL);
+	}
+}
+
+static void test_bad_pid(void **state)
+{
+	expect_usage_error("no process with pid 2147483647", "-p", "2147483647", NULL);
+	expect_usage_error("invalid pid 'abc'", "-p", "abc", NULL);
+	expect_usage_error("invalid pid '-1'", "-p", "-1", NULL);
+}
+
+static void test_bad_output_dir(void **state)
+{
+	char file[128];
+	FILE *f;
+
+	/* A path under a regular file can never be created. */
+	snprintf(file, sizeof(file), "%s/plainfile", tmpdir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	strcat(file, "/sub");
+	expect_usage_error("cannot create output directory", "-o", file, NULL);
+	expect_usage_error("not writable", "-o", "/proc/self", NULL);
+}
+
+static void test_bad_other_values(void **state)
+{
+	expect_usage_error("--ringbuf-kb '1000'", "--ringbuf-kb", "1000", NULL);
+	expect_usage_error("--ringbuf-kb '0'", "--ringbuf-kb", "0", NULL);
+	expect_usage_error("--interval '0'", "--interval", "0", NULL);
+	expect_usage_error("--max-depth '500'", "--max-depth", "500", NULL);
+	expect_usage_error("unknown option '--frobnicate'", "--frobnicate", NULL);
+	expect_usage_error("unknown option '-x'", "-x", NULL);
+	expect_usage_error("needs a value", "-F", NULL);
+	expect_usage_error("unexpected argument 'extra'", "extra", NULL);
+}
+
+static void test_creates_output_dir(void **state)
+{
+	struct supervisor_options o;
+	char err[256], nested[128];
+	struct stat st;
+
+	snprintf(nested, sizeof(nested), "%s/a/b/c", tmpdir);
+	assert_int_equal(parse(&o, err, sizeof(err), "-o", nested, NULL), 0);
+	assert_int_equal(stat(nested, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_good_values),
+		cmocka_unit_test(test_help_and_version),
+		cmocka_unit_test(test_bad_duration),
+		cmocka_unit_test(test_bad_frequency),
+		cmocka_unit_test(test_bad_pid),
+		cmocka_unit_test(test_bad_output_dir),
+		cmocka_unit_test(test_bad_other_values),
+		cmocka_unit_test(test_creates_output_dir),
+	};
+	int rc;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lowprof-opt.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	if (system("rm -rf /tmp/lowprof-opt.*") != 0)
+		fprintf(stderr, "cleanup failed\n");
+	return rc;
+}
