@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Structures shared by the BPF program (lowprof.bpf.c) and user space.
- * Kept free of libc and vmlinux.h so both sides can include it: the BPF side
- * includes vmlinux.h first, user space includes <linux/types.h> first.
+ * Kept free of libc so both sides can include it: the BPF side includes
+ * vmlinux.h first, user space gets <linux/types.h> from here.
  */
 #ifndef LOWPROF_BPF_SHARED_H
 #define LOWPROF_BPF_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h> /* user space; the BPF side has vmlinux.h */
+#endif
 
 #define LOWPROF_COMM_LEN 16
 /* Deepest user stack any mode may record; --max-depth is capped here. */

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* vasprintf, pipe2 */
 #include "supervisor/component.h"
 
 #include <errno.h>
