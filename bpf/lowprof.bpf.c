@@ -88,8 +88,8 @@ int lowprof_sample(void *ctx)
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
-	__u32 zero = 0, tgid, tid, depth, kdepth = 0, udepth = 0, size;
-	__u64 pid_tgid, elapsed;
+	__u32 zero = 0, tgid, tid, depth;
+	__u64 pid_tgid, elapsed, kdepth = 0, udepth = 0, size;
 	long ret;
 
 	st = bpf_map_lookup_elem(&cpu_stats, &zero);
@@ -155,6 +155,8 @@ int lowprof_sample(void *ctx)
 	s->hdr.user_depth = udepth;
 
 	size = sizeof(struct lowprof_sample) + (kdepth + udepth) * sizeof(__u64);
+	/* Keep clang from folding the bound check away from the use the verifier sees. */
+	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&samples, s, size, BPF_RB_NO_WAKEUP) == 0)

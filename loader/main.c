@@ -29,7 +29,8 @@ static int loader_libbpf_print(enum libbpf_print_level level, const char *fmt, v
 	/* libbpf's debug output is the verifier log and friends: only with -v. */
 	if (level == LIBBPF_DEBUG && log_get_level() < LOG_LEVEL_DEBUG)
 		return 0;
-	fputs("lowprof-loader: libbpf: ", stderr);
+	/* libbpf's messages already start with "libbpf: ". */
+	fputs("lowprof-loader: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 
@@ -146,8 +147,7 @@ int main(int argc, char **argv)
 	set.npids = opt.npids;
 	rc = bpf_session_start(&sess, &set, err, sizeof(err));
 	if (rc != 0)
-		fatal(rc == -EPERM || rc == -EACCES ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE,
-		      "%s", err);
+		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
 	rc = drain_init(&dr, bpf_session_ringbuf_fd(&sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
 			sizeof(err));
 	if (rc != 0) {
