@@ -1,0 +1,31 @@
+/*
+ * Self-contained SVG flame graph (no script, no external resources): root at
+ * the bottom, one level per process name (comm), then frames root to leaf,
+ * merged by name along the path as flamegraph.pl does over the folded output.
+ * Each frame is a <g> holding <title>NAME (N samples, P%)</title>, a <rect>
+ * and a <text> label cut to the frame's width ("..").
+ * User frames are warm (red/orange/yellow), kernel frames (named with the
+ * "_[k]" suffix) blue; colours are stable, derived from a hash of the name.
+ * Frames narrower than min_width_pct of the width are not drawn; their samples
+ * stay in their parent's width.
+ */
+#ifndef LOWPROF_EXPORTER_FLAMEGRAPH_SVG_H
+#define LOWPROF_EXPORTER_FLAMEGRAPH_SVG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct profile;
+
+struct flamegraph_options {
+	const char *title;      /* NULL: "lowprof CPU flame graph" */
+	const char *subtitle;   /* NULL: the profile's time span (UTC) and sample count */
+	unsigned int width;     /* pixels; 0: 1200 */
+	double min_width_pct;   /* 0: 0.1 */
+	bool include_idle;      /* draw pid 0 (idle task) stacks; off by default */
+};
+
+/* opts may be NULL. Returns 0, -ENOMEM, or -EIO when the stream reports an error. */
+int flamegraph_write_svg(const struct profile *p, FILE *out, const struct flamegraph_options *opts);
+
+#endif

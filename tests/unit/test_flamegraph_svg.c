@@ -1,0 +1,190 @@
+/* SVG flame graph: well-formed XML, titles with counts, escaping, colours, elision. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exporter/flamegraph_svg.h"
+#include "exporter/profile.h"
+
+static char tmpdir[] = "/tmp/test_flamegraph_XXXXXX";
+
+static struct frame uf(const char *fn, uint64_t off)
+{
+	struct frame f = { .function = fn, .module = "/bin/app", .address = 0x400000 + off,
+			   .module_offset = off, .map_start = 0x400000, .map_end = 0x500000,
+			   .symbolized = true };
+	return f;
+}
+
+static struct frame kf(const char *fn, uint64_t addr)
+{
+	struct frame f = { .function = fn, .module = "[kernel.kallsyms]", .address = addr,
+			   .kernel = true, .symbolized = true };
+	return f;
+}
+
+static struct profile *make_profile(void)
+{
+	struct profile *p = profile_new();
+	struct frame sys[] = { kf("ksys_write", 0xffffffff81000100ULL), uf("write", 0x10),
+			       uf("main", 0x20) };
+	struct frame calc[] = { uf("operator<<&\">'", 0x30), uf("main", 0x20) };
+	struct frame bad[] = { uf("bad\xff\x01utf8", 0x40), uf("main", 0x20) };
+	struct frame tiny[] = { uf("tiny_leaf", 0x50), uf("main", 0x20) };
+	struct frame cut[] = { uf("deep", 0x60) };
+	struct frame idle[] = { kf("default_idle", 0xffffffff81000200ULL) };
+
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", sys, 3, false, 600, 0), 0);
+	assert_int_equal(profile_add_sample(p, 2, 2, "app", sys, 3, false, 400, 0), 0);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", calc, 2, false, 500, 0), 0);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", bad, 2, false, 300, 0), 0);
+	assert_int_equal(profile_add_sample(p, 3, 3, "db<x>", cut, 1, true, 199, 0), 0);
+	/* 1 of 2000 samples: under 0.1% of the width, elided into main. */
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", tiny, 2, false, 1, 0), 0);
+	/* The idle task: left out by default. */
+	assert_int_equal(profile_add_sample(p, 0, 0, "swapper/0", idle, 1, false, 5000, 0), 0);
+	profile_set_time(p, 1700000000000000000ULL, 1700000060000000000ULL);
+	return p;
+}
+
+static char *render(const struct profile *p, const struct flamegraph_options *o, const char *name)
+{
+	char path[512], cmd[1024];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *ms = open_memstream(&buf, &len), *f;
+
+	assert_non_null(ms);
+	assert_int_equal(flamegraph_write_svg(p, ms, o), 0);
+	fclose(ms);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+	assert_int_equal(system(cmd), 0);
+	return buf;
+}
+
+/* The fill of the <rect> that follows the <title> starting with prefix. */
+static void fill_of(const char *svg, const char *prefix, unsigned int rgb[3])
+{
+	char needle[256];
+	const char *t, *fill;
+
+	snprintf(needle, sizeof(needle), "<title>%s", prefix);
+	t = strstr(svg, needle);
+	assert_non_null(t);
+	fill = strstr(t, "fill=\"rgb(");
+	assert_non_null(fill);
+	assert_int_equal(sscanf(fill, "fill=\"rgb(%u,%u,%u)", &rgb[0], &rgb[1], &rgb[2]), 3);
+}
+
+static void test_svg(void **state)
+{
+	struct profile *p = make_profile();
+	struct flamegraph_options o = { .title = "CPU <host & co>" };
+	unsigned int user[3], kern[3];
+	char *svg;
+
+	(void)state;
+	svg = render(p, &o, "fg.svg");
+	assert_non_null(strstr(svg, "<svg "));
+	assert_null(strstr(svg, "<script"));
+	assert_null(strstr(svg, "href"));
+	assert_non_null(strstr(svg, "CPU &lt;host &amp; co&gt;"));
+	assert_non_null(strstr(svg, "2000 samples"));
+	assert_non_null(strstr(svg, "5000 idle samples not shown"));
+	assert_non_null(strstr(svg, "2023-11-14 22:13:20 - 22:14:20 UTC"));
+	/* Every frame named with its count; merged across pids by name. */
+	assert_non_null(strstr(svg, "<title>all (2000 samples, 100.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>app (1801 samples, 90.05%)</title>"));
+	assert_non_null(strstr(svg, "<title>main (1801 samples, 90.05%)</title>"));
+	assert_non_null(strstr(svg, "<title>write (1000 samples, 50.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>ksys_write_[k] (1000 samples, 50.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>db&lt;x&gt; (199 samples, 9.95%)</title>"));
+	assert_non_null(strstr(svg, "<title>[truncated] (199 samples, 9.95%)</title>"));
+	assert_non_null(strstr(svg, "<title>deep (199 samples, 9.95%)</title>"));
+	/* Escaping; invalid UTF-8 and control bytes replaced. */
+	assert_non_null(strstr(svg, "<title>operator&lt;&lt;&amp;&quot;&gt;&apos; (500 samples, 25.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>bad??utf8 (300 samples, 15.00%)</title>"));
+	/* Elided and idle frames are not drawn. */
+	assert_null(strstr(svg, "tiny_leaf"));
+	assert_null(strstr(svg, "default_idle"));
+	assert_null(strstr(svg, "swapper"));
+	/* The truncated marker sits right above comm, root side. */
+	assert_true(strstr(svg, "<title>[truncated]") < strstr(svg, "<title>deep"));
+	/* Warm user frames, blue kernel frames. */
+	fill_of(svg, "write ", user);
+	fill_of(svg, "ksys_write_[k]", kern);
+	assert_true(user[0] > user[2]);
+	assert_true(kern[2] > kern[0]);
+	assert_true(user[0] != kern[0] || user[2] != kern[2]);
+	/* Stable: the same name always gets the same colour. */
+	{
+		char *again = render(p, &o, "fg2.svg");
+
+		assert_string_equal(svg, again);
+		free(again);
+	}
+	free(svg);
+	profile_free(p);
+}
+
+static void test_svg_options(void **state)
+{
+	struct profile *p = make_profile();
+	struct flamegraph_options o = { .subtitle = "sub", .include_idle = true, .width = 800,
+					.min_width_pct = 0.01 };
+	char *svg;
+
+	(void)state;
+	svg = render(p, &o, "idle.svg");
+	assert_non_null(strstr(svg, "width=\"800\""));
+	assert_non_null(strstr(svg, ">sub</text>"));
+	assert_non_null(strstr(svg, "<title>default_idle_[k] (5000 samples, 71.43%)</title>"));
+	/* 1 of 7000 samples is over 0.01%: drawn now. */
+	assert_non_null(strstr(svg, "<title>tiny_leaf (1 samples, 0.01%)</title>"));
+	free(svg);
+	profile_free(p);
+
+	/* An empty profile still gives a valid document. */
+	p = profile_new();
+	svg = render(p, NULL, "empty.svg");
+	assert_non_null(strstr(svg, "0 samples"));
+	free(svg);
+	profile_free(p);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_svg_options),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
