@@ -287,6 +287,8 @@ static void es_finish(struct elf_symbols *e)
 {
 	size_t i, j, n = 0;
 
+	if (e->count == 0)
+		return;
 	/* Names are resolved before sorting because the comparison reads them. */
 	for (i = 0; i < e->count; i++)
 		e->syms[i].name = e->strtab + e->syms[i].name_off;

@@ -1,0 +1,499 @@
+/*
+ * symbolizer_: real processes, real files. Names a function of this test, a
+ * libc function, a vDSO function, a kernel symbol; a child that has exited;
+ * unmapped and unnamed addresses; the maps refresh and its rate limit; the
+ * cache bound.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exporter/symbolizer.h"
+
+/* Non-static so the linker keeps a symbol for it. */
+__attribute__((noinline)) int lowprof_symbolizer_test_marker(int x)
+{
+	return x * 7;
+}
+
+static uint64_t marker_addr(void)
+{
+	return (uint64_t)(uintptr_t)&lowprof_symbolizer_test_marker;
+}
+
+static struct symbolizer *new_sym(void)
+{
+	char err[256] = "";
+	struct symbolizer *s = symbolizer_new("/proc/kallsyms", err, sizeof(err));
+
+	if (!s)
+		fail_msg("symbolizer_new: %s", err);
+	return s;
+}
+
+static void self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+}
+
+/* "Build ID:" from readelf -n, or "" */
+static void readelf_build_id(const char *path, char *out, size_t outlen)
+{
+	char cmd[4200], line[512];
+	FILE *p;
+
+	out[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *m = strstr(line, "Build ID: ");
+
+		if (m)
+			sscanf(m + 10, "%255s", out);
+	}
+	pclose(p);
+	(void)outlen;
+}
+
+static void test_own_function(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct frame f;
+	char exe[4096], want_id[256];
+
+	(void)state;
+	self_exe(exe, sizeof(exe));
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), marker_addr() + 3, &f), 0);
+	assert_true(f.symbolized);
+	assert_false(f.kernel);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	assert_string_equal(f.module, exe);
+	assert_int_equal(f.address, marker_addr() + 3);
+	assert_true(f.map_start <= f.address && f.address < f.map_end);
+	assert_int_equal(f.module_offset, f.address - f.map_start + f.map_file_offset);
+	readelf_build_id(exe, want_id, sizeof(want_id));
+	if (want_id[0]) {
+		assert_non_null(f.build_id);
+		assert_string_equal(f.build_id, want_id);
+	}
+	symbolizer_free(s);
+}
+
+static void test_libc_function(void **state)
+{
+	struct symbolizer *s = new_sym();
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	struct frame f;
+	char want_id[256];
+
+	(void)state;
+	assert_non_null(fn);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), (uint64_t)(uintptr_t)fn, &f), 0);
+	assert_true(f.symbolized);
+	/* getpid and __getpid are aliases at one address. */
+	assert_non_null(strstr(f.function, "getpid"));
+	assert_non_null(strstr(f.module, "libc.so"));
+	readelf_build_id(f.module, want_id, sizeof(want_id));
+	assert_string_equal(f.build_id, want_id);
+	symbolizer_free(s);
+}
+
+/* clock_gettime's address in our vDSO, from its .dynsym read here with libelf. */
+static uint64_t vdso_symbol(const char *want)
+{
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	uint64_t found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (!base)
+		return 0;
+	elf_version(EV_CURRENT);
+	/* The ELF header, program and section tables of the vDSO fit its first pages. */
+	elf = elf_memory((char *)base, 2 * (size_t)sysconf(_SC_PAGESIZE));
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn)) != NULL && !found) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			gelf_getsym(d, (int)i, &sym);
+			if (strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), want) == 0)
+				found = base + sym.st_value; /* the vDSO is linked at 0 */
+		}
+	}
+	elf_end(elf);
+	return found;
+}
+
+static void test_vdso_function(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t addr = vdso_symbol("__vdso_clock_gettime");
+	struct frame f;
+
+	(void)state;
+	if (!addr) {
+		symbolizer_free(s);
+		skip();
+	}
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), addr + 1, &f), 0);
+	assert_true(f.symbolized);
+	assert_non_null(strstr(f.function, "clock_gettime"));
+	assert_string_equal(f.module, "[vdso]");
+	assert_int_equal(f.module_offset, addr + 1 - f.map_start);
+	symbolizer_free(s);
+}
+
+static uint64_t kallsyms_addr(const char *name)
+{
+	FILE *k = fopen("/proc/kallsyms", "r");
+	char line[1024];
+	uint64_t found = 0;
+
+	while (k && fgets(line, sizeof(line), k)) {
+		char type, sym[512];
+		uint64_t addr;
+
+		if (sscanf(line, "%" SCNx64 " %c %511s", &addr, &type, sym) == 3 &&
+		    strcmp(sym, name) == 0 && !strchr(line, '[')) {
+			found = addr;
+			break;
+		}
+	}
+	if (k)
+		fclose(k);
+	return found;
+}
+
+static void test_kernel(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t addr = kallsyms_addr("schedule");
+	struct symbolizer_stats st;
+	struct frame f;
+
+	(void)state;
+	assert_int_equal(symbolizer_kernel_frame(s, 0x10, &f), 0);
+	assert_false(f.symbolized);
+	assert_true(f.kernel);
+	assert_string_equal(f.function, "[kernel]+0x10");
+	assert_string_equal(f.module, "[kernel.kallsyms]");
+	if (addr == 0) {
+		assert_non_null(symbolizer_kernel_note(s));
+		symbolizer_free(s);
+		skip();
+	}
+	assert_null(symbolizer_kernel_note(s));
+	assert_int_equal(symbolizer_kernel_frame(s, addr + 8, &f), 0);
+	assert_true(f.symbolized);
+	assert_true(f.kernel);
+	assert_string_equal(f.function, "schedule");
+	assert_string_equal(f.module, "[kernel.kallsyms]");
+	assert_int_equal(f.address, addr + 8);
+	assert_int_equal(f.module_offset, addr + 8 - kallsyms_addr("_stext"));
+	symbolizer_stats(s, &st);
+	assert_true(st.kernel_symbols > 1000);
+	assert_false(st.kernel_restricted);
+	assert_int_equal(st.lookups, 2);
+	assert_int_equal(st.misses, 1);
+	symbolizer_free(s);
+}
+
+static void test_kernel_restricted(void **state)
+{
+	char path[] = "/tmp/lowprof-ksyms-XXXXXX", err[256];
+	static const char text[] = "0000000000000000 T _stext\n0000000000000000 T schedule\n";
+	struct symbolizer *s;
+	struct symbolizer_stats st;
+	struct frame f;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	s = symbolizer_new(path, err, sizeof(err));
+	unlink(path);
+	assert_non_null(s);
+	assert_non_null(strstr(symbolizer_kernel_note(s), "kptr_restrict"));
+	symbolizer_stats(s, &st);
+	assert_true(st.kernel_restricted);
+	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ULL, &f), 0);
+	assert_string_equal(f.function, "[kernel]+0xffffffff81000000");
+	symbolizer_free(s);
+
+	s = symbolizer_new("/nonexistent/kallsyms", err, sizeof(err));
+	assert_non_null(s);
+	assert_non_null(strstr(symbolizer_kernel_note(s), "/nonexistent/kallsyms"));
+	symbolizer_free(s);
+}
+
+static void test_unmapped_and_unnamed(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct symbolizer_stats st;
+	struct frame f;
+	char exe[4096];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[4096 + 128];
+	uint64_t ro_start = 0, ro_off = 0;
+
+	(void)state;
+	self_exe(exe, sizeof(exe));
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), 0x10, &f), 0);
+	assert_string_equal(f.function, "[unknown]");
+	assert_null(f.module);
+	assert_false(f.symbolized);
+	assert_int_equal(f.map_start, 0);
+	/* A pid that never existed. */
+	assert_int_equal(symbolizer_user_frame(s, 0x7ffffff0u, marker_addr(), &f), 0);
+	assert_string_equal(f.function, "[unknown]");
+
+	/* A non-executable mapping of our own binary: named by file offset. */
+	while (fgets(line, sizeof(line), maps)) {
+		char perms[8], path[4096];
+
+		if (sscanf(line, "%" SCNx64 "-%*x %7s %" SCNx64 " %*s %*u %4095s", &ro_start, perms,
+			   &ro_off, path) == 4 &&
+		    strcmp(path, exe) == 0 && perms[2] != 'x')
+			break;
+		ro_start = 0;
+	}
+	fclose(maps);
+	assert_true(ro_start != 0);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), ro_start + 0x10, &f), 0);
+	assert_false(f.symbolized);
+	{
+		char want[4200];
+
+		snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(exe, '/') + 1, ro_off + 0x10);
+		assert_string_equal(f.function, want);
+	}
+	assert_string_equal(f.module, exe);
+	assert_int_equal(f.module_offset, ro_off + 0x10);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.lookups, 3);
+	assert_int_equal(st.misses, 3);
+	assert_int_equal(st.pids_cached, 2);
+	symbolizer_free(s);
+}
+
+/* New mappings are found by a re-read, but not more than once a second. */
+static void test_refresh(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct symbolizer_stats st;
+	struct frame f;
+	uint64_t before;
+	char *page;
+
+	(void)state;
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), marker_addr(), &f), 0);
+	symbolizer_stats(s, &st);
+	before = st.maps_reads;
+	page = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), (uintptr_t)page + 0x10, &f), 0);
+	assert_string_equal(f.function, "[unknown]");
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.maps_reads, before);
+	usleep(1100 * 1000);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), (uintptr_t)page + 0x10, &f), 0);
+	assert_string_equal(f.function, "[anon]+0x10");
+	assert_string_equal(f.module, "[anon]");
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.maps_reads, before + 1);
+	munmap(page, 4096);
+	symbolizer_free(s);
+}
+
+static void reap(pid_t pid)
+{
+	char path[64];
+	struct stat sb;
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	assert_int_equal(stat(path, &sb), -1); /* really gone */
+}
+
+/* A child symbolized while alive is still named after it has exited. */
+static void test_exited_child(void **state)
+{
+	struct symbolizer *s = new_sym();
+	const char *first;
+	struct frame f;
+	int pipefd[2];
+	char c;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) > 0)
+			;
+		_exit(lowprof_symbolizer_test_marker(0));
+	}
+	close(pipefd[0]);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr(), &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	first = f.function;
+	close(pipefd[1]);
+	reap(pid);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr() + 1, &f), 0);
+	assert_true(f.symbolized);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	assert_ptr_equal(f.function, first); /* interned */
+	/* Unmapped in a dead process: the failed re-read keeps the maps. */
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, 0x10, &f), 0);
+	assert_string_equal(f.function, "[unknown]");
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr(), &f), 0);
+	assert_true(f.symbolized);
+	symbolizer_free(s);
+}
+
+/*
+ * A short-lived program whose maps were read while it ran but whose file was
+ * first needed after it exited: the file is found by path and inode.
+ */
+static void test_exited_exec(void **state)
+{
+	struct symbolizer *s = new_sym();
+	char exe[4096] = "", want_id[256], prefix[64];
+	uint64_t text = 0;
+	struct frame f;
+	pid_t pid;
+	int i;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "1", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 200 && !strstr(exe, "sleep"); i++) {
+		char link[64];
+		ssize_t n;
+
+		usleep(10 * 1000);
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	}
+	assert_non_null(strstr(exe, "sleep"));
+	/* An unmapped address: reads the maps, opens no file. */
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, 0x10, &f), 0);
+	{
+		char path[64], line[4096 + 128];
+		FILE *maps;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		maps = fopen(path, "r");
+		while (maps && fgets(line, sizeof(line), maps) && !text) {
+			if (strstr(line, " r-xp ") && strstr(line, exe))
+				sscanf(line, "%" SCNx64, &text);
+		}
+		if (maps)
+			fclose(maps);
+	}
+	assert_true(text != 0);
+	kill(pid, SIGKILL);
+	reap(pid);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
+	assert_string_equal(f.module, exe);
+	readelf_build_id(exe, want_id, sizeof(want_id));
+	assert_non_null(f.build_id); /* the file was read after the process died */
+	assert_string_equal(f.build_id, want_id);
+	if (!f.symbolized) {
+		snprintf(prefix, sizeof(prefix), "%s+0x", strrchr(exe, '/') + 1);
+		assert_memory_equal(f.function, prefix, strlen(prefix));
+	}
+	symbolizer_free(s);
+}
+
+static void test_bounds_and_forget(void **state)
+{
+	struct symbolizer *s = new_sym();
+	void *libc_fn = dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer_stats st;
+	const char *own, *libc;
+	struct frame f;
+	uint32_t self = (uint32_t)getpid();
+
+	(void)state;
+	symbolizer_set_limits(s, 1, 1);
+	assert_int_equal(symbolizer_user_frame(s, self, marker_addr(), &f), 0);
+	own = f.function;
+	assert_int_equal(symbolizer_user_frame(s, self, (uintptr_t)libc_fn, &f), 0);
+	libc = f.function;
+	assert_true(f.symbolized);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 1);
+	assert_true(st.evictions >= 1);
+	/* Evicted tables leave returned strings intact, and are re-read on demand. */
+	assert_string_equal(own, "lowprof_symbolizer_test_marker");
+	assert_int_equal(symbolizer_user_frame(s, 1, 0x10, &f), 0);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.pids_cached, 1);
+	assert_int_equal(symbolizer_user_frame(s, self, marker_addr(), &f), 0);
+	assert_ptr_equal(f.function, own);
+	assert_non_null(strstr(libc, "getpid"));
+
+	symbolizer_forget_pid(s, self);
+	symbolizer_forget_pid(s, 12345678); /* unknown pid: nothing to do */
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.pids_cached, 0);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_function),
+		cmocka_unit_test(test_libc_function),
+		cmocka_unit_test(test_vdso_function),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_unmapped_and_unnamed),
+		cmocka_unit_test(test_refresh),
+		cmocka_unit_test(test_exited_child),
+		cmocka_unit_test(test_exited_exec),
+		cmocka_unit_test(test_bounds_and_forget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
