@@ -1,0 +1,364 @@
+/* unwind_build: find an ELF file's unwind sections with libelf, run the CFI
+ * parser over them and merge the per-FDE rows into one sorted table. */
+#include "unwind/eh_frame.h"
+#include "unwind/unwind_table.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A compressed .debug_frame may claim any size; refuse absurd ones. */
+#define UNWIND_MAX_SECTION_SIZE (256u * 1024 * 1024)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* One FDE's rows, as collected before sorting. */
+struct span {
+	uint64_t start, end;
+	size_t first;   /* index into collect.rows */
+	size_t n;
+	uint8_t prio;   /* 0: .eh_frame, 1: .debug_frame (loses ties) */
+	size_t seq;     /* section order, for a stable sort */
+};
+
+struct collect {
+	struct unwind_row *rows;
+	size_t nrows, cap;
+	struct span *spans;
+	size_t nspans, scap;
+	uint8_t prio;
+};
+
+struct section_ref {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr;
+	bool found;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 256;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*p, ncap * elem);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = ncap;
+	return 0;
+}
+
+static int collect_fde(void *arg, const struct eh_frame_fde *fde, const struct unwind_row *rows,
+		       size_t nrows, char *err, size_t errlen)
+{
+	struct collect *col = arg;
+	struct span *s;
+
+	if (col->nrows + nrows > UNWIND_TABLE_MAX_ROWS)
+		return fail(err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
+	if (grow((void **)&col->rows, &col->cap, col->nrows + nrows, sizeof(*rows)) < 0 ||
+	    grow((void **)&col->spans, &col->scap, col->nspans + 1, sizeof(*s)) < 0)
+		return fail(err, errlen, "out of memory");
+	memcpy(col->rows + col->nrows, rows, nrows * sizeof(*rows));
+	s = &col->spans[col->nspans];
+	s->start = fde->pc_begin;
+	s->end = fde->pc_end;
+	s->first = col->nrows;
+	s->n = nrows;
+	s->prio = col->prio;
+	s->seq = col->nspans;
+	col->nspans++;
+	col->nrows += nrows;
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->cfa_kind == b->cfa_kind && a->cfa_off == b->cfa_off &&
+	       a->rbp_off == b->rbp_off && a->rbp_kind == b->rbp_kind;
+}
+
+static void append(struct unwind_table *t, const struct unwind_row *r)
+{
+	/* A row that repeats its predecessor's rule adds nothing: merge. */
+	if (t->nrows > 0 && same_rule(&t->rows[t->nrows - 1], r))
+		return;
+	t->rows[t->nrows++] = *r;
+}
+
+/* Sort the FDEs and lay their rows end to end; an address between two FDEs
+ * gets a NONE row so it never inherits the previous function's rule. */
+static int merge(struct collect *col, struct unwind_table *t, char *err, size_t errlen)
+{
+	uint64_t covered = 0;
+	bool any = false;
+
+	qsort(col->spans, col->nspans, sizeof(*col->spans), span_cmp);
+	/* At most every row plus one gap row per FDE. */
+	t->rows = calloc(col->nrows + col->nspans + 1, sizeof(*t->rows));
+	if (!t->rows)
+		return fail(err, errlen, "out of memory");
+	for (size_t i = 0; i < col->nspans; i++) {
+		const struct span *s = &col->spans[i];
+		struct unwind_row gap = { .pc = covered, .cfa_kind = UNWIND_CFA_NONE };
+
+		/* Overlap: the FDE sorted first (lower address, or .eh_frame on a
+		 * tie) wins, and the later one is dropped whole. */
+		if (any && s->start < covered)
+			continue;
+		if (any && s->start > covered) {
+			append(t, &gap);
+			t->stats.n_gap++;
+		}
+		for (size_t k = 0; k < s->n; k++)
+			append(t, &col->rows[s->first + k]);
+		covered = s->end;
+		any = true;
+		t->stats.n_fde_used++;
+	}
+	if (any) {
+		struct unwind_row tail = { .pc = covered, .cfa_kind = UNWIND_CFA_NONE };
+
+		append(t, &tail);
+	}
+	if (t->nrows > UNWIND_TABLE_MAX_ROWS)
+		return fail(err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
+	for (size_t i = 0; i < t->nrows; i++) {
+		switch (t->rows[i].cfa_kind) {
+		case UNWIND_CFA_PLT:
+			t->stats.n_plt++;
+			break;
+		case UNWIND_CFA_SIGNAL:
+			t->stats.n_signal++;
+			break;
+		case UNWIND_CFA_END:
+			t->stats.n_end++;
+			break;
+		case UNWIND_CFA_UNSUPPORTED:
+			t->stats.n_unsupported++;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Section contents, decompressing a SHF_COMPRESSED .debug_frame in place. */
+static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			struct section_ref *ref, char *err, size_t errlen)
+{
+	Elf_Data *d;
+
+	if (sh->sh_type == SHT_NOBITS)
+		return 0; /* a separate debug file's placeholder */
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		GElf_Chdr ch;
+
+		if (!gelf_getchdr(scn, &ch) || ch.ch_size > UNWIND_MAX_SECTION_SIZE)
+			return fail(err, errlen, "%s: bad compression header", name);
+		if (elf_compress(scn, 0, 0) < 0)
+			return fail(err, errlen, "%s: %s", name, elf_errmsg(-1));
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d)
+		return fail(err, errlen, "%s: %s", name, elf_errmsg(-1));
+	if (d->d_size > 0 && !d->d_buf)
+		return fail(err, errlen, "%s: no data", name);
+	if (d->d_size > UNWIND_MAX_SECTION_SIZE)
+		return fail(err, errlen, "%s: %zu bytes", name, d->d_size);
+	ref->data = d->d_buf;
+	ref->size = d->d_size;
+	ref->addr = sh->sh_addr;
+	ref->found = true;
+	return 0;
+}
+
+static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errlen)
+{
+	struct section_ref eh = { 0 }, hdr = { 0 }, dbg = { 0 };
+	struct dwarf_ptr_bases bases = { 0 };
+	struct collect col;
+	struct eh_frame_counts counts;
+	GElf_Ehdr eh_hdr;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int rc = -1;
+
+	memset(&col, 0, sizeof(col));
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh_hdr)) {
+		fail(err, errlen, "not an ELF file");
+		goto cleanup;
+	}
+	if (eh_hdr.e_ident[EI_CLASS] != ELFCLASS64 || eh_hdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh_hdr.e_machine != EM_X86_64) {
+		fail(err, errlen, "not a 64-bit little-endian x86_64 ELF file");
+		goto cleanup;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
+		fail(err, errlen, "no section name table: %s", elf_errmsg(-1));
+		goto cleanup;
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+		struct section_ref *ref = NULL;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (strcmp(name, ".eh_frame") == 0 && !eh.found)
+			ref = &eh;
+		else if (strcmp(name, ".eh_frame_hdr") == 0 && !hdr.found)
+			ref = &hdr;
+		else if (strcmp(name, ".debug_frame") == 0 && !dbg.found)
+			ref = &dbg;
+		else if (strcmp(name, ".text") == 0)
+			bases.text = sh.sh_addr;
+		else if (strcmp(name, ".got") == 0)
+			bases.data = sh.sh_addr;
+		if (ref && section_data(scn, &sh, name, ref, err, errlen) < 0)
+			goto cleanup;
+	}
+
+	out->stats.hdr_fde_count = -1;
+	if (hdr.found) {
+		uint64_t ptr, count;
+
+		/* Only a statistic and a cross-check: the full walk of .eh_frame
+		 * finds every FDE anyway, and does not trust the header's table. */
+		if (eh_frame_hdr_parse(hdr.data, hdr.size, hdr.addr, &ptr, &count, err, errlen) == 0)
+			out->stats.hdr_fde_count = (int64_t)count;
+	}
+	if (eh.found) {
+		struct eh_frame_section sec = {
+			.data = eh.data, .size = eh.size, .vaddr = eh.addr,
+			.is_debug_frame = false, .bases = bases,
+		};
+
+		col.prio = 0;
+		if (eh_frame_parse(&sec, collect_fde, &col, &counts, err, errlen) < 0)
+			goto cleanup;
+		out->stats.n_cie = counts.n_cie_parsed;
+		out->stats.n_fde = counts.n_fde;
+		out->stats.n_fde_bad_cfi = counts.n_bad_cfi;
+	}
+	if (dbg.found) {
+		struct eh_frame_section sec = {
+			.data = dbg.data, .size = dbg.size, .vaddr = dbg.addr,
+			.is_debug_frame = true, .bases = bases,
+		};
+
+		col.prio = 1;
+		if (eh_frame_parse(&sec, collect_fde, &col, &counts, err, errlen) < 0)
+			goto cleanup;
+		out->stats.n_cie += counts.n_cie_parsed;
+		out->stats.n_debug_fde = counts.n_fde;
+		out->stats.n_fde_bad_cfi += counts.n_bad_cfi;
+	}
+	if (merge(&col, out, err, errlen) < 0)
+		goto cleanup;
+	rc = 0;
+cleanup:
+	free(col.rows);
+	free(col.spans);
+	return rc;
+}
+
+static int build_common(Elf *elf, struct unwind_table *out, char *err, size_t errlen)
+{
+	struct unwind_table t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	rc = build_elf(elf, &t, err, errlen);
+	if (rc == 0)
+		rc = unwind_table_validate(&t, err, errlen);
+	if (rc < 0) {
+		unwind_table_free(&t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
+
+int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t errlen)
+{
+	Elf *elf;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(err, errlen, "libelf: %s", elf_errmsg(-1));
+	/* READ_MMAP maps the file privately: a later writer cannot change the
+	 * bytes under the parser, and nothing is read that is not needed. */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return fail(err, errlen, "not an ELF file: %s", elf_errmsg(-1));
+	rc = build_common(elf, out, err, errlen);
+	elf_end(elf);
+	return rc;
+}
+
+int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *out,
+			   char *err, size_t errlen)
+{
+	char *copy;
+	Elf *elf;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(err, errlen, "libelf: %s", elf_errmsg(-1));
+	if (size == 0)
+		return fail(err, errlen, "not an ELF file: empty");
+	/* libelf may write into the image it is given (decompression), so it
+	 * works on a private copy. */
+	copy = malloc(size);
+	if (!copy)
+		return fail(err, errlen, "out of memory");
+	memcpy(copy, image, size);
+	elf = elf_memory(copy, size);
+	if (!elf) {
+		fail(err, errlen, "not an ELF file: %s", elf_errmsg(-1));
+		goto cleanup;
+	}
+	rc = build_common(elf, out, err, errlen);
+	elf_end(elf);
+cleanup:
+	free(copy);
+	return rc;
+}
