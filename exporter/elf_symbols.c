@@ -114,7 +114,7 @@ static int es_read_loads(struct elf_symbols *e, Elf *elf, uint64_t size, char *e
 }
 
 /* Returns 1 when a build-id was found in this note data, 0 when not, <0 on error. */
-static int es_scan_notes(struct elf_symbols *e, Elf *elf, Elf_Data *data)
+static int es_scan_notes(struct elf_symbols *e, Elf_Data *data)
 {
 	size_t off = 0, next, name_off, desc_off, i;
 	GElf_Nhdr nh;
@@ -185,7 +185,7 @@ static int es_read_sections(struct elf_symbols *e, Elf *elf, uint64_t size,
 	int ret;
 
 	/* Check every section's bytes lie in the image first: this is what refuses truncation. */
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+	for (scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh)) {
@@ -199,7 +199,7 @@ static int es_read_sections(struct elf_symbols *e, Elf *elf, uint64_t size,
 			return -EINVAL;
 		}
 	}
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+	for (scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
@@ -211,7 +211,7 @@ static int es_read_sections(struct elf_symbols *e, Elf *elf, uint64_t size,
 		} else if (sh.sh_type == SHT_NOTE && !e->build_id) {
 			Elf_Data *data = elf_getdata(scn, NULL);
 
-			ret = data ? es_scan_notes(e, elf, data) : 0;
+			ret = data ? es_scan_notes(e, data) : 0;
 			if (ret < 0)
 				return ret;
 		}
@@ -236,7 +236,7 @@ static int es_read_phdr_notes(struct elf_symbols *e, Elf *elf)
 		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (!data)
 			continue;
-		ret = es_scan_notes(e, elf, data);
+		ret = es_scan_notes(e, data);
 		if (ret < 0)
 			return ret;
 	}

@@ -134,7 +134,7 @@ static uint64_t vdso_symbol(const char *want)
 	/* The ELF header, program and section tables of the vDSO fit its first pages. */
 	elf = elf_memory((char *)base, 2 * (size_t)sysconf(_SC_PAGESIZE));
 	assert_non_null(elf);
-	while ((scn = elf_nextscn(elf, scn)) != NULL && !found) {
+	for (scn = elf_nextscn(elf, NULL); scn && !found; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		size_t i;
