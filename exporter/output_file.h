@@ -1,0 +1,20 @@
+/*
+ * Atomic file replacement: readers see the old file or the new one, never a
+ * partial write. NAME.tmp is created in dirfd, filled by the writer, flushed
+ * and fsync'd, then renamed over NAME (and the directory fsync'd so the
+ * rename survives a crash). On any failure NAME.tmp is removed and NAME is
+ * left as it was.
+ */
+#ifndef LOWPROF_EXPORTER_OUTPUT_FILE_H
+#define LOWPROF_EXPORTER_OUTPUT_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The writer returns 0 on success, anything else on failure (a negative errno
+ * is reported as such). dirfd may be AT_FDCWD. name must not be empty.
+ * Returns 0 or a negative errno with a message in err. */
+int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
+			     void *ctx, char *err, size_t errlen);
+
+#endif
