@@ -1,0 +1,428 @@
+#define _GNU_SOURCE /* memmem */
+#include "controller/host_load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* /proc/stat grows with the CPU count (the intr line mostly); refuse anything absurd. */
+#define HOST_LOAD_MAX_FILE (16u << 20)
+/* Fields up to steal: older kernels (before 2.6.11) had fewer and are not supported. */
+#define HOST_LOAD_MIN_FIELDS 8
+
+/* The fields of a cpu line, in /proc/stat order. */
+static uint64_t *field_ptr(struct host_cpu_times *t, int i)
+{
+	uint64_t *fields[HOST_LOAD_MIN_FIELDS] = {
+		&t->user, &t->nice, &t->system, &t->idle, &t->iowait, &t->irq, &t->softirq, &t->steal,
+	};
+
+	return fields[i];
+}
+
+/*
+ * Next space-separated decimal in [*p, end): 1 and *v on a number, 0 at the
+ * end of the line, -1 if the token is not a plain unsigned decimal that fits.
+ */
+static int next_u64(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t acc = 0;
+
+	while (s < end && *s == ' ')
+		s++;
+	if (s == end) {
+		*p = s;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	while (s < end && *s >= '0' && *s <= '9') {
+		uint64_t d = (uint64_t)(*s - '0');
+
+		if (acc > (UINT64_MAX - d) / 10)
+			return -1;
+		acc = acc * 10 + d;
+		s++;
+	}
+	if (s < end && *s != ' ')
+		return -1;
+	*p = s;
+	*v = acc;
+	return 1;
+}
+
+/*
+ * One line starting with "cpu": the aggregate ("cpu") when *id is set to -1,
+ * else "cpuN". Returns 0 or -EINVAL with the reason in err.
+ */
+static int parse_cpu_line(const char *line, size_t len, long *id, struct host_cpu_times *t,
+			  char *err, size_t errlen)
+{
+	const char *end = line + len;
+	const char *p = line + 3;
+	int nfields = 0;
+	uint64_t v;
+	int rc;
+
+	if (p < end && *p == ' ') {
+		*id = -1;
+	} else {
+		unsigned long n = 0;
+
+		if (p == end || *p < '0' || *p > '9')
+			goto bad_label;
+		while (p < end && *p >= '0' && *p <= '9') {
+			n = n * 10 + (unsigned long)(*p - '0');
+			if (n > 1u << 20)
+				goto bad_label;
+			p++;
+		}
+		if (p == end || *p != ' ')
+			goto bad_label;
+		*id = (long)n;
+	}
+	memset(t, 0, sizeof(*t));
+	for (;;) {
+		rc = next_u64(&p, end, &v);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			snprintf(err, errlen, "/proc/stat line \"%.*s\": field %d is not a number",
+				 (int)(len > 40 ? 40 : len), line, nfields + 1);
+			return -EINVAL;
+		}
+		/* Fields after steal (guest, guest_nice, future ones) are already counted or unknown. */
+		if (nfields < HOST_LOAD_MIN_FIELDS)
+			*field_ptr(t, nfields) = v;
+		nfields++;
+	}
+	if (nfields < HOST_LOAD_MIN_FIELDS) {
+		snprintf(err, errlen, "/proc/stat line \"%.*s\" has %d fields, needs at least %d",
+			 (int)(len > 40 ? 40 : len), line, nfields, HOST_LOAD_MIN_FIELDS);
+		return -EINVAL;
+	}
+	return 0;
+
+bad_label:
+	snprintf(err, errlen, "/proc/stat line \"%.*s\" is neither cpu nor cpuN",
+		 (int)(len > 40 ? 40 : len), line);
+	return -EINVAL;
+}
+
+static int stat_append(struct host_stat *st, size_t *cap, unsigned int id,
+		       const struct host_cpu_times *t)
+{
+	if (st->ncpus == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		unsigned int *ids;
+		struct host_cpu_times *cpus;
+
+		/* Each array is kept by st as soon as it is grown, so a failure leaks nothing. */
+		ids = realloc(st->cpu_id, ncap * sizeof(*ids));
+		if (ids == NULL)
+			return -ENOMEM;
+		st->cpu_id = ids;
+		cpus = realloc(st->cpu, ncap * sizeof(*cpus));
+		if (cpus == NULL)
+			return -ENOMEM;
+		st->cpu = cpus;
+		*cap = ncap;
+	}
+	st->cpu_id[st->ncpus] = id;
+	st->cpu[st->ncpus] = *t;
+	st->ncpus++;
+	return 0;
+}
+
+void host_load_stat_free(struct host_stat *st)
+{
+	free(st->cpu_id);
+	free(st->cpu);
+	memset(st, 0, sizeof(*st));
+}
+
+int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
+			 char *err, size_t errlen)
+{
+	bool have_total = false;
+	size_t cap = 0;
+	size_t pos = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (pos < len) {
+		const char *line = buf + pos;
+		const char *eol = memchr(line, '\n', len - pos);
+		size_t line_len = eol != NULL ? (size_t)(eol - line) : len - pos;
+		struct host_cpu_times t;
+		long id;
+
+		pos += line_len + 1;
+		if (line_len < 3 || memcmp(line, "cpu", 3) != 0)
+			continue;
+		rc = parse_cpu_line(line, line_len, &id, &t, err, errlen);
+		if (rc < 0)
+			goto fail;
+		if (id < 0) {
+			if (have_total || out->ncpus > 0) {
+				snprintf(err, errlen, "/proc/stat: aggregate cpu line repeated or out of place");
+				rc = -EINVAL;
+				goto fail;
+			}
+			out->total = t;
+			have_total = true;
+			continue;
+		}
+		/* The kernel lists online CPUs in ascending order: anything else is not /proc/stat. */
+		if (!have_total ||
+		    (out->ncpus > 0 && (unsigned int)id <= out->cpu_id[out->ncpus - 1])) {
+			snprintf(err, errlen, "/proc/stat: cpu%ld out of order or repeated", id);
+			rc = -EINVAL;
+			goto fail;
+		}
+		rc = stat_append(out, &cap, (unsigned int)id, &t);
+		if (rc < 0) {
+			snprintf(err, errlen, "/proc/stat: out of memory");
+			goto fail;
+		}
+	}
+	if (!have_total) {
+		snprintf(err, errlen, "/proc/stat: no aggregate cpu line");
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (out->ncpus == 0) {
+		snprintf(err, errlen, "/proc/stat: no cpuN lines");
+		rc = -EINVAL;
+		goto fail;
+	}
+	return 0;
+
+fail:
+	host_load_stat_free(out);
+	return rc;
+}
+
+/* Read a whole (small, virtual) file; *buf is malloc'd. */
+static int read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+	size_t cap = 64 * 1024;
+	size_t used = 0;
+	char *data = malloc(cap);
+	int fd = -1;
+	int rc = 0;
+
+	if (data == NULL) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *bigger;
+
+			if (cap >= HOST_LOAD_MAX_FILE) {
+				rc = -EFBIG;
+				snprintf(err, errlen, "%s: larger than %u bytes", path, HOST_LOAD_MAX_FILE);
+				goto out;
+			}
+			bigger = realloc(data, cap * 2);
+			if (bigger == NULL) {
+				rc = -ENOMEM;
+				snprintf(err, errlen, "%s: out of memory", path);
+				goto out;
+			}
+			data = bigger;
+			cap *= 2;
+		}
+		n = read(fd, data + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	*buf = data;
+	*len = used;
+	data = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(data);
+	return rc;
+}
+
+int host_load_read_stat(const char *path, struct host_stat *out, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file(path, &buf, &len, err, errlen);
+
+	if (rc < 0) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	rc = host_load_parse_stat(buf, len, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+static const char *const field_names[HOST_LOAD_MIN_FIELDS] = {
+	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+};
+
+/* busy and total jiffies between a and b; -ERANGE if a busy counter went backwards. */
+static int times_delta(const struct host_cpu_times *a, const struct host_cpu_times *b,
+		       uint64_t *busy, uint64_t *total, const char *what, char *err, size_t errlen)
+{
+	struct host_cpu_times ca = *a;
+	struct host_cpu_times cb = *b;
+
+	*busy = 0;
+	*total = 0;
+	for (int i = 0; i < HOST_LOAD_MIN_FIELDS; i++) {
+		uint64_t before = *field_ptr(&ca, i);
+		uint64_t after = *field_ptr(&cb, i);
+		bool idle_like = i == 3 || i == 4; /* idle, iowait */
+		uint64_t d;
+
+		if (after < before && !idle_like) {
+			snprintf(err, errlen, "%s: %s went backwards (%llu -> %llu)", what,
+				 field_names[i], (unsigned long long)before, (unsigned long long)after);
+			return -ERANGE;
+		}
+		d = after > before ? after - before : 0;
+		*total += d;
+		if (!idle_like)
+			*busy += d;
+	}
+	return 0;
+}
+
+int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
+		      struct host_load *out, char *err, size_t errlen)
+{
+	uint64_t busy;
+	uint64_t total;
+	size_t i = 0;
+	size_t j = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = times_delta(&prev->total, &cur->total, &busy, &total, "cpu", err, errlen);
+	if (rc < 0)
+		return rc;
+	if (total == 0) {
+		snprintf(err, errlen, "no CPU time passed between the two /proc/stat snapshots");
+		return -ENODATA;
+	}
+	out->host_cpu_pct = 100.0 * (double)busy / (double)total;
+
+	/* Both lists are ascending by CPU id: walk them together, compare the common CPUs. */
+	while (i < prev->ncpus && j < cur->ncpus) {
+		char what[32];
+		uint64_t cb;
+		uint64_t ct;
+		double pct;
+
+		if (prev->cpu_id[i] < cur->cpu_id[j]) {
+			i++;
+			continue;
+		}
+		if (prev->cpu_id[i] > cur->cpu_id[j]) {
+			j++;
+			continue;
+		}
+		snprintf(what, sizeof(what), "cpu%u", cur->cpu_id[j]);
+		rc = times_delta(&prev->cpu[i], &cur->cpu[j], &cb, &ct, what, err, errlen);
+		if (rc < 0)
+			return rc;
+		out->cpus_compared++;
+		if (ct > 0) {
+			pct = 100.0 * (double)cb / (double)ct;
+			if (pct > out->busiest_cpu_pct || out->cpus_compared == 1) {
+				out->busiest_cpu_pct = pct;
+				out->busiest_cpu = cur->cpu_id[j];
+			}
+		}
+		i++;
+		j++;
+	}
+	out->cpus_changed = out->cpus_compared != prev->ncpus || out->cpus_compared != cur->ncpus;
+	if (out->cpus_compared == 0)
+		out->busiest_cpu_pct = out->host_cpu_pct; /* every CPU changed: the host is all we know */
+	return 0;
+}
+
+int host_load_parse_pressure(const char *buf, size_t len, double *some_avg10,
+			     char *err, size_t errlen)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *line = buf + pos;
+		const char *eol = memchr(line, '\n', len - pos);
+		size_t line_len = eol != NULL ? (size_t)(eol - line) : len - pos;
+		const char *key;
+		char num[32];
+		size_t n = 0;
+		char *end;
+		double v;
+
+		pos += line_len + 1;
+		if (line_len < 5 || memcmp(line, "some ", 5) != 0)
+			continue;
+		key = memmem(line, line_len, " avg10=", 7);
+		if (key == NULL) {
+			snprintf(err, errlen, "pressure: \"some\" line without avg10");
+			return -EINVAL;
+		}
+		key += 7;
+		while (key + n < line + line_len && key[n] != ' ' && n < sizeof(num) - 1) {
+			num[n] = key[n];
+			n++;
+		}
+		num[n] = '\0';
+		errno = 0;
+		v = strtod(num, &end);
+		if (n == 0 || *end != '\0' || errno != 0 || !isfinite(v) || v < 0.0 || v > 100.0) {
+			snprintf(err, errlen, "pressure: avg10 \"%s\" is not a percentage", num);
+			return -EINVAL;
+		}
+		*some_avg10 = v;
+		return 0;
+	}
+	snprintf(err, errlen, "pressure: no \"some\" line");
+	return -EINVAL;
+}
+
+int host_load_read_pressure(const char *path, double *some_avg10, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file(path, &buf, &len, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = host_load_parse_pressure(buf, len, some_avg10, err, errlen);
+	free(buf);
+	return rc;
+}

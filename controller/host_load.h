@@ -1,0 +1,81 @@
+/*
+ * Host load for the throttle: CPU utilisation from two /proc/stat snapshots
+ * (whole host and the busiest CPU), and CPU pressure from /proc/pressure/cpu.
+ *
+ * Busy = user + nice + system + irq + softirq + steal. Idle = idle + iowait
+ * (a CPU waiting for I/O could run our handler at no cost to anyone). Steal
+ * counts as busy: it is capacity this host asked for and did not get, so an
+ * oversubscribed VM is treated as loaded and the profiler backs off there too.
+ * guest and guest_nice are already inside user and nice, so they are not added
+ * again.
+ *
+ * Parsing is strict: every cpu line needs at least the eight fields up to
+ * steal, all decimal; duplicated or malformed lines reject the snapshot.
+ */
+#ifndef LOWPROF_CONTROLLER_HOST_LOAD_H
+#define LOWPROF_CONTROLLER_HOST_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Cumulative jiffies (USER_HZ) of one cpu line. */
+struct host_cpu_times {
+	uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
+};
+
+/* One /proc/stat snapshot: the aggregate line and every cpuN line. */
+struct host_stat {
+	struct host_cpu_times total;
+	size_t ncpus;
+	unsigned int *cpu_id;        /* N of each cpuN line, in file order */
+	struct host_cpu_times *cpu;  /* ncpus entries */
+};
+
+/* Utilisation between two snapshots. */
+struct host_load {
+	double host_cpu_pct;    /* whole host, 0..100 */
+	double busiest_cpu_pct; /* highest of the CPUs present in both snapshots */
+	unsigned int busiest_cpu;
+	unsigned int cpus_compared; /* CPUs present in both snapshots */
+	bool cpus_changed;          /* a CPU came or went (hotplug) in between */
+};
+
+/*
+ * Parse /proc/stat text (need not be NUL-terminated). Returns 0, or -EINVAL
+ * with the reason in err (missing aggregate line, no cpuN lines, a field
+ * missing or not a number, a duplicated CPU). out is freed with
+ * host_load_stat_free on success; on failure it holds nothing.
+ */
+int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
+			 char *err, size_t errlen);
+
+/* Read and parse a file in /proc/stat format; -errno if it cannot be read. */
+int host_load_read_stat(const char *path, struct host_stat *out, char *err, size_t errlen);
+
+void host_load_stat_free(struct host_stat *st);
+
+/*
+ * Utilisation from prev to cur. Returns 0, -ERANGE if a counter went
+ * backwards (idle and iowait excepted: the kernel's NO_HZ accounting lets
+ * them dip slightly, so their deltas are clamped at zero), or -ENODATA if no
+ * time passed. CPUs present in only one snapshot are left out of the busiest
+ * CPU and flagged with cpus_changed.
+ */
+int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
+		      struct host_load *out, char *err, size_t errlen);
+
+/*
+ * Parse /proc/pressure/cpu text: the "some" line's avg10, 0..100. Returns 0,
+ * or -EINVAL with the reason in err.
+ */
+int host_load_parse_pressure(const char *buf, size_t len, double *some_avg10,
+			     char *err, size_t errlen);
+
+/*
+ * Read a file in /proc/pressure/cpu format. -ENOENT / -EOPNOTSUPP when the
+ * kernel has no PSI (the signal is optional: callers mark it absent).
+ */
+int host_load_read_pressure(const char *path, double *some_avg10, char *err, size_t errlen);
+
+#endif /* LOWPROF_CONTROLLER_HOST_LOAD_H */

@@ -1,0 +1,321 @@
+/*
+ * Host load: /proc/stat and /proc/pressure/cpu parsing, utilisation between
+ * snapshots, malformed input refused, and the real files of this machine.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/host_load.h"
+
+static void parse_ok(const char *text, struct host_stat *st)
+{
+	char err[160] = "";
+	int rc = host_load_parse_stat(text, strlen(text), st, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("parse failed (%d): %s", rc, err);
+}
+
+static void parse_bad(const char *text, const char *needle)
+{
+	struct host_stat st;
+	char err[160] = "";
+	int rc = host_load_parse_stat(text, strlen(text), &st, err, sizeof(err));
+
+	if (rc != -EINVAL)
+		fail_msg("expected -EINVAL for \"%s\", got %d", text, rc);
+	if (strstr(err, needle) == NULL)
+		fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
+	assert_null(st.cpu);
+	assert_int_equal(st.ncpus, 0);
+}
+
+static const char *const stat_a =
+	"cpu  100 0 100 700 100 0 0 0 0 0\n"
+	"cpu0 50 0 50 350 50 0 0 0 0 0\n"
+	"cpu1 50 0 50 350 50 0 0 0 0 0\n"
+	"intr 136767 0 0 0\n"
+	"ctxt 303713\n"
+	"btime 1764475000\n"
+	"processes 2000\n"
+	"procs_running 1\n";
+
+/* +100 user +50 system +300 idle +50 iowait +50 steal; guest counters grow too. */
+static const char *const stat_b =
+	"cpu  200 0 150 1000 150 0 0 50 999 999\n"
+	"cpu0 150 0 100 350 50 0 0 0 999 0\n"
+	"cpu1 50 0 50 650 100 0 0 50 0 999\n"
+	"intr 136999 0 0 0\n";
+
+static void test_parse_fields(void **unused)
+{
+	struct host_stat st;
+
+	parse_ok(stat_a, &st);
+	assert_int_equal(st.ncpus, 2);
+	assert_int_equal(st.cpu_id[0], 0);
+	assert_int_equal(st.cpu_id[1], 1);
+	assert_int_equal(st.total.user, 100);
+	assert_int_equal(st.total.system, 100);
+	assert_int_equal(st.total.idle, 700);
+	assert_int_equal(st.total.iowait, 100);
+	assert_int_equal(st.cpu[1].idle, 350);
+	host_load_stat_free(&st);
+
+	/* Eight fields (no guest columns) are enough; more than ten are tolerated. */
+	parse_ok("cpu 1 2 3 4 5 6 7 8\ncpu3 1 2 3 4 5 6 7 8\n", &st);
+	assert_int_equal(st.total.steal, 8);
+	assert_int_equal(st.cpu_id[0], 3);
+	host_load_stat_free(&st);
+	parse_ok("cpu 1 2 3 4 5 6 7 8 9 10 11\ncpu0 1 2 3 4 5 6 7 8 9 10 11", &st);
+	assert_int_equal(st.total.softirq, 7);
+	host_load_stat_free(&st);
+}
+
+static void test_compute(void **unused)
+{
+	struct host_stat a;
+	struct host_stat b;
+	struct host_load l;
+	char err[160];
+
+	parse_ok(stat_a, &a);
+	parse_ok(stat_b, &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), 0);
+	/* busy 100+50+50(steal) of 550; guest columns ignored. */
+	assert_float_equal(l.host_cpu_pct, 100.0 * 200 / 550, 1e-9);
+	/* cpu0: 150 busy of 150. cpu1: 50 steal of 400. */
+	assert_float_equal(l.busiest_cpu_pct, 100.0, 1e-9);
+	assert_int_equal(l.busiest_cpu, 0);
+	assert_int_equal(l.cpus_compared, 2);
+	assert_false(l.cpus_changed);
+
+	/* No time passed. */
+	assert_int_equal(host_load_compute(&a, &a, &l, err, sizeof(err)), -ENODATA);
+	assert_non_null(strstr(err, "no CPU time passed"));
+
+	/* Backwards in time: user shrinks. */
+	assert_int_equal(host_load_compute(&b, &a, &l, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "went backwards"));
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+}
+
+static void test_iowait_dip_tolerated(void **unused)
+{
+	struct host_stat a;
+	struct host_stat b;
+	struct host_load l;
+	char err[160];
+
+	/* The kernel's iowait can step back a little: clamp, do not fail. */
+	parse_ok("cpu 100 0 0 100 50 0 0 0\ncpu0 100 0 0 100 50 0 0 0\n", &a);
+	parse_ok("cpu 200 0 0 200 40 0 0 0\ncpu0 200 0 0 200 40 0 0 0\n", &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), 0);
+	assert_float_equal(l.host_cpu_pct, 50.0, 1e-9);
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+
+	/* A per-CPU busy counter going backwards is refused. */
+	parse_ok("cpu 100 0 0 100 50 0 0 0\ncpu0 100 0 9 100 50 0 0 0\n", &a);
+	parse_ok("cpu 200 0 0 200 50 0 0 0\ncpu0 200 0 8 200 50 0 0 0\n", &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "cpu0: system went backwards (9 -> 8)"));
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+}
+
+static void test_hotplug(void **unused)
+{
+	struct host_stat a;
+	struct host_stat b;
+	struct host_load l;
+	char err[160];
+
+	/* cpu1 went offline and cpu2 came online: only cpu0 is comparable. */
+	parse_ok("cpu 0 0 0 0 0 0 0 0\ncpu0 0 0 0 100 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0\n", &a);
+	parse_ok("cpu 100 0 0 300 0 0 0 0\ncpu0 10 0 0 190 0 0 0 0\ncpu2 90 0 0 10 0 0 0 0\n", &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), 0);
+	assert_float_equal(l.host_cpu_pct, 25.0, 1e-9);
+	assert_int_equal(l.cpus_compared, 1);
+	assert_true(l.cpus_changed);
+	assert_int_equal(l.busiest_cpu, 0);
+	assert_float_equal(l.busiest_cpu_pct, 10.0, 1e-9);
+	host_load_stat_free(&b);
+
+	/* No CPU in common: the busiest CPU falls back to the host figure. */
+	parse_ok("cpu 100 0 0 300 0 0 0 0\ncpu5 10 0 0 190 0 0 0 0\n", &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.cpus_compared, 0);
+	assert_true(l.cpus_changed);
+	assert_float_equal(l.busiest_cpu_pct, l.host_cpu_pct, 1e-9);
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+}
+
+static void test_malformed(void **unused)
+{
+	struct host_stat st;
+	char err[160];
+	/* Not NUL-terminated: the length ends the text mid-number of a later line. */
+	static const char cut[] = "cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\ncpu1 1 2 3";
+
+	parse_bad("", "no aggregate cpu line");
+	parse_bad("intr 1 2 3\nctxt 5\n", "no aggregate cpu line");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\n", "no cpuN lines");
+	parse_bad("cpu 1 2 3 4 5 6 7\ncpu0 1 2 3 4 5 6 7 8\n", "has 7 fields, needs at least 8");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7\n", "has 7 fields");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3x 4 5 6 7 8\n", "field 3 is not a number");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 -2 3 4 5 6 7 8\n", "field 2 is not a number");
+	parse_bad("cpu 1 2 3 4 5 6 7 99999999999999999999\ncpu0 1 2 3 4 5 6 7 8\n",
+		  "field 8 is not a number");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpux 1 2 3 4 5 6 7 8\n", "neither cpu nor cpuN");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0: 1 2 3 4 5 6 7 8\n", "neither cpu nor cpuN");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n",
+		  "cpu0 out of order or repeated");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu1 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n",
+		  "out of order");
+	parse_bad("cpu0 1 2 3 4 5 6 7 8\ncpu 1 2 3 4 5 6 7 8\n", "out of order");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n",
+		  "repeated");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1\t2 3 4 5 6 7 8\n", "not a number");
+
+	assert_int_equal(host_load_parse_stat(cut, sizeof(cut) - 1, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "has 3 fields"));
+	/* The same bytes cut before the third line parse fine. */
+	assert_int_equal(host_load_parse_stat(cut, 40, &st, err, sizeof(err)), 0);
+	assert_int_equal(st.ncpus, 1);
+	host_load_stat_free(&st);
+}
+
+static void burn_cpu(double seconds)
+{
+	struct timespec start;
+	struct timespec now;
+	volatile uint64_t x = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
+		 seconds);
+}
+
+static void test_real_proc_stat(void **unused)
+{
+	struct host_stat a;
+	struct host_stat b;
+	struct host_load l;
+	char err[160] = "";
+	int rc;
+
+	rc = host_load_read_stat("/proc/stat", &a, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("/proc/stat: %s", err);
+	assert_true(a.ncpus >= 1);
+	assert_int_equal(a.ncpus, (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+	/* One CPU kept busy for 0.3 s: at least a few jiffies pass. */
+	burn_cpu(0.3);
+	rc = host_load_read_stat("/proc/stat", &b, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("/proc/stat: %s", err);
+	rc = host_load_compute(&a, &b, &l, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("compute: %s", err);
+	print_message("host %.1f%%, busiest cpu%u %.1f%% (%u CPUs)\n", l.host_cpu_pct,
+		      l.busiest_cpu, l.busiest_cpu_pct, l.cpus_compared);
+	assert_true(l.host_cpu_pct > 0.0 && l.host_cpu_pct <= 100.0);
+	assert_true(l.busiest_cpu_pct >= l.host_cpu_pct - 1e-9 && l.busiest_cpu_pct <= 100.0);
+	/* Our burner alone keeps one CPU mostly busy. */
+	assert_true(l.busiest_cpu_pct >= 50.0);
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+}
+
+static void test_read_from_path(void **unused)
+{
+	char path[] = "/tmp/lowprof-test-stat-XXXXXX";
+	struct host_stat st;
+	char err[160] = "";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, stat_a, strlen(stat_a)), (ssize_t)strlen(stat_a));
+	close(fd);
+	assert_int_equal(host_load_read_stat(path, &st, err, sizeof(err)), 0);
+	assert_int_equal(st.ncpus, 2);
+	host_load_stat_free(&st);
+	unlink(path);
+
+	assert_int_equal(host_load_read_stat("/nonexistent/stat", &st, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/stat"));
+}
+
+static void test_pressure(void **unused)
+{
+	static const char psi[] =
+		"some avg10=2.66 avg60=0.63 avg300=0.65 total=4935037\n"
+		"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+	char err[160] = "";
+	double v = -1;
+	int rc;
+
+	assert_int_equal(host_load_parse_pressure(psi, strlen(psi), &v, err, sizeof(err)), 0);
+	assert_float_equal(v, 2.66, 1e-9);
+	/* Only "full" (the kernel never prints that alone, but a broken file might). */
+	assert_int_equal(host_load_parse_pressure(psi + 53, strlen(psi + 53), &v, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "no \"some\" line"));
+#define BAD(text, needle)                                                                    \
+	do {                                                                                 \
+		assert_int_equal(host_load_parse_pressure(text, strlen(text), &v, err, sizeof(err)), \
+				 -EINVAL);                                                   \
+		assert_non_null(strstr(err, needle));                                        \
+	} while (0)
+	BAD("some avg60=0.63 total=1\n", "without avg10");
+	BAD("some avg10=abc avg60=0.63\n", "\"abc\" is not a percentage");
+	BAD("some avg10= avg60=0.63\n", "is not a percentage");
+	BAD("some avg10=101.5 avg60=0.63\n", "\"101.5\" is not a percentage");
+	BAD("some avg10=-1 avg60=0.63\n", "is not a percentage");
+	BAD("some avg10=nan avg60=0.63\n", "is not a percentage");
+#undef BAD
+
+	/* The real file when this kernel has PSI; absent is a valid answer too. */
+	rc = host_load_read_pressure("/proc/pressure/cpu", &v, err, sizeof(err));
+	if (rc == -ENOENT || rc == -EOPNOTSUPP) {
+		print_message("no PSI here: %s\n", err);
+	} else {
+		if (rc != 0)
+			fail_msg("/proc/pressure/cpu: %s", err);
+		assert_true(v >= 0.0 && v <= 100.0);
+	}
+	assert_int_equal(host_load_read_pressure("/nonexistent/cpu", &v, err, sizeof(err)), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_compute),
+		cmocka_unit_test(test_iowait_dip_tolerated),
+		cmocka_unit_test(test_hotplug),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_real_proc_stat),
+		cmocka_unit_test(test_read_from_path),
+		cmocka_unit_test(test_pressure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
