@@ -1,0 +1,460 @@
+#include "controller/policy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The reason text: clauses joined by "; ", truncated rather than overflowed. */
+struct reason {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static void reason_add(struct reason *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void reason_add(struct reason *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->len + 1 >= r->size)
+		return;
+	if (r->len > 0) {
+		n = snprintf(r->buf + r->len, r->size - r->len, "; ");
+		r->len += (size_t)n;
+		if (r->len >= r->size) {
+			r->len = r->size - 1;
+			return;
+		}
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(r->buf + r->len, r->size - r->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	r->len += (size_t)n;
+	if (r->len >= r->size)
+		r->len = r->size - 1;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Counters saturate: a host idle for years must not wrap back to zero. */
+static void bump(uint32_t *c)
+{
+	if (*c < UINT32_MAX)
+		(*c)++;
+}
+
+static bool is_power_of_two(uint32_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+const char *policy_tier_name(enum policy_tier tier)
+{
+	switch (tier) {
+	case POLICY_TIER_HEALTHY:
+		return "healthy";
+	case POLICY_TIER_HIGH:
+		return "high";
+	case POLICY_TIER_CRITICAL:
+		return "critical";
+	default:
+		return "?";
+	}
+}
+
+const char *policy_unwind_name(enum lowprof_unwind_mode mode)
+{
+	return mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp";
+}
+
+void policy_settings_default(struct policy_settings *set, uint32_t user_frequency_hz)
+{
+	memset(set, 0, sizeof(*set));
+	set->tiers[POLICY_TIER_HEALTHY] = (struct policy_tier_settings){
+		.frequency_hz = user_frequency_hz, .unwind = LOWPROF_UNWIND_DWARF,
+		.max_depth = 64, .enter_cpu_pct = 0.0 };
+	set->tiers[POLICY_TIER_HIGH] = (struct policy_tier_settings){
+		.frequency_hz = 11, .unwind = LOWPROF_UNWIND_FP, .max_depth = 48,
+		.enter_cpu_pct = 80.0 };
+	set->tiers[POLICY_TIER_CRITICAL] = (struct policy_tier_settings){
+		.frequency_hz = 5, .unwind = LOWPROF_UNWIND_FP, .max_depth = 32,
+		.enter_cpu_pct = 90.0 };
+	set->critical_drop_pct = 5.0;
+	set->pressure_high_pct = 0.0;
+	set->hysteresis_intervals = 3;
+	set->hysteresis_margin_pct = 10.0;
+	set->drop_backoff_pct = 5.0;
+	set->drop_recover_pct = 1.0;
+	set->drop_recover_intervals = 3;
+	set->max_divisor = 64;
+	set->cpu_budget_pct = 1.5;
+	set->budget_min_depth = 16;
+	set->budget_recover_intervals = 1;
+	set->budget_backoff_max = 32;
+	set->no_throttle = false;
+}
+
+int policy_settings_check(const struct policy_settings *set, char *err, size_t errlen)
+{
+	const struct policy_tier_settings *high = &set->tiers[POLICY_TIER_HIGH];
+	const struct policy_tier_settings *crit = &set->tiers[POLICY_TIER_CRITICAL];
+
+	for (int t = 0; t < POLICY_TIER_COUNT; t++) {
+		const struct policy_tier_settings *ts = &set->tiers[t];
+
+		if (ts->frequency_hz < 1) {
+			snprintf(err, errlen, "%s tier: frequency must be at least 1 Hz",
+				 policy_tier_name(t));
+			return -EINVAL;
+		}
+		if (ts->max_depth < 1 || ts->max_depth > LOWPROF_MAX_USER_DEPTH) {
+			snprintf(err, errlen, "%s tier: max depth %u outside [1, %u]",
+				 policy_tier_name(t), ts->max_depth, LOWPROF_MAX_USER_DEPTH);
+			return -EINVAL;
+		}
+		if (ts->unwind != LOWPROF_UNWIND_FP && ts->unwind != LOWPROF_UNWIND_DWARF) {
+			snprintf(err, errlen, "%s tier: unknown unwind mode %d",
+				 policy_tier_name(t), (int)ts->unwind);
+			return -EINVAL;
+		}
+	}
+	if (!(high->enter_cpu_pct > 0.0 && high->enter_cpu_pct < crit->enter_cpu_pct &&
+	      crit->enter_cpu_pct <= 100.0)) {
+		snprintf(err, errlen, "tier thresholds must satisfy 0 < high (%g%%) < critical (%g%%) <= 100",
+			 high->enter_cpu_pct, crit->enter_cpu_pct);
+		return -EINVAL;
+	}
+	if (!(set->hysteresis_margin_pct >= 0.0 && set->hysteresis_margin_pct < high->enter_cpu_pct)) {
+		snprintf(err, errlen, "hysteresis margin %g must be in [0, %g)",
+			 set->hysteresis_margin_pct, high->enter_cpu_pct);
+		return -EINVAL;
+	}
+	if (set->hysteresis_intervals < 1 || set->drop_recover_intervals < 1 ||
+	    set->budget_recover_intervals < 1 ||
+	    set->budget_backoff_max < set->budget_recover_intervals) {
+		snprintf(err, errlen, "interval counts must be at least 1 (and the budget backoff cap at least the recovery wait)");
+		return -EINVAL;
+	}
+	if (!(set->drop_recover_pct >= 0.0 && set->drop_recover_pct <= set->drop_backoff_pct &&
+	      set->drop_backoff_pct <= 100.0 && set->critical_drop_pct >= 0.0 &&
+	      set->critical_drop_pct <= 100.0)) {
+		snprintf(err, errlen, "drop thresholds must satisfy 0 <= recover (%g%%) <= backoff (%g%%) <= 100",
+			 set->drop_recover_pct, set->drop_backoff_pct);
+		return -EINVAL;
+	}
+	if (!is_power_of_two(set->max_divisor) || set->max_divisor > 65536) {
+		snprintf(err, errlen, "divisor cap %u is not a power of two in [1, 65536]",
+			 set->max_divisor);
+		return -EINVAL;
+	}
+	if (!(set->cpu_budget_pct > 0.0 && set->cpu_budget_pct <= 100.0)) {
+		snprintf(err, errlen, "cpu budget %g%% outside (0, 100]", set->cpu_budget_pct);
+		return -EINVAL;
+	}
+	if (set->budget_min_depth < 1 || set->budget_min_depth > LOWPROF_MAX_USER_DEPTH) {
+		snprintf(err, errlen, "budget depth %u outside [1, %u]", set->budget_min_depth,
+			 LOWPROF_MAX_USER_DEPTH);
+		return -EINVAL;
+	}
+	if (!(set->pressure_high_pct >= 0.0 && set->pressure_high_pct <= 100.0)) {
+		snprintf(err, errlen, "pressure threshold %g outside [0, 100]", set->pressure_high_pct);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void policy_tier_throttle(const struct policy_settings *set, enum policy_tier tier,
+			  struct policy_throttle *out)
+{
+	const struct policy_tier_settings *h = &set->tiers[POLICY_TIER_HEALTHY];
+
+	out->tier = tier;
+	out->frequency_hz = h->frequency_hz;
+	out->unwind = h->unwind;
+	out->max_depth = h->max_depth;
+	out->sample_divisor = 1;
+	out->paused = false;
+	/*
+	 * Walk up from healthy so each tier is capped by the one below it: above
+	 * the high threshold the rate is always lower than what the user asked,
+	 * even when -F is below the tier's own default.
+	 */
+	for (int t = POLICY_TIER_HIGH; t <= (int)tier && t < POLICY_TIER_COUNT; t++) {
+		const struct policy_tier_settings *ts = &set->tiers[t];
+		uint32_t below = out->frequency_hz > 1 ? out->frequency_hz - 1 : 1;
+
+		out->frequency_hz = min_u32(ts->frequency_hz, below);
+		if (out->unwind != LOWPROF_UNWIND_FP)
+			out->unwind = ts->unwind;
+		out->max_depth = min_u32(ts->max_depth, out->max_depth);
+	}
+}
+
+static void apply_budget(const struct policy_settings *set, enum policy_budget_level level,
+			 struct policy_throttle *t)
+{
+	if (level >= POLICY_BUDGET_HALF_FREQUENCY && t->frequency_hz > 1)
+		t->frequency_hz /= 2;
+	if (level >= POLICY_BUDGET_FRAME_POINTERS)
+		t->unwind = LOWPROF_UNWIND_FP;
+	if (level >= POLICY_BUDGET_SHALLOW)
+		t->max_depth = min_u32(t->max_depth, set->budget_min_depth);
+	if (level >= POLICY_BUDGET_PAUSED)
+		t->paused = true;
+}
+
+/* The throttle for the state's tier, divisor and a given budget level. */
+static void compose(const struct policy_settings *set, const struct policy_state *st,
+		    enum policy_budget_level level, struct policy_throttle *out)
+{
+	policy_tier_throttle(set, st->tier, out);
+	out->sample_divisor = st->divisor;
+	apply_budget(set, level, out);
+}
+
+static bool throttle_equal(const struct policy_throttle *a, const struct policy_throttle *b)
+{
+	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
+	       a->unwind == b->unwind && a->max_depth == b->max_depth &&
+	       a->sample_divisor == b->sample_divisor && a->paused == b->paused;
+}
+
+void policy_state_init(struct policy_state *state, const struct policy_settings *set)
+{
+	memset(state, 0, sizeof(*state));
+	state->tier = POLICY_TIER_HEALTHY;
+	state->divisor = 1;
+	state->budget_level = POLICY_BUDGET_NONE;
+	state->budget_wait = set->budget_recover_intervals;
+	compose(set, state, state->budget_level, &state->current);
+}
+
+static void update_tier(const struct policy_settings *set, struct policy_state *st,
+			const struct policy_signals *sig, struct reason *r)
+{
+	const double cpu = sig->host_cpu_pct;
+	const double margin = set->hysteresis_margin_pct;
+	const double high_at = set->tiers[POLICY_TIER_HIGH].enter_cpu_pct;
+	const double crit_at = set->tiers[POLICY_TIER_CRITICAL].enter_cpu_pct;
+	const bool pressure_on = set->pressure_high_pct > 0.0 && sig->pressure_valid;
+	const bool crit_by_cpu = cpu >= crit_at;
+	const bool crit_by_drops = sig->stats_valid && sig->drop_pct > set->critical_drop_pct;
+	const bool high_by_cpu = cpu >= high_at;
+	const bool high_by_pressure = pressure_on && sig->cpu_pressure >= set->pressure_high_pct;
+	enum policy_tier raw = POLICY_TIER_HEALTHY;
+	enum policy_tier from = st->tier;
+	enum policy_tier to;
+
+	if (crit_by_cpu || crit_by_drops)
+		raw = POLICY_TIER_CRITICAL;
+	else if (high_by_cpu || high_by_pressure)
+		raw = POLICY_TIER_HIGH;
+
+	/*
+	 * Clear = below the trigger by the margin. Counted whatever the current
+	 * tier, so a host that falls from 95% to idle leaves critical and high
+	 * together after one hysteresis period, not one period per tier. Without
+	 * loader stats the drop half of the critical trigger is unknown: its
+	 * count is held, neither advanced nor reset.
+	 */
+	if (cpu >= crit_at - margin || (sig->stats_valid && sig->drop_pct >= set->drop_recover_pct))
+		st->clear_intervals[POLICY_TIER_CRITICAL] = 0;
+	else if (sig->stats_valid)
+		bump(&st->clear_intervals[POLICY_TIER_CRITICAL]);
+	if (cpu >= high_at - margin ||
+	    (pressure_on && sig->cpu_pressure >= set->pressure_high_pct - margin))
+		st->clear_intervals[POLICY_TIER_HIGH] = 0;
+	else
+		bump(&st->clear_intervals[POLICY_TIER_HIGH]);
+
+	if (raw > from) {
+		st->tier = raw;
+		if (crit_by_cpu)
+			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, crit_at, policy_tier_name(raw));
+		else if (crit_by_drops)
+			reason_add(r, "drop rate %.1f%% > %g%%: %s", sig->drop_pct,
+				   set->critical_drop_pct, policy_tier_name(raw));
+		else if (high_by_cpu)
+			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, high_at, policy_tier_name(raw));
+		else
+			reason_add(r, "CPU pressure %.1f >= %g: %s", sig->cpu_pressure,
+				   set->pressure_high_pct, policy_tier_name(raw));
+		return;
+	}
+	if (from == POLICY_TIER_HEALTHY || st->clear_intervals[from] < set->hysteresis_intervals)
+		return;
+	/* Leave as many tiers as have been clear long enough, never below what fires now. */
+	to = from - 1;
+	while (to > raw && to > POLICY_TIER_HEALTHY &&
+	       st->clear_intervals[to] >= set->hysteresis_intervals)
+		to--;
+	st->tier = to;
+	if (from == POLICY_TIER_CRITICAL)
+		reason_add(r, "host CPU %.1f%% < %g%% and drops < %g%% for %u intervals: %s -> %s",
+			   cpu, crit_at - margin, set->drop_recover_pct, set->hysteresis_intervals,
+			   policy_tier_name(from), policy_tier_name(to));
+	else
+		reason_add(r, "host CPU %.1f%% < %g%% for %u intervals: %s -> %s", cpu,
+			   high_at - margin, set->hysteresis_intervals, policy_tier_name(from),
+			   policy_tier_name(to));
+}
+
+static void update_divisor(const struct policy_settings *set, struct policy_state *st,
+			   const struct policy_signals *sig, struct reason *r)
+{
+	uint32_t old = st->divisor;
+
+	if (sig->drop_pct > set->drop_backoff_pct) {
+		st->drop_calm = 0;
+		if (old >= set->max_divisor)
+			return;
+		st->divisor = min_u32(old * 2, set->max_divisor);
+		reason_add(r, "drop rate %.1f%% > %g%%: divisor %u -> %u", sig->drop_pct,
+			   set->drop_backoff_pct, old, st->divisor);
+		return;
+	}
+	if (sig->drop_pct >= set->drop_recover_pct) {
+		/* Between the two thresholds: hold, and restart the calm count. */
+		st->drop_calm = 0;
+		return;
+	}
+	bump(&st->drop_calm);
+	if (old <= 1 || st->drop_calm < set->drop_recover_intervals)
+		return;
+	/* Each halving must prove itself for a full recovery period before the next. */
+	st->divisor = old / 2;
+	st->drop_calm = 0;
+	reason_add(r, "drop rate %.1f%% < %g%% for %u intervals: divisor %u -> %u", sig->drop_pct,
+		   set->drop_recover_pct, set->drop_recover_intervals, old, st->divisor);
+}
+
+static const char *budget_step_name(enum policy_budget_level level)
+{
+	switch (level) {
+	case POLICY_BUDGET_HALF_FREQUENCY:
+		return "halve frequency";
+	case POLICY_BUDGET_FRAME_POINTERS:
+		return "frame pointers";
+	case POLICY_BUDGET_SHALLOW:
+		return "shallow stacks";
+	case POLICY_BUDGET_PAUSED:
+		return "pause sampling";
+	default:
+		return "none";
+	}
+}
+
+static const char *budget_undo_name(enum policy_budget_level level)
+{
+	switch (level) {
+	case POLICY_BUDGET_HALF_FREQUENCY:
+		return "restore frequency";
+	case POLICY_BUDGET_FRAME_POINTERS:
+		return "restore unwinding";
+	case POLICY_BUDGET_SHALLOW:
+		return "restore depth";
+	case POLICY_BUDGET_PAUSED:
+		return "resume sampling";
+	default:
+		return "none";
+	}
+}
+
+static void update_budget(const struct policy_settings *set, struct policy_state *st,
+			  const struct policy_signals *sig, struct reason *r)
+{
+	const double budget = set->cpu_budget_pct;
+	const double ov = sig->overhead_pct;
+	enum policy_budget_level from = st->budget_level;
+	enum policy_budget_level to = from;
+	struct policy_throttle now;
+	struct policy_throttle next;
+
+	/*
+	 * Backoff: a step up that breaches the budget in the very next interval
+	 * doubles the calm wait before the next try, so a workload whose
+	 * overhead only fits while paused does not flap every other interval.
+	 * A step up that holds resets the wait.
+	 */
+	if (st->budget_just_raised) {
+		st->budget_just_raised = false;
+		if (ov > budget)
+			st->budget_wait = min_u32(st->budget_wait * 2, set->budget_backoff_max);
+		else
+			st->budget_wait = set->budget_recover_intervals;
+	}
+	compose(set, st, from, &now);
+
+	if (ov > budget) {
+		st->budget_calm = 0;
+		if (from >= POLICY_BUDGET_PAUSED) {
+			reason_add(r, "overhead %.2f%% > budget %g%% while paused", ov, budget);
+			return;
+		}
+		/* Skip steps that change nothing here (the tier may already use fp). */
+		do {
+			to++;
+			compose(set, st, to, &next);
+		} while (to < POLICY_BUDGET_PAUSED && throttle_equal(&next, &now));
+		st->budget_level = to;
+		reason_add(r, "overhead %.2f%% > budget %g%%: %s", ov, budget, budget_step_name(to));
+		return;
+	}
+	if (ov >= budget / 2) {
+		st->budget_calm = 0;
+		return;
+	}
+	bump(&st->budget_calm);
+	if (from == POLICY_BUDGET_NONE || st->budget_calm < st->budget_wait)
+		return;
+	do {
+		to--;
+		compose(set, st, to, &next);
+	} while (to > POLICY_BUDGET_NONE && throttle_equal(&next, &now));
+	st->budget_level = to;
+	st->budget_calm = 0;
+	st->budget_just_raised = true;
+	reason_add(r, "overhead %.2f%% < %g%% for %u intervals: %s", ov, budget / 2,
+		   st->budget_wait, budget_undo_name(from));
+}
+
+void policy_step(const struct policy_settings *set, struct policy_state *state,
+		 const struct policy_signals *sig, struct policy_decision *out)
+{
+	struct reason r = { .buf = out->reason, .size = sizeof(out->reason), .len = 0 };
+
+	out->reason[0] = '\0';
+	if (set->no_throttle) {
+		/* Fixed settings for comparisons: nothing adapts (the BPF guard still does). */
+		state->tier = POLICY_TIER_HEALTHY;
+		state->divisor = 1;
+		state->budget_level = POLICY_BUDGET_NONE;
+		reason_add(&r, "no-throttle: fixed healthy settings");
+		goto done;
+	}
+	if (sig->host_valid)
+		update_tier(set, state, sig, &r);
+	else
+		reason_add(&r, "host load unavailable: tier held");
+	if (sig->stats_valid) {
+		update_divisor(set, state, sig, &r);
+		update_budget(set, state, sig, &r);
+	} else {
+		reason_add(&r, "loader stats unavailable: divisor and budget held");
+	}
+done:
+	compose(set, state, state->budget_level, &out->throttle);
+	out->changed = !throttle_equal(&out->throttle, &state->current);
+	state->current = out->throttle;
+	if (r.len == 0)
+		reason_add(&r, "steady: host CPU %.1f%%, drops %.1f%%, overhead %.2f%%",
+			   sig->host_cpu_pct, sig->drop_pct, sig->overhead_pct);
+}

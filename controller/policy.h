@@ -1,0 +1,136 @@
+/*
+ * The throttle policy: a pure function from (settings, state, this interval's
+ * signals) to the sampling settings for the next interval. No I/O, no clock:
+ * the controller feeds it one struct policy_signals per control interval, and
+ * the unit tests feed it traces. docs/THROTTLE.md describes it for users.
+ *
+ * Three independent axes make up the result:
+ *  - the tier (healthy / high / critical) from host CPU and the drop rate,
+ *    entered at once, left only after its trigger has been clear for
+ *    hysteresis_intervals by hysteresis_margin_pct;
+ *  - the sample divisor, doubled every interval while drops exceed
+ *    drop_backoff_pct, halved after drop_recover_intervals under
+ *    drop_recover_pct;
+ *  - the budget level, steps below the tier (halve frequency, frame pointers,
+ *    depth 16, pause) taken one per interval while overhead exceeds the
+ *    budget, given back one at a time while it stays under half the budget.
+ */
+#ifndef LOWPROF_CONTROLLER_POLICY_H
+#define LOWPROF_CONTROLLER_POLICY_H
+
+#include <linux/types.h> /* before bpf/lowprof.h */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lowprof.h"
+
+enum policy_tier {
+	POLICY_TIER_HEALTHY = 0,
+	POLICY_TIER_HIGH = 1,
+	POLICY_TIER_CRITICAL = 2,
+	POLICY_TIER_COUNT = 3,
+};
+
+/* Budget steps beyond the tier, cumulative: level 3 = halved + fp + depth 16. */
+enum policy_budget_level {
+	POLICY_BUDGET_NONE = 0,
+	POLICY_BUDGET_HALF_FREQUENCY = 1,
+	POLICY_BUDGET_FRAME_POINTERS = 2,
+	POLICY_BUDGET_SHALLOW = 3,
+	POLICY_BUDGET_PAUSED = 4,
+};
+
+struct policy_tier_settings {
+	uint32_t frequency_hz;
+	enum lowprof_unwind_mode unwind;
+	uint32_t max_depth;
+	/* Host CPU % at or above which the tier is entered (unused for healthy). */
+	double enter_cpu_pct;
+};
+
+struct policy_settings {
+	/*
+	 * tiers[POLICY_TIER_HEALTHY].frequency_hz is the user's -F: the ceiling
+	 * of every tier. Each higher tier runs strictly below the one before it
+	 * (never below 1 Hz), never with DWARF when the one before uses frame
+	 * pointers, and never deeper than the one before.
+	 */
+	struct policy_tier_settings tiers[POLICY_TIER_COUNT];
+	double critical_drop_pct;      /* drop rate above which critical (5) */
+	double pressure_high_pct;      /* CPU pressure some avg10 entering high; 0 = off */
+	uint32_t hysteresis_intervals; /* clear intervals before leaving a tier (3) */
+	double hysteresis_margin_pct;  /* points below the trigger that count as clear (10) */
+	double drop_backoff_pct;       /* drop rate above which the divisor doubles (5) */
+	double drop_recover_pct;       /* drop rate under which it may halve (1) */
+	uint32_t drop_recover_intervals; /* clean intervals before each halving (3) */
+	uint32_t max_divisor;          /* power of two (64) */
+	double cpu_budget_pct;         /* agent overhead budget, % of host capacity (1.5) */
+	uint32_t budget_min_depth;     /* depth of the "shallow" budget step (16) */
+	uint32_t budget_recover_intervals; /* calm intervals before a step back up (1) */
+	uint32_t budget_backoff_max;   /* cap of that wait after failed recoveries (32) */
+	bool no_throttle;              /* hold the healthy tier, divisor 1, never pause */
+};
+
+/* What the policy reads each interval. */
+struct policy_signals {
+	bool host_valid;        /* host_cpu_pct / busiest_cpu_pct measured */
+	double host_cpu_pct;    /* whole host, 0..100 */
+	double busiest_cpu_pct; /* the busiest CPU, 0..100 (reported, not a trigger) */
+	bool pressure_valid;    /* /proc/pressure/cpu present and read */
+	double cpu_pressure;    /* "some avg10" */
+	bool stats_valid;       /* the loader answered: drop_pct and overhead_pct are real */
+	double drop_pct;        /* failures / (failures + submitted) x 100 */
+	double overhead_pct;    /* (BPF + agent CPU) / (online CPUs x interval) x 100 */
+};
+
+/* The sampling settings asked of the loader. */
+struct policy_throttle {
+	enum policy_tier tier;
+	uint32_t frequency_hz;
+	enum lowprof_unwind_mode unwind;
+	uint32_t max_depth;
+	uint32_t sample_divisor;
+	bool paused;
+};
+
+/* Carried from one interval to the next; initialise with policy_state_init. */
+struct policy_state {
+	struct policy_throttle current;  /* the last decision */
+	enum policy_tier tier;
+	uint32_t clear_intervals[POLICY_TIER_COUNT]; /* consecutive intervals each tier's trigger was clear */
+	uint32_t divisor;
+	uint32_t drop_calm;              /* consecutive intervals under drop_recover_pct */
+	enum policy_budget_level budget_level;
+	uint32_t budget_calm;            /* consecutive intervals under half the budget */
+	uint32_t budget_wait;            /* calm intervals needed for the next step up */
+	bool budget_just_raised;         /* the last interval stepped up */
+};
+
+struct policy_decision {
+	struct policy_throttle throttle; /* the full state to apply */
+	bool changed;                    /* differs from the previous decision */
+	char reason[256];                /* why, for the log: "host CPU 93.1% >= 90%: critical" */
+};
+
+/* Defaults (DESIGN-NOTES section 1) with the user's -F as the healthy frequency. */
+void policy_settings_default(struct policy_settings *set, uint32_t user_frequency_hz);
+
+/* 0 if the settings are coherent, else -EINVAL and the first problem in err. */
+int policy_settings_check(const struct policy_settings *set, char *err, size_t errlen);
+
+/* Start healthy, divisor 1, no budget step: state->current is what to apply first. */
+void policy_state_init(struct policy_state *state, const struct policy_settings *set);
+
+/* The tier's own settings after the ceiling rules above (no budget step). */
+void policy_tier_throttle(const struct policy_settings *set, enum policy_tier tier,
+			  struct policy_throttle *out);
+
+/* One control interval. set must have passed policy_settings_check. */
+void policy_step(const struct policy_settings *set, struct policy_state *state,
+		 const struct policy_signals *sig, struct policy_decision *out);
+
+const char *policy_tier_name(enum policy_tier tier);
+const char *policy_unwind_name(enum lowprof_unwind_mode mode);
+
+#endif /* LOWPROF_CONTROLLER_POLICY_H */

@@ -1,0 +1,479 @@
+/*
+ * The throttle policy, driven by traces: one struct policy_signals per
+ * control interval, and an assertion on every interval's decision.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/policy.h"
+
+/* One policy under test and its last decision. */
+struct run {
+	struct policy_settings set;
+	struct policy_state state;
+	struct policy_decision d;
+	int changes; /* decisions with changed set, since start */
+};
+
+static void run_init(struct run *r, uint32_t user_hz)
+{
+	char err[160];
+
+	memset(r, 0, sizeof(*r));
+	policy_settings_default(&r->set, user_hz);
+	assert_int_equal(policy_settings_check(&r->set, err, sizeof(err)), 0);
+	policy_state_init(&r->state, &r->set);
+}
+
+/* One interval with every signal valid. */
+static const struct policy_decision *step(struct run *r, double cpu, double drop, double overhead)
+{
+	struct policy_signals sig = {
+		.host_valid = true, .host_cpu_pct = cpu, .busiest_cpu_pct = cpu,
+		.stats_valid = true, .drop_pct = drop, .overhead_pct = overhead,
+	};
+
+	policy_step(&r->set, &r->state, &sig, &r->d);
+	if (r->d.changed)
+		r->changes++;
+	return &r->d;
+}
+
+static void expect(const struct policy_decision *d, enum policy_tier tier, uint32_t hz,
+		   enum lowprof_unwind_mode unwind, uint32_t depth, uint32_t divisor, bool paused)
+{
+	const struct policy_throttle *t = &d->throttle;
+
+	if (t->tier != tier || t->frequency_hz != hz || t->unwind != unwind ||
+	    t->max_depth != depth || t->sample_divisor != divisor || t->paused != paused)
+		fail_msg("got %s %u Hz %s depth %u divisor %u%s, expected %s %u Hz %s depth %u divisor %u%s (%s)",
+			 policy_tier_name(t->tier), t->frequency_hz, policy_unwind_name(t->unwind),
+			 t->max_depth, t->sample_divisor, t->paused ? " paused" : "",
+			 policy_tier_name(tier), hz, policy_unwind_name(unwind), depth, divisor,
+			 paused ? " paused" : "", d->reason);
+}
+
+static void expect_reason(const struct policy_decision *d, const char *needle)
+{
+	if (strstr(d->reason, needle) == NULL)
+		fail_msg("reason \"%s\" does not contain \"%s\"", d->reason, needle);
+}
+
+#define FP LOWPROF_UNWIND_FP
+#define DWARF LOWPROF_UNWIND_DWARF
+#define HEALTHY POLICY_TIER_HEALTHY
+#define HIGH POLICY_TIER_HIGH
+#define CRIT POLICY_TIER_CRITICAL
+
+static void test_initial_state(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	assert_int_equal(r.state.current.tier, HEALTHY);
+	assert_int_equal(r.state.current.frequency_hz, 19);
+	assert_int_equal(r.state.current.unwind, DWARF);
+	assert_int_equal(r.state.current.max_depth, 64);
+	assert_int_equal(r.state.current.sample_divisor, 1);
+	assert_false(r.state.current.paused);
+	/* A quiet host: nothing changes, and the reason still says why. */
+	expect(step(&r, 20, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+	assert_false(r.d.changed);
+	expect_reason(&r.d, "steady");
+}
+
+static void test_load_spike(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	for (int i = 0; i < 3; i++)
+		expect(step(&r, 25, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+
+	/* The spike is acted on in the interval that sees it. */
+	expect(step(&r, 93.1, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	assert_true(r.d.changed);
+	expect_reason(&r.d, "host CPU 93.1% >= 90%: critical");
+	for (int i = 0; i < 5; i++) {
+		expect(step(&r, 96, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+		assert_false(r.d.changed);
+	}
+
+	/* Load gone: critical and high are left together after the hysteresis (3). */
+	expect(step(&r, 20, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	expect(step(&r, 20, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	expect(step(&r, 20, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+	assert_true(r.d.changed);
+	expect_reason(&r.d, "critical -> healthy");
+
+	/* A smaller spike goes to high at once. */
+	expect(step(&r, 84, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect_reason(&r.d, "host CPU 84.0% >= 80%: high");
+	/* A blip under the margin restarts the count. */
+	expect(step(&r, 60, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 60, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 75, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 60, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 60, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 60, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+	expect_reason(&r.d, "host CPU 60.0% < 70% for 3 intervals: high -> healthy");
+}
+
+static void test_step_down_through_high(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	expect(step(&r, 95, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	/* 85%: under critical's trigger but not by the margin: stay. */
+	for (int i = 0; i < 6; i++)
+		expect(step(&r, 85, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	/* 75%: clear of critical by the margin, still too busy to leave high. */
+	expect(step(&r, 75, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	expect(step(&r, 75, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	expect(step(&r, 75, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect_reason(&r.d, "critical -> high");
+	for (int i = 0; i < 5; i++)
+		expect(step(&r, 75, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 40, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 40, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 40, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+}
+
+static void test_sustained_95(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	for (int i = 0; i < 300; i++)
+		expect(step(&r, 95, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	assert_int_equal(r.changes, 1);
+}
+
+static void test_oscillation_no_flapping(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	expect(step(&r, 79, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+	for (int i = 0; i < 100; i++) {
+		expect(step(&r, 81, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+		expect(step(&r, 79, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	}
+	assert_int_equal(r.changes, 1);
+
+	/* Around the critical threshold too: one change up, none back. */
+	for (int i = 0; i < 50; i++) {
+		expect(step(&r, 91, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+		expect(step(&r, 89, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+	}
+	assert_int_equal(r.changes, 2);
+}
+
+static void test_drop_storm(void **unused)
+{
+	static const uint32_t up[] = { 2, 4, 8, 16, 32, 64, 64, 64 };
+	struct run r;
+	uint32_t divisor = 64;
+
+	run_init(&r, 19);
+	/* Drops above 5% make the tier critical and double the divisor every interval. */
+	expect(step(&r, 30, 7.2, 0.3), CRIT, 5, FP, 32, 2, false);
+	expect_reason(&r.d, "drop rate 7.2% > 5%: critical");
+	expect_reason(&r.d, "drop rate 7.2% > 5%: divisor 1 -> 2");
+	for (size_t i = 1; i < sizeof(up) / sizeof(up[0]); i++)
+		expect(step(&r, 30, 20, 0.3), CRIT, 5, FP, 32, up[i], false);
+	expect_reason(&r.d, "steady"); /* at the cap: nothing more to do */
+
+	/* 1..5%: neither backs off nor recovers; the tier stays (drops not under 1%). */
+	for (int i = 0; i < 5; i++)
+		expect(step(&r, 30, 3, 0.3), CRIT, 5, FP, 32, 64, false);
+
+	/* Under 1%: every 3 clean intervals halve the divisor, one step at a time. */
+	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 64, false);
+	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 64, false);
+	expect(step(&r, 30, 0.5, 0.3), HEALTHY, 19, DWARF, 64, 32, false);
+	expect_reason(&r.d, "critical -> healthy");
+	expect_reason(&r.d, "drop rate 0.5% < 1% for 3 intervals: divisor 64 -> 32");
+	divisor = 32;
+	while (divisor > 1) {
+		expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
+		expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
+		divisor /= 2;
+		expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
+		assert_true(r.d.changed);
+	}
+	for (int i = 0; i < 10; i++)
+		expect(step(&r, 30, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+
+	/* A relapse during recovery doubles again from where it was. */
+	expect(step(&r, 30, 6, 0.3), CRIT, 5, FP, 32, 2, false);
+	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 2, false);
+	expect(step(&r, 30, 6, 0.3), CRIT, 5, FP, 32, 4, false);
+}
+
+static void test_overhead_breach(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	/* One step beyond the tier per interval while over the budget. */
+	expect(step(&r, 30, 0, 2.1), HEALTHY, 9, DWARF, 64, 1, false);
+	expect_reason(&r.d, "overhead 2.10% > budget 1.5%: halve frequency");
+	expect(step(&r, 30, 0, 2.0), HEALTHY, 9, FP, 64, 1, false);
+	expect_reason(&r.d, "frame pointers");
+	expect(step(&r, 30, 0, 1.9), HEALTHY, 9, FP, 16, 1, false);
+	expect_reason(&r.d, "shallow stacks");
+	expect(step(&r, 30, 0, 1.8), HEALTHY, 9, FP, 16, 1, true);
+	expect_reason(&r.d, "pause sampling");
+	expect(step(&r, 30, 0, 1.6), HEALTHY, 9, FP, 16, 1, true);
+	assert_false(r.d.changed);
+
+	/* Between half the budget and the budget: hold. */
+	expect(step(&r, 30, 0, 1.0), HEALTHY, 9, FP, 16, 1, true);
+
+	/* Under half the budget: one step back per interval. */
+	expect(step(&r, 30, 0, 0.2), HEALTHY, 9, FP, 16, 1, false);
+	expect_reason(&r.d, "resume sampling");
+	expect(step(&r, 30, 0, 0.5), HEALTHY, 9, FP, 64, 1, false);
+	expect_reason(&r.d, "restore depth");
+	expect(step(&r, 30, 0, 0.5), HEALTHY, 9, DWARF, 64, 1, false);
+	expect(step(&r, 30, 0, 0.5), HEALTHY, 19, DWARF, 64, 1, false);
+	expect_reason(&r.d, "restore frequency");
+	expect(step(&r, 30, 0, 0.5), HEALTHY, 19, DWARF, 64, 1, false);
+	assert_false(r.d.changed);
+}
+
+static void test_overhead_backoff(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	for (int i = 0; i < 4; i++)
+		step(&r, 30, 0, 3.0);
+	assert_true(r.d.throttle.paused);
+
+	/* Resuming breaches at once: paused again, and the next try waits 2, then 4. */
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 16, 1, false);
+	expect(step(&r, 30, 0, 3.0), HEALTHY, 9, FP, 16, 1, true);
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 16, 1, true);
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 16, 1, false);
+	expect(step(&r, 30, 0, 3.0), HEALTHY, 9, FP, 16, 1, true);
+	for (int i = 0; i < 3; i++)
+		expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 16, 1, true);
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 16, 1, false);
+	/* This resume holds: the wait is back to one interval per step. */
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, FP, 64, 1, false);
+	expect(step(&r, 30, 0, 0.1), HEALTHY, 9, DWARF, 64, 1, false);
+}
+
+static void test_overhead_skips_noop_steps(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	expect(step(&r, 85, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	/* The high tier already uses frame pointers: that step is skipped. */
+	expect(step(&r, 85, 0, 2.0), HIGH, 5, FP, 48, 1, false);
+	expect(step(&r, 85, 0, 2.0), HIGH, 5, FP, 16, 1, false);
+	expect_reason(&r.d, "shallow stacks");
+	expect(step(&r, 85, 0, 2.0), HIGH, 5, FP, 16, 1, true);
+	expect(step(&r, 85, 0, 0.1), HIGH, 5, FP, 16, 1, false);
+	expect(step(&r, 85, 0, 0.1), HIGH, 5, FP, 48, 1, false);
+	expect(step(&r, 85, 0, 0.1), HIGH, 11, FP, 48, 1, false);
+}
+
+static void test_user_frequency_ceiling(void **unused)
+{
+	struct run r;
+	struct policy_throttle t;
+
+	/* -F 7: healthy 7; high and critical stay below it, and still drop above 80%. */
+	run_init(&r, 7);
+	expect(step(&r, 30, 0, 0.3), HEALTHY, 7, DWARF, 64, 1, false);
+	expect(step(&r, 85, 0, 0.3), HIGH, 6, FP, 48, 1, false);
+	expect(step(&r, 95, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+
+	run_init(&r, 3);
+	policy_tier_throttle(&r.set, HEALTHY, &t);
+	assert_int_equal(t.frequency_hz, 3);
+	policy_tier_throttle(&r.set, HIGH, &t);
+	assert_int_equal(t.frequency_hz, 2);
+	policy_tier_throttle(&r.set, CRIT, &t);
+	assert_int_equal(t.frequency_hz, 1);
+
+	/* 1 Hz is the floor: nothing lower exists. */
+	run_init(&r, 1);
+	policy_tier_throttle(&r.set, HIGH, &t);
+	assert_int_equal(t.frequency_hz, 1);
+	policy_tier_throttle(&r.set, CRIT, &t);
+	assert_int_equal(t.frequency_hz, 1);
+
+	/* -F 99: the user's rate only while healthy; the tiers' own rates above 80%. */
+	run_init(&r, 99);
+	expect(step(&r, 30, 0, 0.3), HEALTHY, 99, DWARF, 64, 1, false);
+	expect(step(&r, 81, 0, 0.3), HIGH, 11, FP, 48, 1, false);
+	expect(step(&r, 91, 0, 0.3), CRIT, 5, FP, 32, 1, false);
+
+	/* Never above -F, and every tier strictly below the one before, for any -F. */
+	for (uint32_t hz = 2; hz <= 1000; hz++) {
+		struct policy_throttle h;
+		struct policy_throttle hi;
+		struct policy_throttle c;
+
+		run_init(&r, hz);
+		policy_tier_throttle(&r.set, HEALTHY, &h);
+		policy_tier_throttle(&r.set, HIGH, &hi);
+		policy_tier_throttle(&r.set, CRIT, &c);
+		assert_int_equal(h.frequency_hz, hz);
+		assert_true(hi.frequency_hz < hz && hi.frequency_hz <= 11);
+		assert_true(c.frequency_hz <= hi.frequency_hz && c.frequency_hz <= 5);
+		assert_true(c.frequency_hz >= 1);
+	}
+
+	/* A user who asked for frame pointers never gets DWARF from a tier. */
+	run_init(&r, 19);
+	r.set.tiers[HEALTHY].unwind = FP;
+	r.set.tiers[HIGH].unwind = DWARF;
+	r.set.tiers[HEALTHY].max_depth = 20;
+	policy_tier_throttle(&r.set, HIGH, &t);
+	assert_int_equal(t.unwind, FP);
+	assert_int_equal(t.max_depth, 20);
+}
+
+static void test_no_throttle(void **unused)
+{
+	struct run r;
+
+	run_init(&r, 19);
+	r.set.no_throttle = true;
+	expect(step(&r, 95, 20, 5.0), HEALTHY, 19, DWARF, 64, 1, false);
+	expect_reason(&r.d, "no-throttle");
+	for (int i = 0; i < 20; i++)
+		expect(step(&r, 99, 50, 9.0), HEALTHY, 19, DWARF, 64, 1, false);
+	assert_int_equal(r.changes, 0);
+}
+
+static void test_missing_signals(void **unused)
+{
+	struct policy_signals sig = { 0 };
+	struct run r;
+
+	run_init(&r, 19);
+	expect(step(&r, 95, 8, 0.3), CRIT, 5, FP, 32, 2, false);
+	/* Nothing measured: hold everything, never count it as calm. */
+	for (int i = 0; i < 10; i++) {
+		policy_step(&r.set, &r.state, &sig, &r.d);
+		expect(&r.d, CRIT, 5, FP, 32, 2, false);
+		assert_false(r.d.changed);
+	}
+	expect_reason(&r.d, "host load unavailable");
+	expect_reason(&r.d, "loader stats unavailable");
+
+	/* Host load without loader stats: the CPU part of critical clears, the drop part is unknown. */
+	sig.host_valid = true;
+	sig.host_cpu_pct = 10;
+	for (int i = 0; i < 5; i++) {
+		policy_step(&r.set, &r.state, &sig, &r.d);
+		expect(&r.d, CRIT, 5, FP, 32, 2, false);
+	}
+	/* Once stats return clean, the remaining intervals are counted. */
+	expect(step(&r, 10, 0, 0.3), CRIT, 5, FP, 32, 2, false);
+	expect(step(&r, 10, 0, 0.3), CRIT, 5, FP, 32, 2, false);
+	expect(step(&r, 10, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+}
+
+static void test_pressure_trigger(void **unused)
+{
+	struct policy_signals sig = {
+		.host_valid = true, .host_cpu_pct = 50, .stats_valid = true,
+		.pressure_valid = true, .cpu_pressure = 40,
+	};
+	struct run r;
+
+	/* Off by default: pressure alone changes nothing. */
+	run_init(&r, 19);
+	policy_step(&r.set, &r.state, &sig, &r.d);
+	expect(&r.d, HEALTHY, 19, DWARF, 64, 1, false);
+
+	r.set.pressure_high_pct = 30;
+	policy_step(&r.set, &r.state, &sig, &r.d);
+	expect(&r.d, HIGH, 11, FP, 48, 1, false);
+	expect_reason(&r.d, "CPU pressure 40.0 >= 30: high");
+	sig.cpu_pressure = 25; /* within the margin: stays */
+	for (int i = 0; i < 5; i++) {
+		policy_step(&r.set, &r.state, &sig, &r.d);
+		expect(&r.d, HIGH, 11, FP, 48, 1, false);
+	}
+	sig.cpu_pressure = 5;
+	for (int i = 0; i < 3; i++)
+		policy_step(&r.set, &r.state, &sig, &r.d);
+	expect(&r.d, HEALTHY, 19, DWARF, 64, 1, false);
+}
+
+static void test_settings_check(void **unused)
+{
+	struct policy_settings set;
+	char err[160];
+
+	policy_settings_default(&set, 19);
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), 0);
+
+	set.tiers[HEALTHY].frequency_hz = 0;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "healthy tier"));
+
+	policy_settings_default(&set, 19);
+	set.tiers[HIGH].max_depth = 129;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+
+	policy_settings_default(&set, 19);
+	set.tiers[HIGH].enter_cpu_pct = 95;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "thresholds"));
+
+	policy_settings_default(&set, 19);
+	set.max_divisor = 48;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+
+	policy_settings_default(&set, 19);
+	set.cpu_budget_pct = 0;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+
+	policy_settings_default(&set, 19);
+	set.hysteresis_intervals = 0;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+
+	policy_settings_default(&set, 19);
+	set.drop_recover_pct = 6;
+	assert_int_equal(policy_settings_check(&set, err, sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_initial_state),
+		cmocka_unit_test(test_load_spike),
+		cmocka_unit_test(test_step_down_through_high),
+		cmocka_unit_test(test_sustained_95),
+		cmocka_unit_test(test_oscillation_no_flapping),
+		cmocka_unit_test(test_drop_storm),
+		cmocka_unit_test(test_overhead_breach),
+		cmocka_unit_test(test_overhead_backoff),
+		cmocka_unit_test(test_overhead_skips_noop_steps),
+		cmocka_unit_test(test_user_frequency_ceiling),
+		cmocka_unit_test(test_no_throttle),
+		cmocka_unit_test(test_missing_signals),
+		cmocka_unit_test(test_pressure_trigger),
+		cmocka_unit_test(test_settings_check),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
