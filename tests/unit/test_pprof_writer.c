@@ -65,7 +65,10 @@ static char *run(const char *cmd, int *status)
 	char chunk[4096];
 
 	assert_non_null(f);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+	for (;;) {
+		n = fread(chunk, 1, sizeof(chunk), f);
+		if (n == 0)
+			break;
 		buf = realloc(buf, len + n + 1);
 		assert_non_null(buf);
 		memcpy(buf + len, chunk, n);
