@@ -21,7 +21,7 @@ sup=$!
 sleep 3
 ps -o pid=,comm= --ppid "$sup" >"$work/children" || true
 grep -q "lowprof-loader" "$work/children" || fail "no lowprof-loader child of the supervisor: $(cat "$work/children")"
-grep -q "lowprof-exporter" "$work/children" || fail "no lowprof-exporter child of the supervisor"
+grep -q "lowprof-export" "$work/children"  # comm is cut at 15 characters || fail "no lowprof-exporter child of the supervisor"
 [ "$(grep -c . "$work/children")" -eq 2 ] || fail "expected exactly 2 children: $(cat "$work/children")"
 # --interval 2: the files exist before the run ends.
 [ -s "$work/out/profile.folded" ] || fail "profile.folded not written during the run (--interval 2)"
