@@ -195,7 +195,10 @@ static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, uns
 				    pos, (unsigned long long)id);
 		cie_pos = id_pos - id;
 	}
-	if (cie_pos >= sec->size || cie_pos == pos)
+	if (cie_pos == pos)
+		return eh_frame_fail(w->err, w->errlen, "FDE at %#zx: CIE pointer points at the FDE itself",
+				     pos);
+	if (cie_pos >= sec->size)
 		return eh_frame_fail(w->err, w->errlen, "FDE at %#zx: CIE pointer %#llx outside the section",
 			    pos, (unsigned long long)cie_pos);
 	if (w->cie.offset != cie_pos)

@@ -126,7 +126,8 @@ static int merge(struct collect *col, struct unwind_table *t, char *err, size_t 
 	uint64_t covered = 0;
 	bool any = false;
 
-	qsort(col->spans, col->nspans, sizeof(*col->spans), span_cmp);
+	if (col->nspans > 0)
+		qsort(col->spans, col->nspans, sizeof(*col->spans), span_cmp);
 	/* At most every row plus one gap row per FDE. */
 	t->rows = calloc(col->nrows + col->nspans + 1, sizeof(*t->rows));
 	if (!t->rows)
@@ -213,7 +214,7 @@ static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errle
 	struct eh_frame_counts counts;
 	GElf_Ehdr eh_hdr;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	size_t shstrndx, file_size = 0;
 	int rc = -1;
 
 	memset(&col, 0, sizeof(col));
@@ -224,6 +225,16 @@ static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errle
 	if (eh_hdr.e_ident[EI_CLASS] != ELFCLASS64 || eh_hdr.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh_hdr.e_machine != EM_X86_64) {
 		fail(err, errlen, "not a 64-bit little-endian x86_64 ELF file");
+		goto cleanup;
+	}
+	/* libelf silently shows no sections when the header table lies past
+	 * the end of the file (a truncated file): refuse that explicitly.
+	 * Files without section headers (sstrip) are refused as well; reading
+	 * PT_GNU_EH_FRAME alone is not supported. */
+	if (!elf_rawfile(elf, &file_size) || eh_hdr.e_shoff == 0 || eh_hdr.e_shentsize == 0 ||
+	    eh_hdr.e_shoff > file_size ||
+	    (file_size - eh_hdr.e_shoff) / eh_hdr.e_shentsize < eh_hdr.e_shnum) {
+		fail(err, errlen, "no section header table within the file");
 		goto cleanup;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
