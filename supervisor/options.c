@@ -25,6 +25,8 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->ringbuf_kb = 8192;
 	o->interval_s = 10;
 	o->max_depth = 64;
+	o->control_interval_s = 1;
+	o->cpu_budget_pct = 1.5;
 	o->max_sample_rate_path = "/proc/sys/kernel/perf_event_max_sample_rate";
 }
 
@@ -46,6 +48,12 @@ void supervisor_options_usage(FILE *out)
 		"                          (default 8192)\n"
 		"      --interval SECONDS  rewrite the output files this often (default 10)\n"
 		"      --max-depth N       deepest user stack recorded, 1-%d (default 64)\n"
+		"      --cpu-budget PCT    most of the host's CPU the agent may use, BPF time\n"
+		"                          included (default 1.5; 100 switches the guard off)\n"
+		"      --control-interval SECONDS\n"
+		"                          how often the throttle decides (default 1)\n"
+		"      --no-throttle       keep -F and the unwinding fixed whatever the load\n"
+		"                          (for comparisons; the in-kernel budget guard stays)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
 		"  -h, --help              show this help and exit\n"
 		"      --version           show the version and exit\n"
@@ -128,7 +136,8 @@ mkdir_failed:
 int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
 			     char *err, size_t errlen)
 {
-	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH };
+	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH, OPT_CPU_BUDGET,
+	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE };
 	static const struct option longopts[] = {
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
@@ -137,6 +146,9 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{"ringbuf-kb", required_argument, NULL, OPT_RINGBUF},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+		{"cpu-budget", required_argument, NULL, OPT_CPU_BUDGET},
+		{"control-interval", required_argument, NULL, OPT_CONTROL_INTERVAL},
+		{"no-throttle", no_argument, NULL, OPT_NO_THROTTLE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -212,6 +224,24 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 					 LOWPROF_MAX_USER_DEPTH);
 				return LOWPROF_EXIT_USAGE;
 			}
+			break;
+		case OPT_CPU_BUDGET:
+			if (number_parse_seconds(optarg, 100.0, &o->cpu_budget_pct) != 0 ||
+			    o->cpu_budget_pct < 0.01) {
+				snprintf(err, errlen, "invalid --cpu-budget '%s': expected a percentage from 0.01 to 100",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_CONTROL_INTERVAL:
+			if (number_parse_uint(optarg, 1, 3600, &o->control_interval_s) != 0) {
+				snprintf(err, errlen,
+					 "invalid --control-interval '%s': expected 1 to 3600 seconds", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_THROTTLE:
+			o->no_throttle = true;
 			break;
 		case 'v':
 			o->verbose = true;

@@ -18,6 +18,9 @@ struct supervisor_options {
 	unsigned ringbuf_kb;
 	unsigned interval_s;
 	unsigned max_depth;
+	unsigned control_interval_s; /* the controller decides this often */
+	double cpu_budget_pct;       /* agent overhead ceiling, % of host CPU */
+	bool no_throttle;            /* fixed settings (comparisons, benchmarks) */
 	bool verbose;
 	bool show_help;
 	bool show_version;

@@ -70,6 +70,9 @@ static void test_defaults(void **state)
 	assert_int_equal(o.interval_s, 10);
 	assert_true(o.duration_s == 0);
 	assert_int_equal(o.npids, 0);
+	assert_int_equal(o.control_interval_s, 1);
+	assert_true(o.cpu_budget_pct == 1.5);
+	assert_false(o.no_throttle);
 }
 
 static void test_good_values(void **state)
@@ -79,7 +82,11 @@ static void test_good_values(void **state)
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	assert_int_equal(parse(&o, err, sizeof(err), "-d", "2.5", "-F", "99", "-p", pid, "--pid", "1",
-			       "--ringbuf-kb", "64", "--interval", "3", "--max-depth", "16", NULL), 0);
+			       "--ringbuf-kb", "64", "--interval", "3", "--max-depth", "16",
+			       "--cpu-budget", "0.5", "--control-interval", "2", "--no-throttle", NULL), 0);
+	assert_true(o.cpu_budget_pct == 0.5);
+	assert_int_equal(o.control_interval_s, 2);
+	assert_true(o.no_throttle);
 	assert_true(o.duration_s == 2.5);
 	assert_int_equal(o.frequency_hz, 99);
 	assert_int_equal(o.npids, 2);
@@ -154,6 +161,10 @@ static void test_bad_other_values(void **state)
 	expect_usage_error("--ringbuf-kb '0'", "--ringbuf-kb", "0", NULL);
 	expect_usage_error("--interval '0'", "--interval", "0", NULL);
 	expect_usage_error("--max-depth '500'", "--max-depth", "500", NULL);
+	expect_usage_error("--cpu-budget '0'", "--cpu-budget", "0", NULL);
+	expect_usage_error("--cpu-budget '101'", "--cpu-budget", "101", NULL);
+	expect_usage_error("--cpu-budget 'x'", "--cpu-budget", "x", NULL);
+	expect_usage_error("--control-interval '0'", "--control-interval", "0", NULL);
 	expect_usage_error("unknown option '--frobnicate'", "--frobnicate", NULL);
 	expect_usage_error("unknown option '-x'", "-x", NULL);
 	expect_usage_error("needs a value", "-F", NULL);
