@@ -334,9 +334,10 @@ int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t er
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(err, errlen, "libelf: %s", elf_errmsg(-1));
-	/* READ_MMAP maps the file privately: a later writer cannot change the
-	 * bytes under the parser, and nothing is read that is not needed. */
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* ELF_C_READ copies what it needs with pread rather than mapping the
+	 * file: the file's owner truncating it mid-parse cannot SIGBUS us, and
+	 * bytes cannot change under the parser once read. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return fail(err, errlen, "not an ELF file: %s", elf_errmsg(-1));
 	rc = build_common(elf, out, err, errlen);
