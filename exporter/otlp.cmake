@@ -1,0 +1,13 @@
+# OTLP profiles export: the encoder (profile model -> ExportProfilesServiceRequest),
+# the per-pid metadata it needs, and the libcurl delivery client.
+lowprof_protobuf_c(OTLP_PROTO_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/otlp/profiles.proto)
+target_sources(lowprof_exporter_core PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/process_info.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client.c
+  ${OTLP_PROTO_SRCS})
+target_link_libraries(lowprof_exporter_core PUBLIC PkgConfig::LIBCURL PkgConfig::ZLIB)
+
+lowprof_unit_test(test_process_info ${CMAKE_SOURCE_DIR}/tests/unit/test_process_info.c LIBS lowprof_exporter_core)
+lowprof_unit_test(test_otlp_encoder ${CMAKE_SOURCE_DIR}/tests/unit/test_otlp_encoder.c LIBS lowprof_exporter_core)
+lowprof_unit_test(test_otlp_client ${CMAKE_SOURCE_DIR}/tests/unit/test_otlp_client.c LIBS lowprof_exporter_core)
