@@ -5,6 +5,7 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/process_info.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client_settings.c
   ${OTLP_PROTO_SRCS})
 target_link_libraries(lowprof_exporter_core PUBLIC PkgConfig::LIBCURL PkgConfig::ZLIB)
 

@@ -35,11 +35,10 @@
 #include <zlib.h>
 
 #include "common/log.h"
+#include "exporter/otlp_client_internal.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "lowprof_build_config.h"
 
-#define OTLP_URL_MAX 2048
-#define OTLP_MAX_TLS_FILE (4u << 20)
 #define OTLP_MAX_RESOLVED 4
 #define OTLP_RETRY_AFTER_FACTOR 10 /* Retry-After is honoured up to 10x backoff_max_ms */
 
@@ -71,237 +70,12 @@ struct otlp_client {
 	struct otlp_client_stats st;
 };
 
-static void otlp_seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void otlp_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static uint64_t otlp_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void otlp_client_settings_init(struct otlp_client_settings *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->compression = OTLP_COMPRESSION_GZIP;
-	s->connect_timeout_ms = OTLP_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS;
-	s->timeout_ms = OTLP_CLIENT_DEFAULT_TIMEOUT_MS;
-	s->queue_max_bytes = OTLP_CLIENT_DEFAULT_QUEUE_BYTES;
-	s->backoff_initial_ms = OTLP_CLIENT_DEFAULT_BACKOFF_INITIAL_MS;
-	s->backoff_max_ms = OTLP_CLIENT_DEFAULT_BACKOFF_MAX_MS;
-	s->max_elapsed_ms = OTLP_CLIENT_DEFAULT_MAX_ELAPSED_MS;
-}
-
-int otlp_client_parse_compression(const char *text, enum otlp_compression *out,
-				  char *err, size_t errlen)
-{
-	if (text != NULL && strcmp(text, "gzip") == 0) {
-		*out = OTLP_COMPRESSION_GZIP;
-		return 0;
-	}
-	if (text != NULL && strcmp(text, "none") == 0) {
-		*out = OTLP_COMPRESSION_NONE;
-		return 0;
-	}
-	otlp_seterr(err, errlen, "--otlp-compression: '%s' is not gzip or none", text ? text : "");
-	return -EINVAL;
-}
-
-/* RFC 9110 token characters. */
-static bool otlp_is_tchar(unsigned char ch)
-{
-	return isalnum(ch) || (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
-}
-
-int otlp_client_check_header(const char *nv, char *err, size_t errlen)
-{
-	const char *eq, *p;
-
-	if (nv == NULL || strpbrk(nv, "\r\n") != NULL) {
-		otlp_seterr(err, errlen, "--otlp-header: a header must not contain CR or LF");
-		return -EINVAL;
-	}
-	eq = strchr(nv, '=');
-	if (eq == NULL || eq == nv) {
-		otlp_seterr(err, errlen, "--otlp-header '%.64s': expected Name=Value with a non-empty name", nv);
-		return -EINVAL;
-	}
-	for (p = nv; p < eq; p++) {
-		if (!otlp_is_tchar((unsigned char)*p)) {
-			otlp_seterr(err, errlen, "--otlp-header '%.64s': invalid character in the name", nv);
-			return -EINVAL;
-		}
-	}
-	for (p = eq + 1; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 && *p != '\t') {
-			otlp_seterr(err, errlen, "--otlp-header '%.64s': control character in the value", nv);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-int otlp_client_endpoint_url(const char *endpoint, char *out, size_t outlen,
-			     char *err, size_t errlen)
-{
-	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *path = NULL, *full = NULL;
-	int ret = -EINVAL;
-
-	if (u == NULL) {
-		otlp_seterr(err, errlen, "--otlp-endpoint: out of memory");
-		return -ENOMEM;
-	}
-	if (endpoint == NULL || endpoint[0] == '\0' ||
-	    curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK) {
-		otlp_seterr(err, errlen, "--otlp-endpoint '%.128s': not a URL", endpoint ? endpoint : "");
-		goto cleanup;
-	}
-	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-		otlp_seterr(err, errlen, "--otlp-endpoint '%.128s': the scheme must be http or https", endpoint);
-		goto cleanup;
-	}
-	if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || host[0] == '\0') {
-		otlp_seterr(err, errlen, "--otlp-endpoint '%.128s': no host", endpoint);
-		goto cleanup;
-	}
-	if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK || strcmp(path, "/") == 0) {
-		if (curl_url_set(u, CURLUPART_PATH, OTLP_CLIENT_DEFAULT_PATH, 0) != CURLUE_OK)
-			goto cleanup;
-	}
-	if (curl_url_get(u, CURLUPART_URL, &full, 0) != CURLUE_OK)
-		goto cleanup;
-	if (strlen(full) >= outlen) {
-		otlp_seterr(err, errlen, "--otlp-endpoint: URL too long");
-		goto cleanup;
-	}
-	snprintf(out, outlen, "%s", full);
-	ret = 0;
-cleanup:
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(path);
-	curl_free(full);
-	curl_url_cleanup(u);
-	return ret;
-}
-
-/* Reads a whole (small) file; NULL with a message naming the option. */
-static void *otlp_read_file(const char *path, const char *opt, size_t *lenp, char *err, size_t errlen)
-{
-	struct stat sb;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		otlp_seterr(err, errlen, "%s '%s': %s", opt, path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
-	    (uint64_t)sb.st_size > OTLP_MAX_TLS_FILE) {
-		otlp_seterr(err, errlen, "%s '%s': not a regular, non-empty file under 4 MiB", opt, path);
-		goto fail;
-	}
-	buf = malloc((size_t)sb.st_size);
-	if (buf == NULL) {
-		otlp_seterr(err, errlen, "%s: out of memory", opt);
-		goto fail;
-	}
-	while (len < (size_t)sb.st_size) {
-		n = read(fd, buf + len, (size_t)sb.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			otlp_seterr(err, errlen, "%s '%s': read failed", opt, path);
-			goto fail;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	*lenp = len;
-	return buf;
-fail:
-	free(buf);
-	close(fd);
-	return NULL;
-}
-
-static int otlp_check_file(const char *path, const char *opt, char *err, size_t errlen)
-{
-	size_t len;
-	void *buf = otlp_read_file(path, opt, &len, err, errlen);
-
-	if (buf == NULL)
-		return -EINVAL;
-	free(buf);
-	return 0;
-}
-
-int otlp_client_settings_validate(const struct otlp_client_settings *s, char *err, size_t errlen)
-{
-	char url[OTLP_URL_MAX];
-	size_t i;
-
-	if (otlp_client_endpoint_url(s->endpoint, url, sizeof(url), err, errlen) != 0)
-		return -EINVAL;
-	if (s->compression != OTLP_COMPRESSION_GZIP && s->compression != OTLP_COMPRESSION_NONE) {
-		otlp_seterr(err, errlen, "--otlp-compression: must be gzip or none");
-		return -EINVAL;
-	}
-	if (s->nheaders > OTLP_CLIENT_MAX_HEADERS) {
-		otlp_seterr(err, errlen, "--otlp-header: at most %d headers", OTLP_CLIENT_MAX_HEADERS);
-		return -EINVAL;
-	}
-	for (i = 0; i < s->nheaders; i++) {
-		if (otlp_client_check_header(s->headers[i], err, errlen) != 0)
-			return -EINVAL;
-	}
-	if ((s->ca_file != NULL || s->client_cert != NULL) && strncmp(url, "https:", 6) != 0) {
-		otlp_seterr(err, errlen, "--otlp-ca/--otlp-client-cert given for an endpoint that is not https");
-		return -EINVAL;
-	}
-	if (s->client_key != NULL && s->client_cert == NULL) {
-		otlp_seterr(err, errlen, "--otlp-client-key needs --otlp-client-cert");
-		return -EINVAL;
-	}
-	if (s->ca_file != NULL && otlp_check_file(s->ca_file, "--otlp-ca", err, errlen) != 0)
-		return -EINVAL;
-	if (s->client_cert != NULL &&
-	    otlp_check_file(s->client_cert, "--otlp-client-cert", err, errlen) != 0)
-		return -EINVAL;
-	if (s->client_key != NULL &&
-	    otlp_check_file(s->client_key, "--otlp-client-key", err, errlen) != 0)
-		return -EINVAL;
-	if (s->connect_timeout_ms <= 0 || s->timeout_ms <= 0 || s->timeout_ms < s->connect_timeout_ms) {
-		otlp_seterr(err, errlen, "otlp timeouts: connect and total must be > 0, total >= connect");
-		return -EINVAL;
-	}
-	if (s->queue_max_bytes < 1024) {
-		otlp_seterr(err, errlen, "--otlp-queue-mb: the queue must hold at least 1 KiB");
-		return -EINVAL;
-	}
-	if (s->backoff_initial_ms <= 0 || s->backoff_max_ms < s->backoff_initial_ms ||
-	    s->max_elapsed_ms <= 0) {
-		otlp_seterr(err, errlen, "otlp retry settings: initial > 0, max >= initial, max elapsed > 0");
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* "host:port:addr[,addr...]" for CURLOPT_RESOLVE; an IP literal needs none. */
@@ -319,7 +93,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	if (u == NULL || curl_url_set(u, CURLUPART_URL, c->url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		otlp_seterr(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
+		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
 		goto cleanup;
 	}
 	if (host[0] == '[' || inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1) {
@@ -331,7 +105,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, NULL, &hints, &res);
 	if (gai != 0) {
-		otlp_seterr(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
+		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
 		goto cleanup;
 	}
 	len = (size_t)snprintf(entry, sizeof(entry), "%s:%s:", host, port);
@@ -349,12 +123,12 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 		n++;
 	}
 	if (n == 0 || len >= sizeof(entry)) {
-		otlp_seterr(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
+		otlp_client_seterr(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
 		goto cleanup;
 	}
 	c->resolve = curl_slist_append(NULL, entry);
 	if (c->resolve == NULL) {
-		otlp_seterr(err, errlen, "otlp: out of memory");
+		otlp_client_seterr(err, errlen, "otlp: out of memory");
 		goto cleanup;
 	}
 	ret = 0;
@@ -465,13 +239,13 @@ static int otlp_setup_headers(struct otlp_client *c, char *err, size_t errlen)
 
 		if ((size_t)snprintf(line, sizeof(line), "%.*s: %s", (int)(eq - c->s.headers[i]),
 				     c->s.headers[i], eq + 1) >= sizeof(line)) {
-			otlp_seterr(err, errlen, "--otlp-header: header too long");
+			otlp_client_seterr(err, errlen, "--otlp-header: header too long");
 			return -EINVAL;
 		}
 		ret = otlp_add_header(c, line);
 	}
 	if (ret != 0)
-		otlp_seterr(err, errlen, "otlp: out of memory");
+		otlp_client_seterr(err, errlen, "otlp: out of memory");
 	return ret;
 }
 
@@ -488,11 +262,11 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 
 		ca = vi->cainfo;
 		if (ca == NULL) {
-			otlp_seterr(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
+			otlp_client_seterr(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
 			return -EINVAL;
 		}
 	}
-	c->ca_mem = otlp_read_file(ca, "--otlp-ca", &len, err, errlen);
+	c->ca_mem = otlp_client_read_file(ca, "--otlp-ca", &len, err, errlen);
 	if (c->ca_mem == NULL)
 		return -EINVAL;
 	c->ca.data = c->ca_mem;
@@ -501,7 +275,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	curl_easy_setopt(c->easy, CURLOPT_CAINFO_BLOB, &c->ca);
 	curl_easy_setopt(c->easy, CURLOPT_CAPATH, NULL);
 	if (c->s.client_cert != NULL) {
-		c->cert_mem = otlp_read_file(c->s.client_cert, "--otlp-client-cert", &len, err, errlen);
+		c->cert_mem = otlp_client_read_file(c->s.client_cert, "--otlp-client-cert", &len, err, errlen);
 		if (c->cert_mem == NULL)
 			return -EINVAL;
 		c->cert.data = c->cert_mem;
@@ -511,7 +285,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 		curl_easy_setopt(c->easy, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (c->s.client_key != NULL) {
-		c->key_mem = otlp_read_file(c->s.client_key, "--otlp-client-key", &len, err, errlen);
+		c->key_mem = otlp_client_read_file(c->s.client_key, "--otlp-client-key", &len, err, errlen);
 		if (c->key_mem == NULL)
 			return -EINVAL;
 		c->key.data = c->key_mem;
@@ -532,14 +306,14 @@ struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *
 		return NULL;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			otlp_seterr(err, errlen, "otlp: curl_global_init failed");
+			otlp_client_seterr(err, errlen, "otlp: curl_global_init failed");
 			return NULL;
 		}
 		curl_ready = true;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		otlp_seterr(err, errlen, "otlp: out of memory");
+		otlp_client_seterr(err, errlen, "otlp: out of memory");
 		return NULL;
 	}
 	c->s = *s;
@@ -551,7 +325,7 @@ struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *
 	c->multi = curl_multi_init();
 	c->easy = curl_easy_init();
 	if (c->multi == NULL || c->easy == NULL) {
-		otlp_seterr(err, errlen, "otlp: curl init failed");
+		otlp_client_seterr(err, errlen, "otlp: curl init failed");
 		goto fail;
 	}
 	if (otlp_pin_host(c, err, errlen) != 0 || otlp_setup_headers(c, err, errlen) != 0 ||
@@ -791,7 +565,10 @@ static void otlp_finish(struct otlp_client *c, CURLcode rc)
 	}
 	retry = rc == CURLE_OK ? (status == 429 || status == 502 || status == 503 || status == 504)
 			       : otlp_retryable_curl(rc);
-	if (rc == CURLE_OK) {
+	/* A dead collector would fill the log: attempts 1, 2, 4, 8... are logged. */
+	if ((p->attempts & (p->attempts - 1)) != 0) {
+		/* quiet */
+	} else if (rc == CURLE_OK) {
 		otlp_sanitize((const char *)c->response, c->response_len < 120 ? c->response_len : 120,
 			      body, sizeof(body));
 		log_warn("otlp: %s answered %ld%s%s", c->url, status, body[0] ? ": " : "", body);
