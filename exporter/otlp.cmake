@@ -4,6 +4,7 @@ lowprof_protobuf_c(OTLP_PROTO_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/otlp/profiles.pro
 target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/process_info.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp/otlp_intern.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client_settings.c
   ${OTLP_PROTO_SRCS})

@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <sys/utsname.h>
 
+#include "exporter/otlp/otlp_intern.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "exporter/process_info.h"
 #include "exporter/profile.h"
@@ -53,15 +54,6 @@ typedef Lowprof__Otlp__KeyValueAndUnit otlp_attribute;
 #define OTLP_NPROFILES 2        /* samples/count and cpu/nanoseconds */
 #define OTLP_MAX_SAMPLE_ATTRS 6
 #define OTLP_RESOURCE_ATTRS 3
-
-/* A deduplicating table of byte strings: index by content, keep copies. */
-struct otlp_intern {
-	uint32_t *slots;        /* entry index + 1; 0 = empty */
-	size_t nslots;          /* power of two */
-	char **keys;            /* NUL-terminated copies */
-	size_t *lens;
-	size_t n, cap;
-};
 
 enum otlp_attr_type { OTLP_ATTR_ZERO, OTLP_ATTR_STRING, OTLP_ATTR_INT };
 
@@ -109,94 +101,6 @@ static void *otlp_alloc(struct otlp_build *b, size_t n, size_t size)
 	blk->next = b->blocks;
 	b->blocks = blk;
 	return blk->data;
-}
-
-static uint64_t otlp_hash(const void *key, size_t len)
-{
-	const unsigned char *k = key;
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= k[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static int otlp_intern_grow(struct otlp_intern *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 64, i;
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (slots == NULL)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		size_t s = (size_t)otlp_hash(t->keys[i], t->lens[i]) & (nslots - 1);
-
-		while (slots[s] != 0)
-			s = (s + 1) & (nslots - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* *idx = index of key in t, adding a copy when it is new. */
-static int otlp_intern_add(struct otlp_intern *t, const void *key, size_t len, uint32_t *idx)
-{
-	size_t s;
-	char *copy;
-
-	if ((t->n + 1) * 4 > t->nslots * 3 && otlp_intern_grow(t) != 0)
-		return -ENOMEM;
-	s = (size_t)otlp_hash(key, len) & (t->nslots - 1);
-	while (t->slots[s] != 0) {
-		uint32_t i = t->slots[s] - 1;
-
-		if (t->lens[i] == len && memcmp(t->keys[i], key, len) == 0) {
-			*idx = i;
-			return 0;
-		}
-		s = (s + 1) & (t->nslots - 1);
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		char **keys = realloc(t->keys, cap * sizeof(*keys));
-		size_t *lens;
-
-		if (keys == NULL)
-			return -ENOMEM;
-		t->keys = keys;
-		lens = realloc(t->lens, cap * sizeof(*lens));
-		if (lens == NULL)
-			return -ENOMEM;
-		t->lens = lens;
-		t->cap = cap;
-	}
-	copy = malloc(len + 1);
-	if (copy == NULL)
-		return -ENOMEM;
-	memcpy(copy, key, len);
-	copy[len] = '\0';
-	t->keys[t->n] = copy;
-	t->lens[t->n] = len;
-	t->slots[s] = (uint32_t)t->n + 1;
-	*idx = (uint32_t)t->n++;
-	return 0;
-}
-
-static void otlp_intern_free(struct otlp_intern *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->keys[i]);
-	free(t->keys);
-	free(t->lens);
-	free(t->slots);
 }
 
 static int otlp_scratch(struct otlp_build *b, size_t need)
