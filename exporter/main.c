@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/notify.h"
 #include "exporter/exporter_options.h"
 #include "exporter/ingest.h"
 #include "exporter/outputs.h"
 #include "exporter/profile.h"
 #include "exporter/symbolizer.h"
+#include "exporter/timeline.h"
 #include "ipc/loader_stats.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/sample_record.h"
@@ -38,6 +40,7 @@ struct exporter {
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;
 	struct ingest_stats ingest;
+	struct timeline *timeline;
 	uint64_t start_mono_ns;
 	uint64_t start_unix_ns;
 	bool ring_broken;
@@ -54,6 +57,7 @@ static uint64_t exporter_clock_ns(clockid_t clk)
 static void exporter_handle_record(struct exporter *ex, uint32_t type, const void *buf, uint32_t len)
 {
 	struct sample_view sv;
+	struct lowprof_timeline_entry te;
 	char err[256];
 
 	switch (type) {
@@ -70,6 +74,12 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 			ex->have_loader_stats = true;
 		else
 			log_warn_f("malformed statistics record refused (%u bytes)", len);
+		return;
+	case LOWPROF_REC_TIMELINE:
+		if (timeline_entry_decode(buf, len, &te) != 0)
+			log_warn_f("malformed timeline entry refused (%u bytes)", len);
+		else if (timeline_add(ex->timeline, &te) != 0)
+			log_warn_f("out of memory: timeline entry dropped");
 		return;
 	default:
 		ex->ingest.rejected++;
@@ -116,6 +126,8 @@ static void exporter_write(struct exporter *ex)
 	ctx.duration_s = (double)(now_mono - ex->start_mono_ns) / 1e9;
 	ctx.loader = ex->have_loader_stats ? &ex->loader : NULL;
 	ctx.ingest = &ex->ingest;
+	ctx.timeline = ex->timeline;
+	ctx.start_mono_ns = ex->start_mono_ns;
 	outputs_write_all(ex->profile, &ctx);
 }
 
@@ -170,7 +182,8 @@ int main(int argc, char **argv)
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
 	ex.profile = profile_new();
-	if (ex.profile == NULL)
+	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
+	if (ex.profile == NULL || ex.timeline == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	ex.start_mono_ns = exporter_clock_ns(CLOCK_MONOTONIC);
 	ex.start_unix_ns = exporter_clock_ns(CLOCK_REALTIME);
@@ -186,6 +199,7 @@ int main(int argc, char **argv)
 		/* The eventfd is only a hint: the timeout makes us look anyway. */
 		if (poll(pfd, 2, POLL_MS) < 0 && errno != EINTR)
 			fatal(LOWPROF_EXIT_FAILURE, "poll: %s", strerror(errno));
+		notify_ping(); /* liveness for the supervisor; the poll timeout bounds the gap */
 		if (pfd[1].revents & POLLIN) {
 			if (read(LOWPROF_FD_EVENT, &hint, sizeof(hint)) < 0 && errno != EAGAIN)
 				log_warn("eventfd read: %s", strerror(errno));
@@ -209,6 +223,7 @@ int main(int argc, char **argv)
 	exporter_write(&ex);
 	exporter_print_summary(&ex);
 	profile_free(ex.profile);
+	timeline_free(ex.timeline);
 	symbolizer_free(ex.sym);
 	shm_ring_consumer_detach(&ex.ring);
 	return LOWPROF_EXIT_OK;

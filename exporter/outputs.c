@@ -1,6 +1,7 @@
 #include "exporter/outputs.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -10,6 +11,7 @@
 #include "exporter/pprof_writer.h"
 #include "exporter/profile.h"
 #include "exporter/summary_json.h"
+#include "exporter/timeline.h"
 
 struct outputs_job {
 	const struct profile *profile;
@@ -79,9 +81,11 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra;
+	struct summary_extra extra[3];
 	struct summary_info info;
 	char collection[1024];
+	char *overhead = NULL, *timeline = NULL;
+	int rc;
 
 	memset(&info, 0, sizeof(info));
 	info.duration_s = ctx->duration_s;
@@ -90,11 +94,26 @@ static int outputs_summary(FILE *f, void *arg)
 		info.idle_samples = ctx->loader->idle;
 	}
 	outputs_collection_json(ctx, collection, sizeof(collection));
-	extra.key = "collection";
-	extra.raw_json = collection;
-	info.extras = &extra;
+	extra[0].key = "collection";
+	extra[0].raw_json = collection;
+	info.extras = extra;
 	info.nextras = 1;
-	return summary_json_write(job->profile, &info, f);
+	/* The throttle's record (docs/THROTTLE.md): only when the loader sends one. */
+	if (ctx->timeline != NULL) {
+		overhead = timeline_overhead_json(ctx->timeline);
+		timeline = timeline_entries_json(ctx->timeline, ctx->start_mono_ns);
+		if (overhead != NULL && timeline != NULL) {
+			extra[1].key = "overhead";
+			extra[1].raw_json = overhead;
+			extra[2].key = "timeline";
+			extra[2].raw_json = timeline;
+			info.nextras = 3;
+		}
+	}
+	rc = summary_json_write(job->profile, &info, f);
+	free(overhead);
+	free(timeline);
+	return rc;
 }
 
 int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)

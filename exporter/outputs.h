@@ -11,6 +11,7 @@
 #include "ipc/loader_stats.h"
 
 struct profile;
+struct timeline;
 
 struct outputs_context {
 	int dirfd;
@@ -18,6 +19,8 @@ struct outputs_context {
 	double duration_s;
 	const struct lowprof_loader_stats *loader; /* latest counters, or NULL */
 	const struct ingest_stats *ingest;
+	const struct timeline *timeline;   /* the throttle's intervals, or NULL */
+	uint64_t start_mono_ns;            /* t = 0 of the timeline */
 };
 
 /* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.

@@ -11,6 +11,7 @@
 enum lowprof_record_type {
 	LOWPROF_REC_SAMPLE = 1,       /* struct lowprof_sample, variable length */
 	LOWPROF_REC_LOADER_STATS = 2, /* struct lowprof_loader_stats */
+	LOWPROF_REC_TIMELINE = 3,     /* struct lowprof_timeline_entry */
 };
 
 #define LOWPROF_LOADER_STATS_VERSION 1
@@ -34,7 +35,49 @@ struct lowprof_loader_stats {
 	__u64 frequency_hz;      /* sampling frequency in force */
 };
 
+#define LOWPROF_TIMELINE_VERSION 1
+
+enum lowprof_timeline_flags {
+	/* The loader applied the critical tier itself: the controller was silent or gone. */
+	LOWPROF_TIMELINE_FAILSAFE = 1u << 0,
+	/* host_cpu_centipct was measured (else /proc/stat could not be read). */
+	LOWPROF_TIMELINE_HOST_VALID = 1u << 1,
+};
+
+/*
+ * One control interval as the loader saw it: the throttle state in force at
+ * its end and the raw counters of the interval. The exporter derives the
+ * percentages (drop rate, overhead) from the counters, so nothing here is a
+ * float to validate. Tier values are enum policy_tier (0 healthy, 1 high,
+ * 2 critical), unwind enum lowprof_unwind_mode.
+ */
+struct lowprof_timeline_entry {
+	__u32 version;
+	__u32 flags;              /* enum lowprof_timeline_flags */
+	__u64 monotonic_ns;       /* CLOCK_MONOTONIC at the end of the interval */
+	__u64 interval_ns;        /* length of the interval */
+	__u32 tier;
+	__u32 frequency_hz;
+	__u32 unwind;
+	__u32 max_depth;
+	__u32 sample_divisor;
+	__u32 paused;             /* 0 or 1 */
+	__u32 online_cpus;
+	__u32 host_cpu_centipct;  /* whole-host CPU in hundredths of a percent, 0..10000 */
+	__u32 cpu_budget_centipct; /* --cpu-budget in hundredths of a percent */
+	__u32 reserved;           /* zero */
+	__u64 events;             /* BPF program runs (perf events fired) */
+	__u64 submitted;          /* samples written to the BPF ring */
+	__u64 reserve_failures;   /* samples lost: BPF ring full */
+	__u64 bpf_run_time_ns;    /* self-timed BPF run time, summed over CPUs */
+	__u64 agent_cpu_ns;       /* utime+stime of every lowprof process */
+};
+
 /* 0 if buf is a well-formed stats record (copied into *out), else -EINVAL. */
 int loader_stats_decode(const void *buf, size_t len, struct lowprof_loader_stats *out);
+
+/* 0 if buf is a well-formed timeline entry (copied into *out), else -EINVAL:
+ * wrong size or version, unknown flags, a field out of its range. */
+int timeline_entry_decode(const void *buf, size_t len, struct lowprof_timeline_entry *out);
 
 #endif

@@ -50,3 +50,24 @@ int loader_stats_decode(const void *buf, size_t len, struct lowprof_loader_stats
 		return -EINVAL;
 	return 0;
 }
+
+#define TIMELINE_KNOWN_FLAGS (LOWPROF_TIMELINE_FAILSAFE | LOWPROF_TIMELINE_HOST_VALID)
+
+int timeline_entry_decode(const void *buf, size_t len, struct lowprof_timeline_entry *out)
+{
+	if (len != sizeof(*out))
+		return -EINVAL;
+	memcpy(out, buf, sizeof(*out));
+	if (out->version != LOWPROF_TIMELINE_VERSION || (out->flags & ~TIMELINE_KNOWN_FLAGS) != 0 ||
+	    out->reserved != 0)
+		return -EINVAL;
+	/* Tier 0..2, unwind 0..1: the values the loader can be in. */
+	if (out->tier > 2 || out->unwind > LOWPROF_UNWIND_DWARF || out->paused > 1)
+		return -EINVAL;
+	if (out->frequency_hz == 0 || out->max_depth == 0 || out->max_depth > LOWPROF_MAX_USER_DEPTH ||
+	    out->sample_divisor == 0 || out->online_cpus == 0 || out->interval_ns == 0)
+		return -EINVAL;
+	if (out->host_cpu_centipct > 10000 || out->cpu_budget_centipct > 10000)
+		return -EINVAL;
+	return 0;
+}

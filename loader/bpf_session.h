@@ -6,6 +6,7 @@
 #define LOWPROF_LOADER_BPF_SESSION_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,6 +24,16 @@ struct bpf_session_settings {
 	unsigned unwind_mode;  /* enum lowprof_unwind_mode */
 	const pid_t *pids;     /* only these thread groups; NULL/0 = all */
 	size_t npids;
+	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
+};
+
+/* The sampling settings a SetThrottle changes at run time. */
+struct bpf_session_throttle {
+	unsigned frequency_hz;
+	unsigned unwind_mode;    /* enum lowprof_unwind_mode */
+	unsigned max_depth;
+	unsigned sample_divisor;
+	bool paused;
 };
 
 struct bpf_session {
@@ -30,6 +41,9 @@ struct bpf_session {
 	struct perf_event_set events;
 	struct bpf_link **links; /* one per perf event */
 	struct lowprof_config config;
+	struct bpf_session_throttle throttle; /* what is in force */
+	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */
+	size_t rb_pos_len;
 	int ncpus_possible;
 };
 
@@ -38,8 +52,20 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 		      char *err, size_t errlen);
 /* Write the run-time config map (no reload). */
 int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);
+/*
+ * Apply new sampling settings without reloading or detaching anything: the
+ * config map (unwinding, depth, divisor, and the period each sample carries
+ * as its weight), PERF_EVENT_IOC_PERIOD on every event when the frequency
+ * changes, PERF_EVENT_IOC_DISABLE / ENABLE when paused changes. The caller
+ * has validated t. 0 or -errno (with what failed in err); on failure the
+ * session may be partly changed, and s->throttle says what is known to hold.
+ */
+int bpf_session_apply(struct bpf_session *s, const struct bpf_session_throttle *t,
+		      char *err, size_t errlen);
 /* Sum the per-CPU counters. */
 int bpf_session_read_stats(struct bpf_session *s, struct lowprof_cpu_stats *sum);
+/* Bytes written to the BPF ring buffer and not yet consumed (0 if unknown). */
+uint64_t bpf_session_ringbuf_used(const struct bpf_session *s);
 /* fd of the BPF ring buffer map, for ring_buffer__new(). */
 int bpf_session_ringbuf_fd(const struct bpf_session *s);
 int bpf_session_prog_fd(const struct bpf_session *s);

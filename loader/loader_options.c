@@ -16,6 +16,9 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{"drain-ms", required_argument, NULL, 'd'},
 		{"stats-ms", required_argument, NULL, 's'},
 		{"pid", required_argument, NULL, 'p'},
+		{"cpu-budget", required_argument, NULL, 'b'},
+		{"control-interval", required_argument, NULL, 'i'},
+		{"no-throttle", no_argument, NULL, 'n'},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -27,6 +30,9 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->drain_ms = 100;
 	out->stats_ms = 1000;
 	out->npids = 0;
+	out->cpu_budget_pct = 1.5;
+	out->control_interval_s = 1.0;
+	out->no_throttle = false;
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -54,6 +60,19 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		case 's':
 			if (number_parse_uint(optarg, 10, 60000, &out->stats_ms) != 0)
 				goto bad_value;
+			break;
+		case 'b':
+			if (number_parse_seconds(optarg, 100.0, &out->cpu_budget_pct) != 0 ||
+			    out->cpu_budget_pct < 0.01)
+				goto bad_value;
+			break;
+		case 'i':
+			if (number_parse_seconds(optarg, 3600.0, &out->control_interval_s) != 0 ||
+			    out->control_interval_s < 0.1)
+				goto bad_value;
+			break;
+		case 'n':
+			out->no_throttle = true;
 			break;
 		case 'p':
 			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)

@@ -2,6 +2,7 @@
 #ifndef LOWPROF_LOADER_OPTIONS_H
 #define LOWPROF_LOADER_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -13,6 +14,9 @@ struct loader_options {
 	unsigned max_depth;
 	unsigned drain_ms;
 	unsigned stats_ms;
+	double cpu_budget_pct;      /* --cpu-budget: the in-BPF guard's share; 100 = no guard */
+	double control_interval_s;  /* --control-interval: timeline and controller silence clock */
+	bool no_throttle;           /* --no-throttle: fixed settings, SetThrottle refused */
 	pid_t pids[LOADER_MAX_PIDS];
 	size_t npids;
 };

@@ -1,0 +1,197 @@
+#include "controller/agent_cpu.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Children listed per root; more than this many lowprof processes is a bug elsewhere. */
+#define AGENT_CPU_MAX_CHILDREN 64
+
+int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out)
+{
+	char line[1024];
+	const char *p;
+	char *end;
+	unsigned long long v[15];
+	long ppid;
+	size_t i;
+
+	if (len == 0 || len >= sizeof(line))
+		return -EINVAL;
+	memcpy(line, buf, len);
+	line[len] = '\0';
+	p = strrchr(line, ')');
+	if (p == NULL || p[1] != ' ')
+		return -EINVAL;
+	/* Field 3 (state) follows ") "; then ppid (4) ... cstime (17). */
+	p += 2;
+	if (!isalpha((unsigned char)*p) || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	errno = 0;
+	ppid = strtol(p, &end, 10);
+	if (errno != 0 || end == p || ppid < 0)
+		return -EINVAL;
+	p = end;
+	/* Fields 5..17: pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime (cutime/cstime are signed in the
+	 * kernel's format but never negative). */
+	for (i = 0; i < 13; i++) {
+		if (*p != ' ')
+			return -EINVAL;
+		p++;
+		errno = 0;
+		if (*p == '-') {
+			/* tty_nr and tpgid may be -1. */
+			(void)strtoll(p, &end, 10);
+			v[i] = 0;
+		} else {
+			v[i] = strtoull(p, &end, 10);
+		}
+		if (errno != 0 || end == p)
+			return -EINVAL;
+		p = end;
+	}
+	out->ppid = (pid_t)ppid;
+	out->utime = v[9];
+	out->stime = v[10];
+	out->cutime = v[11];
+	out->cstime = v[12];
+	return 0;
+}
+
+static int agent_cpu_read_pid(const char *proc, pid_t pid, struct agent_cpu_stat *st)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc != 0)
+		return rc;
+	/* Drop the trailing newline so the parser sees only fields. */
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	return agent_cpu_parse_stat(buf, (size_t)n, st);
+}
+
+static uint64_t agent_cpu_ticks(const struct agent_cpu_stat *st)
+{
+	return st->utime + st->stime + st->cutime + st->cstime;
+}
+
+/* Children from /proc/ROOT/task/TID/children; -ENOENT if the kernel has no such file. */
+static int agent_cpu_children_file(const char *proc, pid_t root, pid_t *kids, size_t *nkids)
+{
+	char path[96], buf[1024];
+	struct dirent *de;
+	DIR *dir;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)root);
+	dir = opendir(path);
+	if (dir == NULL)
+		return -errno;
+	for (;;) {
+		char *p, *end;
+		ssize_t n;
+		int fd;
+
+		de = readdir(dir);
+		if (de == NULL)
+			break;
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/task/%.16s/children", proc, (int)root, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = errno == ENOENT ? -ENOENT : 0;
+			if (rc != 0)
+				break;
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		p = buf;
+		while (*nkids < AGENT_CPU_MAX_CHILDREN) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p || v <= 0)
+				break;
+			kids[(*nkids)++] = (pid_t)v;
+			p = end;
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* The fallback: every process whose parent is root. */
+static int agent_cpu_children_scan(const char *proc, pid_t root, pid_t *kids, size_t *nkids)
+{
+	struct agent_cpu_stat st;
+	struct dirent *de;
+	DIR *dir;
+
+	dir = opendir(proc);
+	if (dir == NULL)
+		return -errno;
+	for (;;) {
+		char *end;
+		long v;
+
+		de = readdir(dir);
+		if (de == NULL || *nkids == AGENT_CPU_MAX_CHILDREN)
+			break;
+		v = strtol(de->d_name, &end, 10);
+		if (*end != '\0' || v <= 0)
+			continue;
+		if (agent_cpu_read_pid(proc, (pid_t)v, &st) == 0 && st.ppid == root)
+			kids[(*nkids)++] = (pid_t)v;
+	}
+	closedir(dir);
+	return 0;
+}
+
+int agent_cpu_read(const char *proc, pid_t root, uint64_t *total_ns)
+{
+	pid_t kids[AGENT_CPU_MAX_CHILDREN];
+	struct agent_cpu_stat st;
+	size_t nkids = 0, i;
+	uint64_t ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	int rc;
+
+	rc = agent_cpu_read_pid(proc, root, &st);
+	if (rc != 0)
+		return rc;
+	ticks = agent_cpu_ticks(&st);
+	rc = agent_cpu_children_file(proc, root, kids, &nkids);
+	if (rc == -ENOENT) {
+		nkids = 0;
+		agent_cpu_children_scan(proc, root, kids, &nkids);
+	}
+	for (i = 0; i < nkids; i++) {
+		/* A child that exits between the listing and here is simply skipped. */
+		if (agent_cpu_read_pid(proc, kids[i], &st) == 0)
+			ticks += agent_cpu_ticks(&st);
+	}
+	if (hz <= 0)
+		hz = 100;
+	*total_ns = ticks * (1000000000ULL / (uint64_t)hz);
+	return 0;
+}

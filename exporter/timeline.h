@@ -1,0 +1,38 @@
+/*
+ * The throttle's timeline: one entry per control interval, forwarded by the
+ * loader through the shared ring (LOWPROF_REC_TIMELINE), and what
+ * summary.json says about it: "overhead" (budget, max and mean overhead,
+ * BPF cost per sample) and "timeline" (the settings in force and the
+ * measurements of each interval).
+ */
+#ifndef LOWPROF_EXPORTER_TIMELINE_H
+#define LOWPROF_EXPORTER_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lowprof.h"
+#include "ipc/loader_stats.h"
+
+/* Entries kept for "timeline": a day at the default 1 s interval. Older
+ * ones leave the list but still count in "overhead". */
+#define TIMELINE_MAX_ENTRIES 86400
+
+struct timeline;
+
+struct timeline *timeline_new(size_t max_entries);
+void timeline_free(struct timeline *tl);
+/* Add a validated entry (timeline_entry_decode). 0 or -ENOMEM. */
+int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e);
+size_t timeline_count(const struct timeline *tl);
+
+/*
+ * The "overhead" object, or "null" before the first entry. mean_pct is the
+ * whole run's (BPF + agent CPU) / capacity, max_pct the worst interval's.
+ * Returns a malloc'd string (NULL on allocation failure).
+ */
+char *timeline_overhead_json(const struct timeline *tl);
+/* The "timeline" array; t is seconds from start_mono_ns to each interval's end. */
+char *timeline_entries_json(const struct timeline *tl, uint64_t start_mono_ns);
+
+#endif /* LOWPROF_EXPORTER_TIMELINE_H */

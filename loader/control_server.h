@@ -1,0 +1,126 @@
+/*
+ * The loader's side of the control socket (LOWPROF_FD_CONTROL): an
+ * OpenSSH-style monitor. A fixed table of request types, each with its own
+ * validation, is all the controller can ask:
+ *
+ *   Hello         -> Reply       (version and component checked)
+ *   StatsRequest  -> Stats       (counters since the previous Stats)
+ *   SetThrottle   -> Reply       (every field checked, then applied)
+ *   GetState      -> ThrottleState (what is in force)
+ *
+ * Any other payload is refused with an error Reply; a request before Hello is
+ * refused with EPERM. A frame that cannot be parsed (zero or oversized
+ * length, unpack failure, no payload) or a bad Hello breaks the protocol: the
+ * peer is cut off for good (the socket is closed) and the fail-safe applies.
+ *
+ * Fail-safe: when the peer is gone or has sent nothing for
+ * CONTROL_SILENCE_INTERVALS control intervals, the loader applies the
+ * critical tier itself and keeps it until a controller says Hello again.
+ *
+ * The server does no BPF itself: it calls the loader through control_ops, so
+ * that the unit tests can drive it over a real socketpair without a kernel.
+ */
+#ifndef LOWPROF_LOADER_CONTROL_SERVER_H
+#define LOWPROF_LOADER_CONTROL_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc/wire.h"
+
+/* Intervals of silence after which the loader goes critical by itself. */
+#define CONTROL_SILENCE_INTERVALS 3
+/* Frames handled per wake-up, so a flooding peer cannot starve the drain. */
+#define CONTROL_MAX_FRAMES_PER_WAKE 32
+
+/* A throttle state in the loader's terms (tier: enum policy_tier, 0..2). */
+struct control_throttle {
+	unsigned tier;
+	unsigned frequency_hz;
+	unsigned unwind_mode; /* enum lowprof_unwind_mode */
+	unsigned max_depth;
+	unsigned sample_divisor;
+	bool paused;
+};
+
+/* Cumulative counters, read when a Stats is due; the server sends deltas. */
+struct control_counters {
+	uint64_t monotonic_ns;
+	uint64_t submitted;
+	uint64_t reserve_failures;
+	uint64_t bpf_run_time_ns;
+	uint64_t bpf_run_count;
+	uint64_t agent_cpu_ns;
+	uint64_t ringbuf_used_bytes; /* instantaneous */
+	uint64_t ringbuf_size_bytes;
+	uint32_t online_cpus;
+};
+
+struct control_ops {
+	/* Apply t (already validated). 0, or -errno with the reason in err. */
+	int (*apply)(void *arg, const struct control_throttle *t, char *err, size_t errlen);
+	/* Read the cumulative counters. 0 or -errno. */
+	int (*counters)(void *arg, struct control_counters *out);
+	void *arg;
+};
+
+struct control_server_config {
+	struct wire_limits limits;  /* max frequency = the user's -F; divisor cap */
+	unsigned max_depth;         /* the user's --max-depth: deeper requests are cut to it */
+	uint64_t interval_ns;       /* the control interval (silence clock) */
+	bool fixed;                 /* --no-throttle: refuse any change, no fail-safe */
+	struct control_throttle failsafe; /* the critical tier */
+};
+
+struct control_server {
+	int fd;                      /* -1 once the peer is gone or cut off */
+	bool served;                 /* there was a control socket at all */
+	struct control_server_config cfg;
+	struct control_ops ops;
+	struct wire_reader rd;
+	bool hello;                  /* the peer said a valid Hello */
+	bool failsafe;               /* the fail-safe state is in force */
+	struct control_throttle applied;
+	struct control_counters base; /* counters at the previous Stats */
+	bool have_base;
+	uint64_t last_heard_ns;
+	pid_t peer_pid;              /* SO_PEERCRED, for the audit lines */
+	uid_t peer_uid;
+	uint64_t refused;            /* requests refused with an error Reply */
+};
+
+/*
+ * Start serving fd (made non-blocking here; the server owns it from now on
+ * and closes it). fd may be -1: no controller at all (fixed settings, no
+ * fail-safe). initial is the state already applied. now_ns starts the
+ * silence clock.
+ */
+void control_server_init(struct control_server *cs, int fd, const struct control_server_config *cfg,
+			 const struct control_ops *ops, const struct control_throttle *initial,
+			 uint64_t now_ns);
+
+/*
+ * The fd is readable: read, answer and apply what the peer sent. Returns 0,
+ * or -errno once the peer has closed or was cut off (cs->fd is then -1 and
+ * the fail-safe has been applied).
+ */
+int control_server_handle(struct control_server *cs, uint64_t now_ns);
+
+/*
+ * Called on every tick: when the peer has been silent for
+ * CONTROL_SILENCE_INTERVALS intervals (or is gone), apply the fail-safe.
+ * Returns true when it was applied by this call.
+ */
+bool control_server_tick(struct control_server *cs, uint64_t now_ns);
+
+void control_server_close(struct control_server *cs);
+
+/* Conversions between the wire and the loader's terms. */
+int control_throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct control_throttle *out);
+void control_throttle_to_wire(const struct control_throttle *t, Lowprof__Ctl__ThrottleState *out);
+/* "healthy 19 Hz dwarf depth 64 divisor 1" for logs. */
+void control_throttle_describe(const struct control_throttle *t, char *buf, size_t len);
+
+#endif /* LOWPROF_LOADER_CONTROL_SERVER_H */

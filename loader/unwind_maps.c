@@ -1,0 +1,432 @@
+/* unwind_maps: row allocation, the per-file cache and the per-process map entries. */
+#include "loader/unwind_maps.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bpf/lowprof.skel.h"
+#include "common/log.h"
+
+/* The BPF side mirrors these (bpf/unwind_dwarf.bpf.h): one layout, checked here. */
+_Static_assert(sizeof(struct lowprof_unwind_row) == sizeof(struct unwind_row), "row size");
+_Static_assert(UNWIND_CFA_END == 5 && UNWIND_CFA_SIGNAL == 4 && UNWIND_CFA_PLT == 3 &&
+		       UNWIND_RBP_AT_CFA == 1,
+	       "unwind kinds mirrored in bpf/unwind_dwarf.bpf.h");
+_Static_assert((1u << LOWPROF_UNWIND_ROW_STEPS) > UNWIND_TABLE_MAX_ROWS, "row search steps");
+_Static_assert((1u << (LOWPROF_UNWIND_MAPPING_STEPS - 1)) >= LOWPROF_UNWIND_MAX_MAPPINGS,
+	       "mapping search steps");
+
+static int um_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int um_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+uint32_t unwind_maps_capacity(unsigned table_mb)
+{
+	uint64_t rows = ((uint64_t)table_mb << 20) / sizeof(struct lowprof_unwind_row);
+
+	if (rows < 1)
+		rows = 1;
+	if (rows > UINT32_MAX / 2)
+		rows = UINT32_MAX / 2;
+	return (uint32_t)rows;
+}
+
+int unwind_maps_size(struct lowprof_bpf *skel, unsigned table_mb)
+{
+	return bpf_map__set_max_entries(skel->maps.unwind_rows, unwind_maps_capacity(table_mb));
+}
+
+static int um_free_insert(struct unwind_maps *um, uint32_t start, uint32_t len)
+{
+	size_t i, at;
+
+	/* Keep the list sorted and coalesced: find the first range after start. */
+	for (at = 0; at < um->nfree && um->free[at].start < start; at++)
+		;
+	if (at > 0 && um->free[at - 1].start + um->free[at - 1].len == start) {
+		um->free[at - 1].len += len;
+		if (at < um->nfree && start + len == um->free[at].start) {
+			um->free[at - 1].len += um->free[at].len;
+			memmove(&um->free[at], &um->free[at + 1], (um->nfree - at - 1) * sizeof(*um->free));
+			um->nfree--;
+		}
+		return 0;
+	}
+	if (at < um->nfree && start + len == um->free[at].start) {
+		um->free[at].start = start;
+		um->free[at].len += len;
+		return 0;
+	}
+	if (um->nfree == um->free_cap) {
+		size_t ncap = um->free_cap ? um->free_cap * 2 : 64;
+		struct unwind_range *n = realloc(um->free, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		um->free = n;
+		um->free_cap = ncap;
+	}
+	for (i = um->nfree; i > at; i--)
+		um->free[i] = um->free[i - 1];
+	um->free[at].start = start;
+	um->free[at].len = len;
+	um->nfree++;
+	return 0;
+}
+
+/* First fit. Returns 0 and the start, or -ENOSPC. */
+static int um_alloc(struct unwind_maps *um, uint32_t len, uint32_t *start)
+{
+	size_t i;
+
+	for (i = 0; i < um->nfree; i++) {
+		if (um->free[i].len < len)
+			continue;
+		*start = um->free[i].start;
+		um->free[i].start += len;
+		um->free[i].len -= len;
+		if (um->free[i].len == 0) {
+			memmove(&um->free[i], &um->free[i + 1], (um->nfree - i - 1) * sizeof(*um->free));
+			um->nfree--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void um_common_init(struct unwind_maps *um, struct lowprof_unwind_row *rows,
+			   uint32_t capacity)
+{
+	memset(um, 0, sizeof(*um));
+	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
+	um->rows = rows;
+	um->capacity = capacity;
+}
+
+int unwind_maps_init_mem(struct unwind_maps *um, struct lowprof_unwind_row *rows,
+			 uint32_t capacity)
+{
+	um_common_init(um, rows, capacity);
+	return um_free_insert(um, 0, capacity);
+}
+
+int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err, size_t errlen)
+{
+	uint32_t capacity = bpf_map__max_entries(skel->maps.unwind_rows);
+	void *rows;
+
+	rows = mmap(NULL, (size_t)capacity * sizeof(struct lowprof_unwind_row),
+		    PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(skel->maps.unwind_rows), 0);
+	if (rows == MAP_FAILED)
+		return um_fail(err, errlen, "mmap of unwind_rows: %s", strerror(errno));
+	if (unwind_maps_init_mem(um, rows, capacity) != 0) {
+		munmap(rows, (size_t)capacity * sizeof(struct lowprof_unwind_row));
+		return um_fail(err, errlen, "out of memory");
+	}
+	um->rows_fd = bpf_map__fd(skel->maps.unwind_rows);
+	um->procs_fd = bpf_map__fd(skel->maps.unwind_procs);
+	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
+	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
+	um->ncpus = libbpf_num_possible_cpus();
+	return 0;
+}
+
+void unwind_maps_fini(struct unwind_maps *um)
+{
+	size_t i;
+
+	if (um->rows_fd >= 0 && um->rows != NULL)
+		munmap(um->rows, (size_t)um->capacity * sizeof(struct lowprof_unwind_row));
+	for (i = 0; i < um->nfiles; i++)
+		free(um->files[i]);
+	free(um->files);
+	free(um->free);
+	memset(um, 0, sizeof(*um));
+	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
+}
+
+int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_segment *seg,
+			    uint32_t nseg, char *err, size_t errlen)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t i;
+	size_t r;
+
+	if (unwind_table_validate(t, err, errlen) != 0)
+		return -1;
+	if (nseg == 0 || nseg > UNWINDER_MAX_SEGMENTS)
+		return um_fail(err, errlen, "%u executable segments", nseg);
+	for (i = 0; i < nseg; i++) {
+		if (seg[i].memsz == 0 || seg[i].vaddr + seg[i].memsz < seg[i].vaddr)
+			return um_fail(err, errlen, "executable segment %u is empty or wraps", i);
+		if (seg[i].vaddr < lo)
+			lo = seg[i].vaddr;
+		if (seg[i].vaddr + seg[i].memsz > hi)
+			hi = seg[i].vaddr + seg[i].memsz;
+	}
+	/* A gap row may sit just past the code (it closes the last FDE). */
+	for (r = 0; r < t->nrows; r++) {
+		const struct unwind_row *row = &t->rows[r];
+
+		if (row->cfa_kind == UNWIND_CFA_NONE && row->pc >= lo && row->pc <= hi)
+			continue;
+		if (row->pc < lo || row->pc >= hi)
+			return um_fail(err, errlen,
+				       "row %zu at 0x%llx outside the executable segments [0x%llx, 0x%llx)",
+				       r, (unsigned long long)row->pc, (unsigned long long)lo,
+				       (unsigned long long)hi);
+	}
+	return 0;
+}
+
+static bool um_key_eq(const struct unwind_file_key *a, const struct unwind_file_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->mtime_ns == b->mtime_ns &&
+	       a->size == b->size;
+}
+
+struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct unwind_file_key *key)
+{
+	size_t i;
+
+	for (i = 0; i < um->nfiles; i++) {
+		if (um_key_eq(&um->files[i]->key, key))
+			return um->files[i];
+	}
+	return NULL;
+}
+
+static struct unwind_file *um_file_new(struct unwind_maps *um, const struct unwind_file_key *key)
+{
+	struct unwind_file *f;
+
+	if (um->nfiles == um->files_cap) {
+		size_t ncap = um->files_cap ? um->files_cap * 2 : 64;
+		struct unwind_file **n = realloc(um->files, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return NULL;
+		um->files = n;
+		um->files_cap = ncap;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return NULL;
+	f->key = *key;
+	f->last_used = um->tick;
+	um->files[um->nfiles++] = f;
+	return f;
+}
+
+static void um_file_remove(struct unwind_maps *um, size_t i)
+{
+	struct unwind_file *f = um->files[i];
+
+	if (f->state == UNWIND_FILE_READY && f->nrows > 0) {
+		/* On failure the range leaks (counted as used): harmless, only ENOMEM. */
+		if (um_free_insert(um, f->first_row, f->nrows) != 0)
+			log_warn_f("free list: out of memory");
+	}
+	free(f);
+	um->files[i] = um->files[--um->nfiles];
+}
+
+/* Evict unreferenced files, least recently used first, until len rows fit. */
+static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *start)
+{
+	size_t i, victim;
+
+	while (um_alloc(um, len, start) != 0) {
+		victim = SIZE_MAX;
+		for (i = 0; i < um->nfiles; i++) {
+			struct unwind_file *f = um->files[i];
+
+			if (f->refs != 0 || f->state != UNWIND_FILE_READY || f->nrows == 0)
+				continue;
+			if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
+				victim = i;
+		}
+		if (victim == SIZE_MAX)
+			return -ENOSPC;
+		um_file_remove(um, victim);
+		um->evictions++;
+	}
+	return 0;
+}
+
+struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_file_key *key,
+				    const struct unwind_table *t,
+				    const struct unwinder_segment *seg, uint32_t nseg)
+{
+	struct unwind_file *f;
+	uint32_t start;
+
+	f = um_file_new(um, key);
+	if (f == NULL)
+		return NULL;
+	f->nsegments = nseg;
+	memcpy(f->seg, seg, nseg * sizeof(*seg));
+	if (t->nrows == 0 || t->nrows > um->capacity ||
+	    um_alloc_evicting(um, (uint32_t)t->nrows, &start) != 0) {
+		f->state = UNWIND_FILE_NO_SPACE;
+		return f;
+	}
+	/*
+	 * Rows first, then (by the caller) the process entries that point at
+	 * them: the BPF walker never sees a range before its rows are in place.
+	 * The same layout on both sides (asserted above), so one memcpy.
+	 */
+	memcpy(&um->rows[start], t->rows, t->nrows * sizeof(struct lowprof_unwind_row));
+	f->first_row = start;
+	f->nrows = (uint32_t)t->nrows;
+	f->state = UNWIND_FILE_READY;
+	return f;
+}
+
+struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
+					    const struct unwind_file_key *key)
+{
+	struct unwind_file *f = um_file_new(um, key);
+
+	if (f != NULL)
+		f->state = UNWIND_FILE_REFUSED;
+	return f;
+}
+
+void unwind_maps_ref(struct unwind_maps *um, struct unwind_file *f)
+{
+	f->refs++;
+	f->last_used = ++um->tick;
+}
+
+void unwind_maps_unref(struct unwind_maps *um, struct unwind_file *f)
+{
+	if (f->refs > 0)
+		f->refs--;
+	f->last_used = ++um->tick;
+	/* A file that did not fit is retried on its next use, not kept as a dud. */
+	if (f->refs == 0 && f->state == UNWIND_FILE_NO_SPACE) {
+		size_t i;
+
+		for (i = 0; i < um->nfiles; i++) {
+			if (um->files[i] == f) {
+				um_file_remove(um, i);
+				break;
+			}
+		}
+	}
+}
+
+int unwind_maps_bias(const struct unwind_file *f, uint64_t start, uint64_t pgoff,
+		     uint64_t *bias)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->nsegments; i++) {
+		const struct unwinder_segment *s = &f->seg[i];
+		uint64_t page_off = s->offset & ~(uint64_t)0xfff;
+
+		/* The kernel maps a segment from its page-aligned offset. */
+		if (pgoff < page_off || pgoff >= s->offset + s->filesz)
+			continue;
+		/* file offset of start = pgoff; its vaddr = pgoff - p_offset + p_vaddr */
+		*bias = start - (pgoff - s->offset + s->vaddr);
+		return 0;
+	}
+	return -1;
+}
+
+int unwind_maps_proc_write(struct unwind_maps *um, uint32_t tgid,
+			   const struct lowprof_unwind_proc *p)
+{
+	if (um->procs_fd < 0)
+		return 0;
+	if (bpf_map_update_elem(um->procs_fd, &tgid, p, BPF_ANY) != 0)
+		return -errno;
+	return 0;
+}
+
+/* The BPF exec/exit programs may have deleted the entry already: ENOENT is fine. */
+void unwind_maps_proc_delete(struct unwind_maps *um, uint32_t tgid)
+{
+	if (um->procs_fd >= 0)
+		bpf_map_delete_elem(um->procs_fd, &tgid);
+}
+
+void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u)
+{
+	size_t i;
+	uint64_t free_rows = 0;
+
+	memset(u, 0, sizeof(*u));
+	for (i = 0; i < um->nfree; i++)
+		free_rows += um->free[i].len;
+	u->rows_capacity = um->capacity;
+	u->budget_bytes = (uint64_t)um->capacity * sizeof(struct lowprof_unwind_row);
+	u->rows_used = um->capacity - free_rows;
+	for (i = 0; i < um->nfiles; i++) {
+		switch (um->files[i]->state) {
+		case UNWIND_FILE_READY:
+			u->files_ready++;
+			break;
+		case UNWIND_FILE_REFUSED:
+			u->files_refused++;
+			break;
+		case UNWIND_FILE_NO_SPACE:
+			u->files_no_space++;
+			break;
+		}
+	}
+	u->procs = um->procs;
+	u->procs_bytes = um->procs * sizeof(struct lowprof_unwind_proc);
+	u->evictions = um->evictions;
+}
+
+int unwind_maps_read_stats(struct unwind_maps *um, struct lowprof_unwind_stats *sum)
+{
+	struct lowprof_unwind_stats *per_cpu;
+	__u32 zero = 0;
+	int i, rc = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (um->stats_fd < 0 || um->ncpus <= 0)
+		return -EINVAL;
+	per_cpu = calloc((size_t)um->ncpus, sizeof(*per_cpu));
+	if (per_cpu == NULL)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(um->stats_fd, &zero, per_cpu) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (i = 0; i < um->ncpus; i++) {
+		sum->samples += per_cpu[i].samples;
+		sum->frames += per_cpu[i].frames;
+		sum->fp_fallbacks += per_cpu[i].fp_fallbacks;
+		sum->complete += per_cpu[i].complete;
+		sum->truncated += per_cpu[i].truncated;
+		sum->stopped += per_cpu[i].stopped;
+		sum->missing_proc += per_cpu[i].missing_proc;
+		sum->missing_table += per_cpu[i].missing_table;
+		sum->missing_mapping += per_cpu[i].missing_mapping;
+		sum->read_errors += per_cpu[i].read_errors;
+	}
+out:
+	free(per_cpu);
+	return rc;
+}

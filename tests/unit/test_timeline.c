@@ -1,0 +1,131 @@
+/* exporter/timeline: overhead figures and the JSON of the throttle's intervals. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exporter/timeline.h"
+
+static struct lowprof_timeline_entry entry(uint64_t end_s, uint64_t bpf_ns, uint64_t agent_ns)
+{
+	struct lowprof_timeline_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.version = LOWPROF_TIMELINE_VERSION;
+	e.flags = LOWPROF_TIMELINE_HOST_VALID;
+	e.monotonic_ns = 1000000000ULL * (100 + end_s);
+	e.interval_ns = 1000000000ULL;
+	e.tier = 2;
+	e.frequency_hz = 5;
+	e.unwind = LOWPROF_UNWIND_FP;
+	e.max_depth = 32;
+	e.sample_divisor = 4;
+	e.online_cpus = 2;
+	e.host_cpu_centipct = 9512;
+	e.cpu_budget_centipct = 150;
+	e.events = 10;
+	e.submitted = 90;
+	e.reserve_failures = 10;
+	e.bpf_run_time_ns = bpf_ns;
+	e.agent_cpu_ns = agent_ns;
+	return e;
+}
+
+static void test_empty(void **state)
+{
+	struct timeline *tl = timeline_new(8);
+	char *o, *t;
+
+	(void)state;
+	o = timeline_overhead_json(tl);
+	t = timeline_entries_json(tl, 0);
+	assert_string_equal(o, "null");
+	assert_string_equal(t, "[]");
+	free(o);
+	free(t);
+	timeline_free(tl);
+}
+
+static void test_overhead_and_entries(void **state)
+{
+	struct timeline *tl = timeline_new(8);
+	struct lowprof_timeline_entry a = entry(1, 2000000, 8000000);  /* 10 ms of 2 s: 0.5% */
+	struct lowprof_timeline_entry b = entry(2, 1000000, 19000000); /* 20 ms of 2 s: 1.0% */
+	char *o, *t;
+
+	(void)state;
+	assert_int_equal(timeline_add(tl, &a), 0);
+	assert_int_equal(timeline_add(tl, &b), 0);
+	o = timeline_overhead_json(tl);
+	assert_non_null(strstr(o, "\"budget_pct\": 1.50"));
+	assert_non_null(strstr(o, "\"max_pct\": 1.0000"));
+	assert_non_null(strstr(o, "\"mean_pct\": 0.7500"));
+	/* 3 ms of BPF time over 20 runs. */
+	assert_non_null(strstr(o, "\"bpf_ns_per_sample\": 150000.0"));
+	t = timeline_entries_json(tl, 100000000000ULL);
+	assert_non_null(strstr(t, "{\"t\": 1.000, \"tier\": \"critical\", \"frequency_hz\": 5, "
+				  "\"unwind\": \"fp\", \"max_depth\": 32, \"sample_divisor\": 4, "
+				  "\"paused\": false, \"host_cpu_pct\": 95.12, \"drop_pct\": 10.00, "
+				  "\"overhead_pct\": 0.5000"));
+	assert_non_null(strstr(t, "\"t\": 2.000"));
+	free(o);
+	free(t);
+	timeline_free(tl);
+}
+
+static void test_bounded(void **state)
+{
+	struct timeline *tl = timeline_new(3);
+	struct lowprof_timeline_entry e;
+	char *t;
+	int i;
+
+	(void)state;
+	for (i = 1; i <= 5; i++) {
+		e = entry((uint64_t)i, 0, (uint64_t)i * 1000000);
+		assert_int_equal(timeline_add(tl, &e), 0);
+	}
+	assert_int_equal(timeline_count(tl), 3);
+	t = timeline_entries_json(tl, 100000000000ULL);
+	/* The newest three, oldest first. */
+	assert_null(strstr(t, "\"t\": 2.000"));
+	assert_true(strstr(t, "\"t\": 3.000") < strstr(t, "\"t\": 5.000"));
+	free(t);
+	timeline_free(tl);
+}
+
+static void test_decode_refuses(void **state)
+{
+	struct lowprof_timeline_entry e = entry(1, 0, 0), out;
+
+	(void)state;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), 0);
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e) - 1, &out), -EINVAL);
+	e.tier = 3;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+	e = entry(1, 0, 0);
+	e.host_cpu_centipct = 10001;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+	e = entry(1, 0, 0);
+	e.flags |= 1u << 7;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+	e = entry(1, 0, 0);
+	e.online_cpus = 0;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_overhead_and_entries),
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_decode_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
