@@ -56,6 +56,8 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
+#include "bpf/unwind_dwarf.bpf.h"
+
 /* Keep one sample in `divisor`, per CPU, without locks: each CPU counts its own. */
 static __always_inline bool divisor_keeps(struct lowprof_cpu_stats *st, __u32 divisor)
 {
@@ -82,7 +84,7 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 }
 
 SEC("perf_event")
-int lowprof_sample(void *ctx)
+int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 start = bpf_ktime_get_ns();
 	struct lowprof_config *cfg;
@@ -140,6 +142,15 @@ int lowprof_sample(void *ctx)
 		depth = cfg->max_depth;
 		if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
 			depth = LOWPROF_MAX_USER_DEPTH;
+		ret = -1;
+		if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
+			ret = unwind_dwarf_user(ctx, s, kdepth, depth, tgid);
+		if (ret >= 0) {
+			udepth = ret;
+			if (udepth == 0)
+				s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
+			goto record;
+		}
 		/* kdepth <= LOWPROF_MAX_KERNEL_DEPTH, so the user frames fit after it. */
 		ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
 				    depth * sizeof(__u64), BPF_F_USER_STACK);
@@ -151,6 +162,7 @@ int lowprof_sample(void *ctx)
 			s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 		}
 	}
+record:
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
 

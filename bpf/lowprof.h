@@ -85,4 +85,70 @@ struct lowprof_cpu_stats {
 	__u64 divisor_counter;
 };
 
+/*
+ * DWARF (.eh_frame) unwinding: the tables the loader writes and the BPF
+ * walker reads (bpf/unwind_dwarf.bpf.h, loader/unwind_maps.c,
+ * docs/UNWINDING.md).
+ */
+/* Executable mappings per process the walker knows; more fall back to FP. */
+#define LOWPROF_UNWIND_MAX_MAPPINGS 128
+/* Binary-search bounds: 2^7 mappings, 2^23 rows per file (UNWIND_TABLE_MAX_ROWS is 2^22). */
+#define LOWPROF_UNWIND_MAPPING_STEPS 8
+#define LOWPROF_UNWIND_ROW_STEPS 23
+
+/* The same 16 bytes as unwind/unwind_table.h's struct unwind_row. */
+struct lowprof_unwind_row {
+	__u64 pc;       /* ELF virtual address */
+	__s32 cfa_off;
+	__s16 rbp_off;  /* or the PLT threshold */
+	__u8 cfa_kind;  /* enum unwind_cfa_kind */
+	__u8 rbp_kind;  /* enum unwind_rbp_kind */
+};
+
+struct lowprof_unwind_mapping {
+	__u64 start;     /* runtime addresses [start, end) */
+	__u64 end;
+	__u64 bias;      /* runtime address - ELF virtual address */
+	__u32 first_row; /* index of the file's first row in unwind_rows */
+	__u32 nrows;     /* 0: no table for this mapping (frame pointers) */
+};
+
+/* Value of unwind_procs (key: tgid); mappings sorted by start, disjoint. */
+struct lowprof_unwind_proc {
+	__u32 nmappings;
+	__u32 reserved;
+	struct lowprof_unwind_mapping m[LOWPROF_UNWIND_MAX_MAPPINGS];
+};
+
+/* Why a tgid is in unwind_pending (the loader reads and deletes them). */
+enum lowprof_unwind_pending_reason {
+	LOWPROF_UNWIND_PENDING_NEW = 1,     /* sampled, no table yet */
+	LOWPROF_UNWIND_PENDING_MAPPING = 2, /* a pc outside every known mapping (dlopen?) */
+};
+
+/* Records of the unwind_events ring (sched_process_exec / _exit). */
+enum lowprof_proc_event_type {
+	LOWPROF_PROC_EXEC = 1,
+	LOWPROF_PROC_EXIT = 2,
+};
+
+struct lowprof_proc_event {
+	__u32 type; /* enum lowprof_proc_event_type */
+	__u32 pid;  /* tgid */
+};
+
+/* Per-CPU counters of the DWARF walker; user space sums them. Monotonic. */
+struct lowprof_unwind_stats {
+	__u64 samples;        /* user stacks walked with the tables */
+	__u64 frames;         /* frames found by a table row */
+	__u64 fp_fallbacks;   /* frames found by a frame-pointer step */
+	__u64 complete;       /* walks that reached an END row (outermost frame) */
+	__u64 truncated;      /* walks cut by max_depth */
+	__u64 stopped;        /* walks that ended on a frame they could not unwind */
+	__u64 missing_proc;   /* samples of a process without tables (FP stack instead) */
+	__u64 missing_table;  /* steps in a mapping whose file has no table */
+	__u64 missing_mapping;/* steps at a pc outside every known mapping */
+	__u64 read_errors;    /* bpf_probe_read_user failures */
+};
+
 #endif /* LOWPROF_BPF_SHARED_H */

@@ -11,6 +11,7 @@ enum lowprof_inherited_fd {
 	LOWPROF_FD_EVENT = 5,   /* eventfd: "the ring has new data" hint */
 	LOWPROF_FD_CONTROL = 6, /* Unix socket: loader <-> controller */
 	LOWPROF_FD_OUTDIR = 7,  /* exporter: O_DIRECTORY fd of the output directory */
+	LOWPROF_FD_UNWIND = 8,  /* SOCK_SEQPACKET: loader <-> lowprof-unwinder (ELF parsing) */
 };
 
 enum lowprof_exit_code {

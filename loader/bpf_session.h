@@ -25,6 +25,7 @@ struct bpf_session_settings {
 	const pid_t *pids;     /* only these thread groups; NULL/0 = all */
 	size_t npids;
 	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
+	unsigned unwind_table_mb;   /* size of the DWARF unwind row array (loader/unwind_maps.h) */
 };
 
 /* The sampling settings a SetThrottle changes at run time. */

@@ -2,6 +2,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bpf/lowprof.h"
 #include "common/number_parse.h"
@@ -19,6 +20,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{"cpu-budget", required_argument, NULL, 'b'},
 		{"control-interval", required_argument, NULL, 'i'},
 		{"no-throttle", no_argument, NULL, 'n'},
+		{"unwind", required_argument, NULL, 'u'},
+		{"unwind-table-mb", required_argument, NULL, 'U'},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -33,6 +36,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->cpu_budget_pct = 1.5;
 	out->control_interval_s = 1.0;
 	out->no_throttle = false;
+	out->unwind = LOADER_UNWIND_AUTO;
+	out->unwind_table_mb = LOADER_UNWIND_TABLE_MB_DEFAULT;
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -73,6 +78,21 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 			break;
 		case 'n':
 			out->no_throttle = true;
+			break;
+		case 'u':
+			if (strcmp(optarg, "auto") == 0)
+				out->unwind = LOADER_UNWIND_AUTO;
+			else if (strcmp(optarg, "dwarf") == 0)
+				out->unwind = LOADER_UNWIND_DWARF;
+			else if (strcmp(optarg, "fp") == 0)
+				out->unwind = LOADER_UNWIND_FP;
+			else
+				goto bad_value;
+			break;
+		case 'U':
+			if (number_parse_uint(optarg, 1, LOADER_UNWIND_TABLE_MB_MAX,
+					      &out->unwind_table_mb) != 0)
+				goto bad_value;
 			break;
 		case 'p':
 			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)

@@ -7,6 +7,18 @@
 #include <sys/types.h>
 
 #define LOADER_MAX_PIDS 1024
+/* --unwind-table-mb default: this host's few hundred processes need about
+ * 20 MiB of rows (docs/BENCHMARKS.md); twice that leaves room. */
+#define LOADER_UNWIND_TABLE_MB_DEFAULT 48
+#define LOADER_UNWIND_TABLE_MB_MAX 2048
+
+/* --unwind: auto lets the throttle choose (DWARF while healthy); dwarf and fp
+ * pin the mode whatever the tier (frequency and depth still follow it). */
+enum loader_unwind_choice {
+	LOADER_UNWIND_AUTO = 0,
+	LOADER_UNWIND_DWARF = 1,
+	LOADER_UNWIND_FP = 2,
+};
 
 struct loader_options {
 	unsigned frequency_hz;
@@ -17,6 +29,8 @@ struct loader_options {
 	double cpu_budget_pct;      /* --cpu-budget: the in-BPF guard's share; 100 = no guard */
 	double control_interval_s;  /* --control-interval: timeline and controller silence clock */
 	bool no_throttle;           /* --no-throttle: fixed settings, SetThrottle refused */
+	unsigned unwind;            /* --unwind: enum loader_unwind_choice */
+	unsigned unwind_table_mb;   /* --unwind-table-mb: kernel memory for unwind rows */
 	pid_t pids[LOADER_MAX_PIDS];
 	size_t npids;
 };

@@ -37,6 +37,7 @@
 #include "loader/control_server.h"
 #include "loader/drain.h"
 #include "loader/loader_options.h"
+#include "loader/proc_tracker.h"
 
 static int loader_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -93,6 +94,7 @@ struct loader {
 	struct loader_options opt;
 	struct bpf_session sess;
 	struct drain dr;
+	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
 	struct control_server cs;
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
 	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
@@ -108,7 +110,7 @@ static int loader_apply(void *arg, const struct control_throttle *t, char *err, 
 	struct bpf_session_throttle bt;
 
 	bt.frequency_hz = t->frequency_hz;
-	bt.unwind_mode = t->unwind_mode;
+	bt.unwind_mode = proc_tracker_unwind_mode(&l->pt, t->unwind_mode);
 	bt.max_depth = t->max_depth;
 	bt.sample_divisor = t->sample_divisor;
 	bt.paused = t->paused;
@@ -368,7 +370,9 @@ int main(int argc, char **argv)
 	set.frequency_hz = healthy.frequency_hz;
 	set.ringbuf_kb = l.opt.ringbuf_kb;
 	set.max_depth = healthy.max_depth;
-	set.unwind_mode = healthy.unwind_mode;
+	proc_tracker_configure(&l.pt, l.opt.unwind);
+	set.unwind_mode = proc_tracker_unwind_mode(&l.pt, healthy.unwind_mode);
+	set.unwind_table_mb = l.opt.unwind == LOADER_UNWIND_FP ? 0 : l.opt.unwind_table_mb;
 	set.pids = l.opt.pids;
 	set.npids = l.opt.npids;
 	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
@@ -383,6 +387,7 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out_session;
 	}
+	proc_tracker_start(&l.pt, &l.sess);
 	loader_control_start(&l);
 	loader_counters(&l, &l.tl_base);
 	loader_host_cpu(&l);
@@ -428,6 +433,7 @@ int main(int argc, char **argv)
 			rc = drain_run(&l.dr);
 			if (rc < 0)
 				log_warn("ring_buffer__consume: %s", strerror(-rc));
+			proc_tracker_tick(&l.pt);
 			loader_control_tick(&l, loader_monotonic_ns());
 			if (++ticks % ticks_per_stats == 0) {
 				loader_publish_stats(&l.sess, &l.dr, &l.opt);
@@ -442,6 +448,7 @@ int main(int argc, char **argv)
 	loader_publish_stats(&l.sess, &l.dr, &l.opt);
 	status = LOWPROF_EXIT_OK;
 out_drain:
+	proc_tracker_fini(&l.pt);
 	drain_fini(&l.dr);
 out_session:
 	control_server_close(&l.cs);

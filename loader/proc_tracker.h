@@ -30,7 +30,9 @@
 
 struct lowprof_bpf;
 struct ring_buffer;
+struct bpf_link;
 struct proc_entry;
+struct bpf_session;
 
 #define PROC_TRACKER_BUCKETS 1024
 #define PROC_TRACKER_QUEUE 4096
@@ -51,6 +53,7 @@ struct proc_tracker {
 	struct unwind_maps maps;
 	struct unwinder_client client;
 	struct ring_buffer *events;
+	struct bpf_link *exec_link, *exit_link;
 	struct proc_entry *buckets[PROC_TRACKER_BUCKETS];
 	size_t nprocs;
 	pid_t queue[PROC_TRACKER_QUEUE];
@@ -59,17 +62,29 @@ struct proc_tracker {
 	uint64_t last_sweep_ns, last_report_ns;
 	uint64_t reported_rows;
 	struct proc_tracker_stats st;
+	unsigned choice;  /* enum loader_unwind_choice */
+	bool active;      /* tables in use (DWARF possible) */
 	bool have_client;
 };
 
-/* After the BPF object is loaded. 0, or -1 with err (the loader then stays in
- * frame-pointer mode). */
+/* Before bpf_session_start: remember --unwind (enum loader_unwind_choice). */
+void proc_tracker_configure(struct proc_tracker *pt, unsigned choice);
+/* The unwind mode to put in force when the throttle wants `wanted`: --unwind
+ * fp or dwarf pin it, and without working tables it is always FP. */
+unsigned proc_tracker_unwind_mode(const struct proc_tracker *pt, unsigned wanted);
+/*
+ * After bpf_session_start: map the tables, start (or adopt) the parser,
+ * attach the exec/exit tracepoints. On failure the session is switched to
+ * frame pointers and sampling goes on; nothing to do for --unwind=fp.
+ */
+void proc_tracker_start(struct proc_tracker *pt, struct bpf_session *sess);
+/* The parts of start, for tests. 0, or -1 with err. */
 int proc_tracker_init(struct proc_tracker *pt, struct lowprof_bpf *skel, char *err,
 		      size_t errlen);
-/* Attach the exec/exit tracepoints. 0 or -1 with err. */
 int proc_tracker_attach(struct proc_tracker *pt, struct lowprof_bpf *skel, char *err,
 			size_t errlen);
-/* Events, pending pids, then table building until the tick's time budget. */
+/* Events, pending pids, then table building until the tick's time budget.
+ * Call once per drain tick; nothing when inactive. */
 void proc_tracker_tick(struct proc_tracker *pt);
 /* Build the tables of one process now (tests, the benchmark). 0 or -errno. */
 int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid);

@@ -64,6 +64,13 @@ static void uc_child(int sock, const char *path)
 	close_range(3, LOWPROF_FD_UNWIND - 1, 0);
 	close_range(LOWPROF_FD_UNWIND + 1, ~0U, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The loader blocks SIGTERM and friends for its signalfd: not the child. */
+	{
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
 	if (geteuid() == 0 || getuid() == 0) {
 		/* Changing every uid away from 0 clears all capability sets. */
 		if (setgroups(0, NULL) != 0 ||

@@ -1,0 +1,142 @@
+/*
+ * lowprof-unwinder: turns ELF files into unwind tables for the loader, so
+ * that parsing untrusted files never happens in a process holding
+ * capabilities (DESIGN-NOTES section 3).
+ *
+ * Inherited fd LOWPROF_FD_UNWIND: a SOCK_SEQPACKET socket to the loader.
+ * Per request (one fd: the file) it answers with one reply: the table in a
+ * sealed memfd, or the reason the file was refused (unwind/unwinder_proto.h).
+ * It keeps no state between requests. A malformed request is fatal: the
+ * loader never sends one, so a bad message means something is wrong.
+ *
+ * Syscalls it needs (for the seccomp filter to come): recvmsg, sendmsg,
+ * pread64, fstat/newfstatat, mmap, munmap, brk, memfd_create, write,
+ * fcntl (F_ADD_SEALS), close, exit_group.
+ *
+ * Exit codes: 0 the loader closed the socket, 1 protocol or system error,
+ * 2 usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "ipc/lowprof_fds.h"
+#include "unwind/unwind_table.h"
+#include "unwind/unwinder_proto.h"
+
+static int unwinder_write_all(int fd, const uint8_t *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The serialised table in a memfd sealed so that the loader can trust its size
+ * and content stay what it checks. -1 with reply->msg set on failure. */
+static int unwinder_table_memfd(const struct unwind_table *t, struct unwinder_reply *reply)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int fd = -1;
+
+	if (unwind_table_serialize(t, &buf, &len, reply->msg, sizeof(reply->msg)) != 0)
+		goto fail;
+	fd = memfd_create("lowprof-unwind-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || unwinder_write_all(fd, buf, len) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		snprintf(reply->msg, sizeof(reply->msg), "table memfd: %s", strerror(errno));
+		goto fail;
+	}
+	free(buf);
+	reply->table_len = len;
+	return fd;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Build the reply for one file; returns the memfd to send, or -1 (reply says why). */
+static int unwinder_handle(int file_fd, struct unwinder_reply *reply)
+{
+	struct unwind_table t;
+	int memfd;
+
+	memset(&t, 0, sizeof(t));
+	if (unwinder_exec_segments(file_fd, reply->seg, &reply->nsegments, reply->msg,
+				   sizeof(reply->msg)) != 0) {
+		reply->status = EINVAL;
+		return -1;
+	}
+	if (unwind_table_build_fd(file_fd, &t, reply->msg, sizeof(reply->msg)) != 0) {
+		reply->status = EINVAL;
+		return -1;
+	}
+	memfd = unwinder_table_memfd(&t, reply);
+	unwind_table_free(&t);
+	if (memfd < 0) {
+		reply->status = EIO;
+		return -1;
+	}
+	return memfd;
+}
+
+int main(int argc, char **argv)
+{
+	struct unwinder_reply reply;
+	uint8_t buf[sizeof(struct unwinder_request) + 1]; /* one more: an oversized request shows */
+	char err[256];
+	uint32_t seq;
+	ssize_t n;
+	int fd, memfd, rc;
+
+	(void)argv;
+	log_init("lowprof-unwinder", LOG_LEVEL_INFO);
+	if (argc != 1) {
+		fprintf(stderr, "usage: lowprof-unwinder (started by lowprof with its socket on fd %d)\n",
+			LOWPROF_FD_UNWIND);
+		return LOWPROF_EXIT_USAGE;
+	}
+	for (;;) {
+		n = unwinder_recv(LOWPROF_FD_UNWIND, buf, sizeof(buf), &fd, err, sizeof(err));
+		if (n == 0)
+			return LOWPROF_EXIT_OK; /* the loader is gone */
+		if (n < 0)
+			fatal(LOWPROF_EXIT_FAILURE, "%s", err);
+		if (unwinder_request_check(buf, (size_t)n, fd, &seq, err, sizeof(err)) != 0) {
+			if (fd >= 0)
+				close(fd);
+			fatal(LOWPROF_EXIT_FAILURE, "protocol error: %s", err);
+		}
+		memset(&reply, 0, sizeof(reply));
+		reply.magic = UNWINDER_REPLY_MAGIC;
+		reply.seq = seq;
+		memfd = unwinder_handle(fd, &reply);
+		close(fd);
+		if (memfd < 0)
+			reply.nsegments = 0;
+		rc = unwinder_send(LOWPROF_FD_UNWIND, &reply, sizeof(reply), memfd);
+		if (memfd >= 0)
+			close(memfd);
+		if (rc == -EPIPE || rc == -ECONNRESET)
+			return LOWPROF_EXIT_OK;
+		if (rc != 0)
+			fatal(LOWPROF_EXIT_FAILURE, "sending a reply: %s", strerror(-rc));
+	}
+}

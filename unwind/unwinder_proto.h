@@ -1,0 +1,87 @@
+/*
+ * The protocol between the privileged loader and lowprof-unwinder, the
+ * unprivileged process that parses ELF files into unwind tables.
+ *
+ * A SOCK_SEQPACKET socketpair (fd LOWPROF_FD_UNWIND on both sides), one
+ * message per request and per reply, so that a late or bad reply never
+ * desynchronises the stream:
+ *
+ *   loader -> unwinder: struct unwinder_request + exactly one fd (SCM_RIGHTS):
+ *                       the ELF file, opened read-only by the loader.
+ *   unwinder -> loader: struct unwinder_reply; with status 0 exactly one fd:
+ *                       a memfd sealed against writes and resizing, holding
+ *                       the serialised table (unwind_table_serialize), and
+ *                       the file's executable PT_LOAD segments in the reply;
+ *                       otherwise no fd and a reason in msg.
+ *
+ * The loader trusts nothing in a reply: exact size, magic, sequence number,
+ * fd count, seals, size limits, then unwind_table_deserialize's validation.
+ * The unwinder treats any malformed request as fatal (exit 1).
+ */
+#ifndef LOWPROF_UNWIND_UNWINDER_PROTO_H
+#define LOWPROF_UNWIND_UNWINDER_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind/unwind_table.h"
+
+#define UNWINDER_REQUEST_MAGIC 0x51555043u /* "CPUQ" little-endian */
+#define UNWINDER_REPLY_MAGIC 0x41555043u   /* "CPUA" */
+#define UNWINDER_MAX_SEGMENTS 16
+#define UNWINDER_MSG_LEN 128
+
+struct unwinder_request {
+	uint32_t magic;
+	uint32_t seq;
+};
+
+/* An executable PT_LOAD segment: what the loader needs to compute load biases. */
+struct unwinder_segment {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t offset;
+	uint64_t filesz;
+};
+
+struct unwinder_reply {
+	uint32_t magic;
+	uint32_t seq;       /* the request's */
+	int32_t status;     /* 0, or a positive errno-style code (msg says why) */
+	uint32_t nsegments; /* executable PT_LOAD segments, <= UNWINDER_MAX_SEGMENTS */
+	uint64_t table_len; /* bytes of the serialised table in the memfd */
+	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	char msg[UNWINDER_MSG_LEN]; /* NUL-terminated */
+};
+
+/* One message with at most one fd (fd < 0: none). 0 or -errno. */
+int unwinder_send(int sock, const void *buf, size_t len, int fd);
+
+/*
+ * Receive one message into buf (at most len bytes) with at most one fd,
+ * close-on-exec. Refuses (-EPROTO, the reason in err) a truncated message,
+ * truncated control data, a control message that is not SCM_RIGHTS of one
+ * fd, or more than one fd; every fd received is closed on refusal.
+ * Returns the message length (0: peer closed) or -errno; *fd is -1 or the fd.
+ */
+ssize_t unwinder_recv(int sock, void *buf, size_t len, int *fd, char *err, size_t errlen);
+
+/* Checks of what came in (0 or -1 with err). */
+int unwinder_request_check(const void *buf, size_t n, int fd, uint32_t *seq, char *err,
+			   size_t errlen);
+int unwinder_reply_check(const struct unwinder_reply *r, size_t n, int fd, size_t max_table,
+			 char *err, size_t errlen);
+
+/*
+ * Read and validate the table in a reply's memfd: the seals must forbid
+ * writing and resizing, the size must be exactly len, len <= max_table.
+ */
+int unwinder_table_from_memfd(int fd, size_t len, size_t max_table, struct unwind_table *out,
+			      char *err, size_t errlen);
+
+/* The executable PT_LOAD segments of an ELF file (bounded pread parsing). */
+int unwinder_exec_segments(int fd, struct unwinder_segment *seg, uint32_t *nseg, char *err,
+			   size_t errlen);
+
+#endif
