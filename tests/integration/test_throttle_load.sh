@@ -1,0 +1,80 @@
+#!/bin/sh
+# The throttle under a load spike: busy-loop every CPU for 10 s inside a 30 s
+# run. The tier leaves healthy within 3 control intervals of the load starting,
+# comes back within 3 intervals plus the hysteresis (3) after it ends, and the
+# perf events really fire at the lower rate (events per second in the timeline).
+#   usage: test_throttle_load.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+# Until the supervisor starts the controller, there is no throttle to test.
+"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
+	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
+
+work=$(mktemp -d /tmp/lowprof-thr-load.XXXXXX)
+spinners=""
+trap 'for p in $spinners; do kill $p 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+
+t0=$(now)
+"$BIN/lowprof" --duration 30 --frequency 19 --output "$work/out" 2>"$work/stderr" &
+sup=$!
+sleep 8
+load_start=$(now)
+for i in $(seq "$(nproc)"); do
+	timeout 10 sh -c 'while :; do :; done' &
+	spinners="$spinners $!"
+done
+wait $spinners 2>/dev/null || true
+load_end=$(now)
+spinners=""
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
+grep "lowprof-controller" "$work/stderr" || true
+
+python3 - "$work/out" "$SRC" "$(echo "$load_start - $t0" | bc)" "$(echo "$load_end - $t0" | bc)" "$(nproc)" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2] + "/tests/integration")
+import throttle_lib as L
+
+d, tl = L.load(sys.argv[1])
+start, end, ncpu = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+L.show(tl)
+print("overhead:", d["overhead"])
+interval = 1.0
+# t is the end of each interval, counted from the exporter's start (a few ms
+# after the supervisor's): allow one interval of slack for that and the tick.
+left = [e for e in tl if e["t"] > start and e["tier"] != "healthy"]
+if not left:
+    sys.exit("FAIL: the tier never left healthy under load")
+lat = left[0]["t"] - start
+print(f"left healthy {lat:.2f} s after the load started ({left[0]['tier']})")
+if lat > 3 * interval + 1.0:
+    sys.exit(f"FAIL: left healthy {lat:.2f} s after the load started (limit 3 intervals)")
+back = [e for e in tl if e["t"] > end and e["tier"] == "healthy"]
+if not back:
+    sys.exit("FAIL: the tier never came back to healthy after the load")
+rec = back[0]["t"] - end
+print(f"back to healthy {rec:.2f} s after the load ended")
+if rec > (3 + 3) * interval + 1.0:
+    sys.exit(f"FAIL: back to healthy only {rec:.2f} s after the load ended (limit 3 + 3 intervals)")
+# The rate really drops: settled entries fully inside the load, in the
+# critical tier at 5 Hz, against the healthy entries before it.
+crit = [e for e in tl if start + 2 < e["t"] - e["interval_s"] and e["t"] < end - 0.2
+        and e["tier"] == "critical" and not e["paused"]]
+pre = [e for e in tl if 1.5 < e["t"] < start and e["tier"] == "healthy"]
+if len(crit) < 3 or len(pre) < 3:
+    sys.exit(f"FAIL: too few settled intervals (critical {len(crit)}, healthy {len(pre)})")
+def rate(es):
+    return sum(e["events"] for e in es) / sum(e["interval_s"] for e in es)
+r_crit, r_pre = rate(crit), rate(pre)
+f_crit = crit[0]["frequency_hz"]
+print(f"events/s: healthy (idle host) {r_pre:.1f}, critical at {f_crit} Hz x {ncpu} CPUs {r_crit:.1f}")
+if abs(r_crit - f_crit * ncpu) > 0.3 * f_crit * ncpu:
+    sys.exit(f"FAIL: critical tier fires {r_crit:.1f}/s, expected {f_crit * ncpu}/s")
+if r_pre < 1.5 * r_crit:
+    sys.exit(f"FAIL: healthy rate {r_pre:.1f}/s is not clearly above the critical {r_crit:.1f}/s")
+print("PASS")
+PY

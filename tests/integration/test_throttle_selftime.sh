@@ -1,0 +1,59 @@
+#!/bin/sh
+# The BPF program times itself (bpf_ktime_get_ns at entry and exit); its sum
+# must agree with the kernel's own run_time_ns (BPF_ENABLE_STATS, held only
+# for this test) within 20%. The kernel measures a little more (the
+# dispatcher around the program), so its figure is the reference.
+#   usage: test_throttle_selftime.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+# Until the supervisor starts the controller, there is no throttle to test.
+"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
+	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
+command -v bpftool >/dev/null || { echo "SKIP: bpftool not installed" >&2; exit 77; }
+
+work=$(mktemp -d /tmp/lowprof-thr-selftime.XXXXXX)
+hold=""
+spin=""
+trap 'kill $hold $spin 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$BIN/lowprof-bpf-stats" >"$work/hold.out" &
+hold=$!
+i=0
+until grep -q ready "$work/hold.out"; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "lowprof-bpf-stats did not enable BPF statistics"
+	sleep 0.1
+done
+timeout 20 sh -c 'while :; do :; done' &
+spin=$!
+# 499 Hz on a busy CPU: enough runs for a stable figure; no throttle, no
+# guard, so every run does the same work.
+"$BIN/lowprof" --duration 10 --frequency 499 --no-throttle --cpu-budget 100 \
+	--output "$work/out" 2>"$work/stderr" &
+sup=$!
+sleep 8
+# The program's kernel statistics while it is still loaded.
+bpftool prog show -j >"$work/progs.json"
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
+
+python3 - "$work/out/summary.json" "$work/progs.json" <<'PY'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+progs = [p for p in json.load(open(sys.argv[2])) if p.get("name") == "lowprof_sample"]
+if len(progs) != 1:
+    sys.exit(f"FAIL: expected one loaded lowprof_sample program, found {len(progs)}")
+k = progs[0]
+if not k.get("run_cnt"):
+    sys.exit(f"FAIL: no kernel run statistics for lowprof_sample: {k}")
+kernel_ns = k["run_time_ns"] / k["run_cnt"]
+tl = summary["timeline"]
+self_ns = sum(e["bpf_run_time_ns"] for e in tl) / max(1, sum(e["events"] for e in tl))
+print(f"per run: self-timed {self_ns:.0f} ns, kernel {kernel_ns:.0f} ns "
+      f"({k['run_cnt']} runs), ratio {self_ns / kernel_ns:.2f}")
+if abs(self_ns - kernel_ns) > 0.2 * kernel_ns:
+    sys.exit("FAIL: self-timing and the kernel's run_time_ns differ by more than 20%")
+print("PASS")
+PY
