@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Check unwinding in a lowprof output directory (profile.folded) for one comm:
+  --chain A;B;C   share of samples whose stack holds the chain, contiguous;
+  --root NAME     share whose outermost frames reach NAME (the entry point:
+                  NAME is the first or second frame after the comm);
+  --truncated-at N  share whose outermost frame is [truncated] with exactly
+                  N user frames below it;
+then --min / --max bound that share (percent)."""
+import argparse
+import os
+import sys
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def read_folded(path):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            out.append((stack.split(";"), int(count)))
+    return out
+
+
+def has_chain(frames, chain):
+    n = len(chain)
+    return any(frames[i:i + n] == chain for i in range(len(frames) - n + 1))
+
+
+def is_kernel(frame):
+    return frame.endswith("_[k]") or frame.startswith("[k]")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--comm", required=True)
+    ap.add_argument("--chain")
+    ap.add_argument("--root")
+    ap.add_argument("--truncated-at", type=int)
+    ap.add_argument("--min", type=float)
+    ap.add_argument("--max", type=float)
+    a = ap.parse_args()
+
+    stacks = [(f[1:], c) for f, c in read_folded(os.path.join(a.out, "profile.folded"))
+              if f[0] == a.comm]
+    total = sum(c for _, c in stacks)
+    if total < 50:
+        fail(f"only {total} samples of {a.comm}")
+    if a.chain:
+        chain = a.chain.split(";")
+        what = f"chain {a.chain}"
+        ok = sum(c for f, c in stacks if has_chain(f, chain))
+    elif a.root:
+        what = f"outermost frames reaching {a.root}"
+        ok = sum(c for f, c in stacks if a.root in f[:2])
+    elif a.truncated_at:
+        what = f"[truncated] after exactly {a.truncated_at} user frames"
+        ok = sum(c for f, c in stacks
+                 if f and f[0] == "[truncated]"
+                 and len([x for x in f[1:] if not is_kernel(x)]) == a.truncated_at)
+        deeper = [f for f, _ in stacks if f and f[0] != "[truncated]" and len(f) > a.truncated_at]
+        if deeper:
+            fail(f"a stack deeper than {a.truncated_at} without [truncated]: {';'.join(deeper[0])}")
+    else:
+        fail("one of --chain, --root, --truncated-at")
+    share = 100.0 * ok / total
+    print(f"{a.comm}: {what}: {ok}/{total} samples = {share:.1f}%")
+    worst = sorted(((c, f) for f, c in stacks), reverse=True)[:3]
+    for c, f in worst:
+        print(f"  {c:6d} {';'.join(f)[:200]}")
+    if a.min is not None and share < a.min:
+        fail(f"{share:.1f}% < {a.min}%")
+    if a.max is not None and share > a.max:
+        fail(f"{share:.1f}% > {a.max}%")
+
+
+if __name__ == "__main__":
+    main()
