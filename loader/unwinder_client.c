@@ -57,6 +57,7 @@ static int uc_find_binary(char *out, size_t outlen)
 static void uc_child(int sock, const char *path)
 {
 	char *const argv[] = {(char *)"lowprof-unwinder", NULL};
+	sigset_t none;
 
 	if (dup2(sock, LOWPROF_FD_UNWIND) != LOWPROF_FD_UNWIND)
 		_exit(127);
@@ -65,12 +66,8 @@ static void uc_child(int sock, const char *path)
 	close_range(LOWPROF_FD_UNWIND + 1, ~0U, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* The loader blocks SIGTERM and friends for its signalfd: not the child. */
-	{
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (geteuid() == 0 || getuid() == 0) {
 		/* Changing every uid away from 0 clears all capability sets. */
 		if (setgroups(0, NULL) != 0 ||
