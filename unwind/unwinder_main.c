@@ -3,7 +3,9 @@
  * that parsing untrusted files never happens in a process holding
  * capabilities (DESIGN-NOTES section 3).
  *
- * Inherited fd LOWPROF_FD_UNWIND: a SOCK_SEQPACKET socket to the loader.
+ * Inherited fd LOWPROF_FD_UNWIND: a SOCK_SEQPACKET socket to the loader;
+ * LOWPROF_FD_NOTIFY (optional): "ready\n" once started. No liveness pings:
+ * it sleeps in recvmsg between requests.
  * Per request (one fd: the file) it answers with one reply: the table in a
  * sealed memfd, or the reason the file was refused (unwind/unwinder_proto.h).
  * It keeps no state between requests. A malformed request is fatal: the
@@ -113,6 +115,9 @@ int main(int argc, char **argv)
 			LOWPROF_FD_UNWIND);
 		return LOWPROF_EXIT_USAGE;
 	}
+	/* s6-style readiness when the supervisor passed a notification fd. */
+	if (write(LOWPROF_FD_NOTIFY, "ready\n", 6) < 0 && errno != EBADF)
+		log_warn("readiness notification failed: %s", strerror(errno));
 	for (;;) {
 		n = unwinder_recv(LOWPROF_FD_UNWIND, buf, sizeof(buf), &fd, err, sizeof(err));
 		if (n == 0)
