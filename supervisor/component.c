@@ -1,4 +1,4 @@
-#define _GNU_SOURCE /* vasprintf, pipe2 */
+#define _GNU_SOURCE /* vasprintf */
 #include "supervisor/component.h"
 
 #include <errno.h>
@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "ipc/lowprof_fds.h"
 
 int component_find_binary(const char *program, const char *libexec_dir, char *out, size_t outlen,
@@ -38,11 +40,14 @@ int component_find_binary(const char *program, const char *libexec_dir, char *ou
 	return -1;
 }
 
-void component_init(struct component *c, const char *name)
+void component_init(struct component *c, const char *name, const struct restart_settings *rs)
 {
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	c->notify_fd = -1;
+	c->state = COMPONENT_STOPPED;
+	c->pings = true;
+	restart_state_init(&c->restart, rs);
 }
 
 void component_add_arg(struct component *c, const char *fmt, ...)
@@ -79,82 +84,125 @@ void component_free_args(struct component *c)
 }
 
 /* In the child: put every fd on its fixed number without clobbering another
- * source that happens to sit there, and clear close-on-exec on the targets. */
-static void component_child_fds(struct component *c)
+ * source that happens to sit there; dup2 clears close-on-exec on the targets. */
+static void component_child_fds(const struct component_fd *fds, size_t nfds)
 {
-	int moved[COMPONENT_MAX_FDS];
+	int moved[COMPONENT_MAX_FDS + 1];
 	size_t i;
 
-	for (i = 0; i < c->nfds; i++) {
-		moved[i] = fcntl(c->fds[i].source, F_DUPFD_CLOEXEC, 64);
+	for (i = 0; i < nfds; i++) {
+		moved[i] = fcntl(fds[i].source, F_DUPFD_CLOEXEC, 64);
 		if (moved[i] < 0)
 			_exit(LOWPROF_EXIT_FAILURE);
 	}
-	for (i = 0; i < c->nfds; i++) {
-		if (dup2(moved[i], c->fds[i].target) < 0)
+	for (i = 0; i < nfds; i++) {
+		if (dup2(moved[i], fds[i].target) < 0)
 			_exit(LOWPROF_EXIT_FAILURE);
 		close(moved[i]);
 	}
 }
 
-int component_spawn(struct component *c)
+int component_spawn(struct component *c, int64_t now_ms)
 {
-	int pipefd[2];
-	sigset_t all;
+	struct component_fd fds[COMPONENT_MAX_FDS + 1];
+	int chan[2];
+	sigset_t none;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC) != 0)
+	/* SEQPACKET: every message is one line, no framing to get wrong. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) != 0)
 		return -errno;
+	memcpy(fds, c->fds, c->nfds * sizeof(fds[0]));
+	fds[c->nfds].source = chan[1];
+	fds[c->nfds].target = LOWPROF_FD_NOTIFY;
 	c->argv[c->argc] = NULL;
 	pid = fork();
 	if (pid < 0) {
 		int rc = -errno;
 
-		close(pipefd[0]);
-		close(pipefd[1]);
+		close(chan[0]);
+		close(chan[1]);
 		return rc;
 	}
 	if (pid == 0) {
-		component_add_fd(c, pipefd[1], LOWPROF_FD_NOTIFY);
-		component_child_fds(c);
+		component_child_fds(fds, c->nfds + 1);
 		/* The supervisor blocks signals for its signalfd; the child starts clean. */
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		if (c->run_as != NULL) {
+			char err[256];
+
+			if (privdrop_apply(c->run_as, err, sizeof(err)) != 0) {
+				fprintf(stderr, "lowprof: %s: %s\n", c->name, err);
+				_exit(LOWPROF_EXIT_CONFIG);
+			}
+		}
 		execv(c->path, c->argv);
 		fprintf(stderr, "lowprof: exec %s: %s\n", c->path, strerror(errno));
 		_exit(LOWPROF_EXIT_CONFIG);
 	}
-	close(pipefd[1]);
-	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-	c->notify_fd = pipefd[0];
+	close(chan[1]);
+	fcntl(chan[0], F_SETFL, O_NONBLOCK);
+	if (c->notify_fd >= 0)
+		close(c->notify_fd);
+	c->notify_fd = chan[0];
 	c->pid = pid;
-	c->ready = false;
+	c->state = COMPONENT_STARTING;
+	c->started_ms = now_ms;
+	c->last_message_ms = now_ms;
+	c->kill_reason_liveness = false;
 	return 0;
 }
 
-bool component_poll_ready(struct component *c)
+static void component_store_state(struct component *c, const struct notify_message *m)
 {
-	char buf[256];
+	memcpy(c->state_pairs, m->pairs, m->npairs * sizeof(m->pairs[0]));
+	c->nstate_pairs = m->npairs;
+}
+
+bool component_read_messages(struct component *c, int64_t now_ms)
+{
+	struct notify_message m;
+	char buf[NOTIFY_MESSAGE_MAX + 2], err[128];
+	bool became_ready = false;
 	ssize_t n;
 
-	if (c->notify_fd < 0)
-		return c->ready;
-	for (;;) {
-		n = read(c->notify_fd, buf, sizeof(buf));
-		if (n > 0) {
-			/* Any line counts as ready; later lines are liveness pings. */
-			if (memchr(buf, '\n', (size_t)n) != NULL)
-				c->ready = true;
-			continue;
-		}
+	while (c->notify_fd >= 0) {
+		n = recv(c->notify_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0)
+			break; /* EAGAIN: nothing more for now */
 		if (n == 0) {
+			/* The component closed its end (it is exiting). */
 			close(c->notify_fd);
 			c->notify_fd = -1;
+			break;
 		}
-		break;
+		c->last_message_ms = now_ms;
+		if ((size_t)n > sizeof(buf) ||
+		    notify_message_parse(buf, (size_t)n, &m, err, sizeof(err)) != 0) {
+			if (c->bad_messages++ < 5)
+				log_warn("%s sent a bad notification (%s): ignored", c->name,
+					 (size_t)n > sizeof(buf) ? "too long" : err);
+			continue;
+		}
+		if (m.kind == NOTIFY_READY && c->state == COMPONENT_STARTING) {
+			c->state = COMPONENT_RUNNING;
+			c->ready_ms = now_ms;
+			c->ever_ready = true;
+			restart_policy_ready(&c->restart, now_ms);
+			became_ready = true;
+		} else if (m.kind == NOTIFY_STATE) {
+			component_store_state(c, &m);
+		}
 	}
-	return c->ready;
+	return became_ready;
+}
+
+void component_send(struct component *c, const char *msg)
+{
+	if (c->notify_fd >= 0)
+		send(c->notify_fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void component_describe_exit(int status, char *buf, size_t len)
@@ -165,4 +213,11 @@ void component_describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else
 		snprintf(buf, len, "stopped (status 0x%x)", status);
+}
+
+const char *component_state_name(enum component_state s)
+{
+	static const char *const names[] = {"stopped", "starting", "running", "backoff", "failed"};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }

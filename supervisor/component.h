@@ -1,16 +1,29 @@
 /*
- * A component the supervisor runs: one helper program, its inherited fds and
- * its readiness pipe. The table of components lives in main.c.
+ * A component the supervisor runs: one helper program, the fds it inherits at
+ * fixed numbers, its notification channel, and its life (state, restarts).
  */
 #ifndef LOWPROF_SUPERVISOR_COMPONENT_H
 #define LOWPROF_SUPERVISOR_COMPONENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "supervisor/notify_message.h"
+#include "supervisor/privdrop.h"
+#include "supervisor/restart_policy.h"
 
 #define COMPONENT_MAX_ARGS 2200
 #define COMPONENT_MAX_FDS 8
+
+enum component_state {
+	COMPONENT_STOPPED,  /* not started yet, or stopped on purpose */
+	COMPONENT_STARTING, /* running, not ready yet */
+	COMPONENT_RUNNING,  /* ready */
+	COMPONENT_BACKOFF,  /* died; waiting to be restarted */
+	COMPONENT_FAILED,   /* crash loop or permanent error: not restarted */
+};
 
 /* Which of the supervisor's fds lands on which fixed number in the child. */
 struct component_fd {
@@ -19,16 +32,30 @@ struct component_fd {
 };
 
 struct component {
-	const char *name;        /* "loader", "exporter" */
+	const char *name;        /* "loader", "exporter", ... */
 	char path[4096];         /* absolute path of the binary */
 	char *argv[COMPONENT_MAX_ARGS];
 	size_t argc;
 	struct component_fd fds[COMPONENT_MAX_FDS];
 	size_t nfds;
+	const struct privdrop_user *run_as; /* NULL: keep the supervisor's identity */
+	bool pings;              /* sends liveness pings (else only its exit is watched) */
+
+	enum component_state state;
 	pid_t pid;               /* 0 when not running */
-	int notify_fd;           /* read end of the readiness pipe, -1 when closed */
-	bool ready;
+	int notify_fd;           /* our end of the SOCK_SEQPACKET channel, -1 when closed */
+	int64_t started_ms;
+	int64_t ready_ms;
+	int64_t last_message_ms; /* liveness: any message counts */
+	bool ever_ready;
+	bool kill_reason_liveness; /* we killed it for missing its deadline */
 	int exit_status;         /* wait status of the last exit */
+	char last_exit[128];     /* "killed by signal 9 (Killed)", "" if none */
+	struct restart_state restart;
+	/* The latest "state" message, shown by `lowprof status`. */
+	struct notify_pair state_pairs[NOTIFY_MAX_PAIRS];
+	size_t nstate_pairs;
+	uint64_t bad_messages;
 };
 
 /*
@@ -37,15 +64,21 @@ struct component {
  */
 int component_find_binary(const char *program, const char *libexec_dir, char *out, size_t outlen,
 			  char *err, size_t errlen);
-void component_init(struct component *c, const char *name);
+void component_init(struct component *c, const char *name, const struct restart_settings *rs);
 void component_add_arg(struct component *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void component_add_fd(struct component *c, int source, int target);
-/* fork + exec with the fds in place; 0 or -errno. */
-int component_spawn(struct component *c);
-/* Read readiness lines; returns true once "ready" has been seen. */
-bool component_poll_ready(struct component *c);
-/* "exited with status 3", "killed by signal 9" */
+/* fork + exec with the fds in place and a fresh notification channel; 0 or -errno. */
+int component_spawn(struct component *c, int64_t now_ms);
+/*
+ * Read every pending message from the component. Returns true if the
+ * component became ready during this call.
+ */
+bool component_read_messages(struct component *c, int64_t now_ms);
+/* Send one message to the component on its channel (best effort, never blocks). */
+void component_send(struct component *c, const char *msg);
+/* "exited with status 3", "killed by signal 9 (Killed)" */
 void component_describe_exit(int status, char *buf, size_t len);
+const char *component_state_name(enum component_state s);
 void component_free_args(struct component *c);
 
 #endif

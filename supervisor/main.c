@@ -1,294 +1,103 @@
 /*
- * lowprof: the supervisor, and the only command users run. It validates the
- * command line, creates the shared memory ring and the fds every component
- * inherits, starts the loader (privileged) and the exporter, waits for their
- * readiness, and stops them in order: the loader first (its final drain goes
- * into the ring), then the exporter (which writes the final profile).
+ * lowprof: the only command users run.
+ *   lowprof [OPTION]...                  profile this host (supervisor/supervise.c)
+ *   lowprof status [--json] [--run-dir DIR]
+ *   lowprof restart COMPONENT [--run-dir DIR]
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <poll.h>
-#include <signal.h>
+#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
-#include "ipc/shm_ring.h"
 #include "lowprof_build_config.h"
-#include "supervisor/component.h"
 #include "supervisor/options.h"
+#include "supervisor/status_socket.h"
+#include "supervisor/supervise.h"
 
-#define READY_TIMEOUT_MS 30000
-#define LOADER_STOP_TIMEOUT_MS 10000
-#define EXPORTER_STOP_TIMEOUT_MS 120000
-
-enum { COMP_EXPORTER, COMP_LOADER, COMP_COUNT };
-
-struct supervisor {
-	struct supervisor_options opt;
-	struct component comp[COMP_COUNT];
-	int shm_fd;
-	int event_fd;
-	int outdir_fd;
-	int signal_fd;
-	int status; /* exit status of lowprof */
-};
-
-static int64_t supervisor_now_ms(void)
+/* `lowprof status` and `lowprof restart NAME`: ask a running instance. */
+static int main_client(int argc, char **argv)
 {
-	struct timespec ts;
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"run-dir", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static char reply[STATUS_REPLY_MAX];
+	char run_dir[256], req[STATUS_REQUEST_MAX], err[512];
+	const char *cmd = argv[1];
+	bool json = false;
+	int c;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void supervisor_build_components(struct supervisor *sv)
-{
-	struct component *ld = &sv->comp[COMP_LOADER];
-	struct component *ex = &sv->comp[COMP_EXPORTER];
-	size_t i;
-
-	component_add_arg(ld, "lowprof-loader");
-	component_add_arg(ld, "--frequency=%u", sv->opt.frequency_hz);
-	component_add_arg(ld, "--ringbuf-kb=%u", sv->opt.ringbuf_kb);
-	component_add_arg(ld, "--max-depth=%u", sv->opt.max_depth);
-	for (i = 0; i < sv->opt.npids; i++)
-		component_add_arg(ld, "--pid=%d", (int)sv->opt.pids[i]);
-	component_add_fd(ld, sv->shm_fd, LOWPROF_FD_SHM);
-	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
-
-	component_add_arg(ex, "lowprof-exporter");
-	component_add_arg(ex, "--interval=%u", sv->opt.interval_s);
-	component_add_arg(ex, "--frequency=%u", sv->opt.frequency_hz);
-	component_add_arg(ex, "--output-label=%s", sv->opt.output_dir);
-	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
-	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
-	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
-}
-
-static int supervisor_setup(struct supervisor *sv)
-{
-	static const char *const programs[COMP_COUNT] = {"lowprof-exporter", "lowprof-loader"};
-	static const char *const names[COMP_COUNT] = {"exporter", "loader"};
-	size_t shm_size = (size_t)sv->opt.ringbuf_kb * 1024u;
-	char err[512];
-	sigset_t mask;
-	int i;
-
-	for (i = 0; i < COMP_COUNT; i++) {
-		component_init(&sv->comp[i], names[i]);
-		if (component_find_binary(programs[i], LOWPROF_LIBEXECDIR, sv->comp[i].path,
-					  sizeof(sv->comp[i].path), err, sizeof(err)) != 0) {
-			log_error("%s", err);
-			return -1;
-		}
-	}
-	/* The shared ring at least as large as the BPF ring, so one full BPF ring fits. */
-	if (shm_size < (1u << 20))
-		shm_size = 1u << 20;
-	if (shm_ring_create(shm_size, &sv->shm_fd, err, sizeof(err)) != 0) {
-		log_error("shared memory ring: %s", err);
-		return -1;
-	}
-	sv->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sv->outdir_fd = open(sv->opt.output_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sv->event_fd < 0 || sv->outdir_fd < 0) {
-		log_error("eventfd/output directory: %s", strerror(errno));
-		return -1;
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sv->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sv->signal_fd < 0) {
-		log_error("signalfd: %s", strerror(errno));
-		return -1;
-	}
-	supervisor_build_components(sv);
-	return 0;
-}
-
-/* Reap exited children; returns the component index that died, or -1. */
-static int supervisor_reap(struct supervisor *sv)
-{
-	int status, i, died = -1;
-	pid_t pid;
-
+	status_socket_default_dir(run_dir, sizeof(run_dir));
+	optind = 2;
+	opterr = 0;
 	for (;;) {
-		pid = waitpid(-1, &status, WNOHANG);
-		if (pid <= 0)
+		c = getopt_long(argc, argv, "", longopts, NULL);
+		if (c == -1)
 			break;
-		for (i = 0; i < COMP_COUNT; i++) {
-			if (sv->comp[i].pid == pid) {
-				sv->comp[i].pid = 0;
-				sv->comp[i].exit_status = status;
-				component_poll_ready(&sv->comp[i]);
-				died = i;
-			}
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			snprintf(run_dir, sizeof(run_dir), "%s", optarg);
+			break;
+		case 'h':
+			printf("Usage: lowprof status [--json] [--run-dir DIR]\n"
+			       "       lowprof restart COMPONENT [--run-dir DIR]\n");
+			return 0;
+		default:
+			fprintf(stderr, "lowprof %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+			return LOWPROF_EXIT_USAGE;
 		}
 	}
-	return died;
-}
-
-static void supervisor_stop_component(struct supervisor *sv, int idx, int timeout_ms)
-{
-	struct component *c = &sv->comp[idx];
-	int64_t deadline;
-
-	if (c->pid == 0)
-		return;
-	kill(c->pid, SIGTERM);
-	deadline = supervisor_now_ms() + timeout_ms;
-	while (c->pid != 0 && supervisor_now_ms() < deadline) {
-		struct timespec pause = {0, 20 * 1000000L};
-
-		supervisor_reap(sv);
-		if (c->pid != 0)
-			nanosleep(&pause, NULL);
+	if (strcmp(cmd, "status") == 0) {
+		if (optind != argc) {
+			fprintf(stderr, "lowprof status: unexpected argument '%s'\n", argv[optind]);
+			return LOWPROF_EXIT_USAGE;
+		}
+		snprintf(req, sizeof(req), "%s", json ? "status-json" : "status");
+	} else {
+		if (optind + 1 != argc || strlen(argv[optind]) > 32) {
+			fprintf(stderr, "lowprof restart: expected one component name (loader, controller, exporter)\n");
+			return LOWPROF_EXIT_USAGE;
+		}
+		snprintf(req, sizeof(req), "restart %s", argv[optind]);
 	}
-	if (c->pid != 0) {
-		log_warn("%s did not stop within %d s: killing it", c->name, timeout_ms / 1000);
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, &c->exit_status, 0);
-		c->pid = 0;
+	if (status_socket_query(run_dir, req, reply, sizeof(reply), err, sizeof(err)) != 0) {
+		fprintf(stderr, "lowprof %s: %s\n", cmd, err);
+		return LOWPROF_EXIT_FAILURE;
 	}
-	if (!WIFEXITED(c->exit_status) || WEXITSTATUS(c->exit_status) != 0) {
-		char why[128];
-
-		component_describe_exit(c->exit_status, why, sizeof(why));
-		log_error("%s %s while stopping", c->name, why);
-		sv->status = LOWPROF_EXIT_FAILURE;
-	}
-}
-
-static void supervisor_report_death(struct supervisor *sv, int idx)
-{
-	struct component *c = &sv->comp[idx];
-	char why[128];
-
-	component_describe_exit(c->exit_status, why, sizeof(why));
-	log_error("%s %s%s", c->name, why, c->ready ? "" : " before it was ready");
-	sv->status = LOWPROF_EXIT_FAILURE;
-}
-
-/* Run until the duration ends, a signal arrives, or a component dies. */
-static void supervisor_run(struct supervisor *sv)
-{
-	int64_t start = supervisor_now_ms(), end = -1, ready_deadline = start + READY_TIMEOUT_MS;
-	bool all_ready = false;
-	struct pollfd pfd[1 + COMP_COUNT];
-	int i, timeout, died;
-
-	if (sv->opt.duration_s > 0)
-		end = start + (int64_t)llround(sv->opt.duration_s * 1000.0);
-	for (;;) {
-		int64_t now = supervisor_now_ms();
-
-		if (end >= 0 && all_ready && now >= end)
-			return;
-		if (!all_ready && now >= ready_deadline) {
-			log_error("components not ready after %d s", READY_TIMEOUT_MS / 1000);
-			sv->status = LOWPROF_EXIT_FAILURE;
-			return;
-		}
-		timeout = (int)((all_ready ? (end >= 0 ? end : now + 60000) : ready_deadline) - now);
-		pfd[0].fd = sv->signal_fd;
-		pfd[0].events = POLLIN;
-		for (i = 0; i < COMP_COUNT; i++) {
-			pfd[1 + i].fd = sv->comp[i].notify_fd;
-			pfd[1 + i].events = POLLIN;
-		}
-		if (poll(pfd, 1 + COMP_COUNT, timeout < 0 ? 0 : timeout) < 0 && errno != EINTR) {
-			log_error("poll: %s", strerror(errno));
-			sv->status = LOWPROF_EXIT_FAILURE;
-			return;
-		}
-		for (i = 0; i < COMP_COUNT; i++) {
-			if (pfd[1 + i].revents)
-				component_poll_ready(&sv->comp[i]);
-		}
-		if (!all_ready && sv->comp[COMP_LOADER].ready && sv->comp[COMP_EXPORTER].ready) {
-			all_ready = true;
-			if (end >= 0) {
-				/* The duration counts from the moment sampling started. */
-				end = supervisor_now_ms() + (end - start);
-				log_info("profiling for %g s; output in %s", sv->opt.duration_s, sv->opt.output_dir);
-			} else {
-				log_info("profiling until interrupted (Ctrl-C); output in %s", sv->opt.output_dir);
-			}
-		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sv->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
-					log_info("%s: stopping", strsignal((int)si.ssi_signo));
-					return;
-				}
-			}
-			died = supervisor_reap(sv);
-			if (died >= 0) {
-				supervisor_report_death(sv, died);
-				return;
-			}
-		}
-	}
+	fputs(reply, stdout);
+	return strncmp(reply, "error:", 6) == 0 ? LOWPROF_EXIT_FAILURE : 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct supervisor sv;
+	struct supervisor_options opt;
 	char err[512];
-	int rc, i;
+	int rc;
 
-	memset(&sv, 0, sizeof(sv));
-	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = -1;
 	log_init("lowprof", LOG_LEVEL_INFO);
-	supervisor_options_defaults(&sv.opt);
-	rc = supervisor_options_parse(argc, argv, &sv.opt, err, sizeof(err));
+	if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "restart") == 0))
+		return main_client(argc, argv);
+	supervisor_options_defaults(&opt);
+	rc = supervisor_options_parse(argc, argv, &opt, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "lowprof: %s\n", err);
 		return rc;
 	}
-	if (sv.opt.show_help) {
+	if (opt.show_help) {
 		supervisor_options_usage(stdout);
 		return 0;
 	}
-	if (sv.opt.show_version) {
+	if (opt.show_version) {
 		printf("lowprof %s\n", LOWPROF_VERSION);
 		return 0;
 	}
-	if (sv.opt.verbose)
+	if (opt.verbose)
 		log_init("lowprof", LOG_LEVEL_DEBUG);
-	if (supervisor_setup(&sv) != 0)
-		return LOWPROF_EXIT_FAILURE;
-
-	/* The exporter first, so the ring has a reader before samples arrive. */
-	for (i = 0; i < COMP_COUNT; i++) {
-		rc = component_spawn(&sv.comp[i]);
-		if (rc != 0) {
-			log_error("starting %s: %s", sv.comp[i].name, strerror(-rc));
-			sv.status = LOWPROF_EXIT_FAILURE;
-			break;
-		}
-		log_debug("started %s (pid %d)", sv.comp[i].name, (int)sv.comp[i].pid);
-	}
-	if (sv.status == 0)
-		supervisor_run(&sv);
-	supervisor_stop_component(&sv, COMP_LOADER, LOADER_STOP_TIMEOUT_MS);
-	supervisor_stop_component(&sv, COMP_EXPORTER, EXPORTER_STOP_TIMEOUT_MS);
-	for (i = 0; i < COMP_COUNT; i++)
-		component_free_args(&sv.comp[i]);
-	return sv.status;
+	return supervise_run(&opt);
 }

@@ -14,6 +14,7 @@
 #include "bpf/lowprof.h"
 #include "common/number_parse.h"
 #include "ipc/lowprof_fds.h"
+#include "supervisor/status_socket.h"
 
 #define ONE_YEAR_S (366.0 * 24 * 3600)
 
@@ -27,6 +28,11 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->max_depth = 64;
 	o->control_interval_s = 1;
 	o->cpu_budget_pct = 1.5;
+	o->liveness_timeout_s = 5;
+	o->unwind = "auto";
+	o->unwind_table_mb = 48;
+	o->user = "nobody";
+	status_socket_default_dir(o->run_dir, sizeof(o->run_dir));
 	o->max_sample_rate_path = "/proc/sys/kernel/perf_event_max_sample_rate";
 }
 
@@ -48,15 +54,30 @@ void supervisor_options_usage(FILE *out)
 		"                          (default 8192)\n"
 		"      --interval SECONDS  rewrite the output files this often (default 10)\n"
 		"      --max-depth N       deepest user stack recorded, 1-%d (default 64)\n"
+		"      --unwind MODE       user stacks: dwarf (.eh_frame tables, works without\n"
+		"                          frame pointers), fp (frame pointers), or auto:\n"
+		"                          dwarf while the host is healthy (default auto)\n"
+		"      --unwind-table-mb N kernel memory for unwind tables (default 48)\n"
+		"      --user NAME         run the unprivileged components as NAME\n"
+		"                          (default nobody)\n"
 		"      --cpu-budget PCT    most of the host's CPU the agent may use, BPF time\n"
 		"                          included (default 1.5; 100 switches the guard off)\n"
 		"      --control-interval SECONDS\n"
 		"                          how often the throttle decides (default 1)\n"
 		"      --no-throttle       keep -F and the unwinding fixed whatever the load\n"
 		"                          (for comparisons; the in-kernel budget guard stays)\n"
+		"      --run-dir DIR       where the status socket lives (default /run/lowprof\n"
+		"                          for root); `lowprof status` looks there\n"
+		"      --liveness-timeout SECONDS\n"
+		"                          restart a component silent this long (default 5)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
 		"  -h, --help              show this help and exit\n"
 		"      --version           show the version and exit\n"
+		"\n"
+		"\n"
+		"Other commands:\n"
+		"  lowprof status [--json] [--run-dir DIR]   state of a running lowprof\n"
+		"  lowprof restart COMPONENT [--run-dir DIR] respawn a failed component\n"
 		"\n"
 		"Output files (in DIR): flamegraph.svg, profile.pb.gz (pprof), profile.folded,\n"
 		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
@@ -137,7 +158,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 			     char *err, size_t errlen)
 {
 	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH, OPT_CPU_BUDGET,
-	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE };
+	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE, OPT_RUN_DIR, OPT_LIVENESS, OPT_UNWIND,
+	       OPT_UNWIND_MB, OPT_USER };
 	static const struct option longopts[] = {
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
@@ -149,6 +171,11 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{"cpu-budget", required_argument, NULL, OPT_CPU_BUDGET},
 		{"control-interval", required_argument, NULL, OPT_CONTROL_INTERVAL},
 		{"no-throttle", no_argument, NULL, OPT_NO_THROTTLE},
+		{"run-dir", required_argument, NULL, OPT_RUN_DIR},
+		{"liveness-timeout", required_argument, NULL, OPT_LIVENESS},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"unwind-table-mb", required_argument, NULL, OPT_UNWIND_MB},
+		{"user", required_argument, NULL, OPT_USER},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -242,6 +269,38 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 			break;
 		case OPT_NO_THROTTLE:
 			o->no_throttle = true;
+			break;
+		case OPT_RUN_DIR:
+			if (optarg[0] != '/' || strlen(optarg) >= sizeof(o->run_dir) - 16) {
+				snprintf(err, errlen, "invalid --run-dir '%s': expected an absolute path under %zu characters",
+					 optarg, sizeof(o->run_dir) - 16);
+				return LOWPROF_EXIT_USAGE;
+			}
+			snprintf(o->run_dir, sizeof(o->run_dir), "%s", optarg);
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "dwarf") != 0 &&
+			    strcmp(optarg, "fp") != 0) {
+				snprintf(err, errlen, "invalid --unwind '%s': expected dwarf, fp or auto", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			o->unwind = optarg;
+			break;
+		case OPT_UNWIND_MB:
+			if (number_parse_uint(optarg, 1, 2048, &o->unwind_table_mb) != 0) {
+				snprintf(err, errlen, "invalid --unwind-table-mb '%s': expected 1 to 2048", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_USER:
+			o->user = optarg;
+			break;
+		case OPT_LIVENESS:
+			if (number_parse_uint(optarg, 1, 3600, &o->liveness_timeout_s) != 0) {
+				snprintf(err, errlen, "invalid --liveness-timeout '%s': expected 1 to 3600 seconds",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
 			break;
 		case 'v':
 			o->verbose = true;

@@ -21,6 +21,11 @@ struct supervisor_options {
 	unsigned control_interval_s; /* the controller decides this often */
 	double cpu_budget_pct;       /* agent overhead ceiling, % of host CPU */
 	bool no_throttle;            /* fixed settings (comparisons, benchmarks) */
+	char run_dir[256];           /* status socket lives here */
+	const char *unwind;          /* "auto", "dwarf" or "fp" */
+	unsigned unwind_table_mb;    /* kernel memory for DWARF unwind tables */
+	const char *user;            /* the unprivileged components run as this user */
+	unsigned liveness_timeout_s; /* a silent component is killed after this */
 	bool verbose;
 	bool show_help;
 	bool show_version;

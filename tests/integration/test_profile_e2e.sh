@@ -13,16 +13,25 @@ trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
 
 "$BIN/two_chains" 14 &
 wl=$!
+# --no-throttle: this test is about the pipeline, not about a busy CI host's tier.
 "$BIN/lowprof" --pid "$wl" --duration 6 --frequency 199 --interval 2 --output "$work/out" \
+	--no-throttle --run-dir "$work/run" --unwind fp \
 	2>"$work/stderr" &
 sup=$!
 
-# While it runs: the supervisor, the loader and the exporter are three processes.
+# While it runs: every component is a process of its own, a child of the supervisor.
 sleep 3
 ps -o pid=,comm= --ppid "$sup" >"$work/children" || true
 grep -q "lowprof-loader" "$work/children" || fail "no lowprof-loader child of the supervisor: $(cat "$work/children")"
 grep -q "lowprof-export" "$work/children"  # comm is cut at 15 characters || fail "no lowprof-exporter child of the supervisor"
-[ "$(grep -c . "$work/children")" -eq 2 ] || fail "expected exactly 2 children: $(cat "$work/children")"
+grep -q "lowprof-control" "$work/children" || fail "no lowprof-controller child of the supervisor"
+grep -q "lowprof-unwinde" "$work/children" || fail "no lowprof-unwinder child of the supervisor"
+[ "$(grep -c . "$work/children")" -eq 4 ] || fail "expected exactly 4 children: $(cat "$work/children")"
+# `lowprof status` finds it through its run directory.
+"$BIN/lowprof" status --run-dir "$work/run" >"$work/status" || fail "lowprof status failed"
+grep -q "^loader *running" "$work/status" || fail "lowprof status: $(cat "$work/status")"
+"$BIN/lowprof" status --json --run-dir "$work/run" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["components"]) == 4' \
+	|| fail "lowprof status --json"
 # --interval 2: the files exist before the run ends.
 [ -s "$work/out/profile.folded" ] || fail "profile.folded not written during the run (--interval 2)"
 

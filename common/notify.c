@@ -1,0 +1,52 @@
+#include "common/notify.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "ipc/lowprof_fds.h"
+
+static void notify_send(const char *msg, size_t len)
+{
+	/* MSG_DONTWAIT: a stuck supervisor must not stall the component's loop. */
+	if (send(LOWPROF_FD_NOTIFY, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EBADF &&
+	    errno != EAGAIN && errno != ENOTSOCK)
+		return;
+}
+
+void notify_ready(void)
+{
+	notify_send("ready", 5);
+}
+
+void notify_ping(void)
+{
+	static int64_t last_ms = -NOTIFY_PING_INTERVAL_MS;
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (now - last_ms < NOTIFY_PING_INTERVAL_MS)
+		return;
+	last_ms = now;
+	notify_send("ping", 4);
+}
+
+void notify_state(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	memcpy(msg, "state ", 6);
+	va_start(ap, fmt);
+	n = vsnprintf(msg + 6, sizeof(msg) - 6, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(msg) - 6)
+		return;
+	notify_send(msg, 6 + (size_t)n);
+}

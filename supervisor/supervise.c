@@ -1,0 +1,554 @@
+#define _GNU_SOURCE /* accept4 */
+#include "supervisor/supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "ipc/lowprof_fds.h"
+#include "ipc/shm_ring.h"
+#include "lowprof_build_config.h"
+#include "supervisor/component.h"
+#include "supervisor/privdrop.h"
+#include "supervisor/sd_notify.h"
+#include "supervisor/status_report.h"
+#include "supervisor/status_socket.h"
+
+#define READY_TIMEOUT_MS 30000
+#define STOP_TIMEOUT_MS 10000
+#define EXPORTER_STOP_TIMEOUT_MS 120000
+#define STATUS_REQUEST_TIMEOUT_MS 200
+
+/* Start order; they are stopped in reverse. */
+enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
+
+struct supervisor {
+	const struct supervisor_options *opt;
+	struct restart_settings restart;
+	struct component comp[COMP_COUNT];
+	struct sd_notify sd;
+	int shm_fd;
+	int event_fd;
+	int outdir_fd;
+	int signal_fd;
+	int status_fd;
+	int control_fd[2];       /* socketpair: [0] the loader's end, [1] the controller's */
+	int unwind_fd[2];        /* socketpair: [0] the loader's end, [1] the unwinder's */
+	struct privdrop_user user; /* controller and unwinder run as this user */
+	int64_t started_ms;
+	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
+	int64_t end_ms;          /* -1: until signalled */
+	int64_t next_watchdog_ms;
+	bool sd_ready_sent;
+	bool stopping;
+	int status;              /* exit status of lowprof */
+};
+
+static int64_t supervise_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void supervise_build_components(struct supervisor *sv)
+{
+	const struct supervisor_options *o = sv->opt;
+	struct component *ld = &sv->comp[COMP_LOADER];
+	struct component *ex = &sv->comp[COMP_EXPORTER];
+	struct component *ct = &sv->comp[COMP_CONTROLLER];
+	struct component *uw = &sv->comp[COMP_UNWINDER];
+	size_t i;
+
+	component_add_arg(ld, "lowprof-loader");
+	component_add_arg(ld, "--frequency=%u", o->frequency_hz);
+	component_add_arg(ld, "--ringbuf-kb=%u", o->ringbuf_kb);
+	component_add_arg(ld, "--max-depth=%u", o->max_depth);
+	component_add_arg(ld, "--cpu-budget=%g", o->cpu_budget_pct);
+	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
+	component_add_arg(ld, "--unwind=%s", o->unwind);
+	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
+	if (o->no_throttle)
+		component_add_arg(ld, "--no-throttle");
+	for (i = 0; i < o->npids; i++)
+		component_add_arg(ld, "--pid=%d", (int)o->pids[i]);
+	component_add_fd(ld, sv->shm_fd, LOWPROF_FD_SHM);
+	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
+	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);
+	component_add_fd(ld, sv->unwind_fd[0], LOWPROF_FD_UNWIND);
+
+	/* ELF and CFI parsing of untrusted binaries: no capabilities, not root. It sleeps
+	 * in recvmsg between requests, so it sends no liveness pings. */
+	component_add_arg(uw, "lowprof-unwinder");
+	component_add_fd(uw, sv->unwind_fd[1], LOWPROF_FD_UNWIND);
+	uw->run_as = &sv->user;
+	uw->pings = false;
+
+	component_add_arg(ct, "lowprof-controller");
+	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
+	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
+	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
+	if (o->no_throttle)
+		component_add_arg(ct, "--no-throttle");
+	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
+	ct->run_as = &sv->user;
+
+	component_add_arg(ex, "lowprof-exporter");
+	component_add_arg(ex, "--interval=%u", o->interval_s);
+	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
+	component_add_arg(ex, "--output-label=%s", o->output_dir);
+	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
+	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
+	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
+}
+
+static int supervise_setup(struct supervisor *sv)
+{
+	static const char *const programs[COMP_COUNT] = {"lowprof-exporter", "lowprof-unwinder",
+							 "lowprof-loader", "lowprof-controller"};
+	static const char *const names[COMP_COUNT] = {"exporter", "unwinder", "loader", "controller"};
+	size_t shm_size = (size_t)sv->opt->ringbuf_kb * 1024u;
+	char err[512];
+	sigset_t mask;
+	int i;
+
+	restart_settings_default(&sv->restart);
+	if (privdrop_lookup(sv->opt->user, &sv->user, err, sizeof(err)) != 0) {
+		log_error("--user: %s", err);
+		return -1;
+	}
+	for (i = 0; i < COMP_COUNT; i++) {
+		component_init(&sv->comp[i], names[i], &sv->restart);
+		if (component_find_binary(programs[i], LOWPROF_LIBEXECDIR, sv->comp[i].path,
+					  sizeof(sv->comp[i].path), err, sizeof(err)) != 0) {
+			log_error("%s", err);
+			return -1;
+		}
+	}
+	/* The shared ring outlives every component: the supervisor holds the memfd, so a
+	 * restarted exporter continues where the last one stopped. At least as large as
+	 * the BPF ring, so one full BPF ring fits. */
+	if (shm_size < (1u << 20))
+		shm_size = 1u << 20;
+	if (shm_ring_create(shm_size, &sv->shm_fd, err, sizeof(err)) != 0) {
+		log_error("shared memory ring: %s", err);
+		return -1;
+	}
+	sv->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sv->outdir_fd = open(sv->opt->output_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sv->event_fd < 0 || sv->outdir_fd < 0) {
+		log_error("eventfd/output directory: %s", strerror(errno));
+		return -1;
+	}
+	/* A stream: the wire protocol frames its own messages (ipc/wire.h). The supervisor
+	 * keeps both ends so either side can be restarted onto the same connection. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv->control_fd) != 0) {
+		log_error("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	/* SEQPACKET: one request or reply per message, with its fd (unwind/unwinder_proto.h). */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->unwind_fd) != 0) {
+		log_error("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sv->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sv->signal_fd < 0) {
+		log_error("signalfd: %s", strerror(errno));
+		return -1;
+	}
+	sv->status_fd = status_socket_listen(sv->opt->run_dir, err, sizeof(err));
+	if (sv->status_fd < 0) {
+		/* Not fatal: profiling works without `lowprof status`. */
+		log_warn("%s; `lowprof status` will not see this instance", err);
+		sv->status_fd = -1;
+	}
+	if (sd_notify_open(&sv->sd) != 0)
+		log_warn("NOTIFY_SOCKET is set but unusable: no systemd notifications");
+	supervise_build_components(sv);
+	return 0;
+}
+
+static void supervise_send_restarts(struct supervisor *sv)
+{
+	char msg[128];
+
+	/* The exporter puts these into summary.json. */
+	snprintf(msg, sizeof(msg), "restarts loader=%u controller=%u exporter=%u",
+		 sv->comp[COMP_LOADER].restart.total_restarts,
+		 sv->comp[COMP_CONTROLLER].restart.total_restarts,
+		 sv->comp[COMP_EXPORTER].restart.total_restarts);
+	component_send(&sv->comp[COMP_EXPORTER], msg);
+}
+
+static void supervise_start(struct supervisor *sv, int idx, int64_t now)
+{
+	struct component *c = &sv->comp[idx];
+	int rc = component_spawn(c, now);
+
+	if (rc != 0) {
+		log_error("starting %s: %s", c->name, strerror(-rc));
+		c->exit_status = LOWPROF_EXIT_FAILURE << 8;
+		snprintf(c->last_exit, sizeof(c->last_exit), "could not start: %s", strerror(-rc));
+		if (restart_policy_died(&c->restart, &sv->restart, now, false) == RESTART_FAILED)
+			c->state = COMPONENT_FAILED;
+		else
+			c->state = COMPONENT_BACKOFF;
+		return;
+	}
+	log_debug("started %s (pid %d)", c->name, (int)c->pid);
+}
+
+/* A component died: decide whether and when it comes back. */
+static void supervise_on_death(struct supervisor *sv, int idx, int status, int64_t now)
+{
+	struct component *c = &sv->comp[idx];
+	bool permanent = WIFEXITED(status) && WEXITSTATUS(status) == LOWPROF_EXIT_CONFIG;
+	enum restart_verdict v;
+
+	c->pid = 0;
+	c->exit_status = status;
+	component_describe_exit(status, c->last_exit, sizeof(c->last_exit));
+	if (c->kill_reason_liveness)
+		snprintf(c->last_exit, sizeof(c->last_exit), "missed its liveness deadline (killed)");
+	if (sv->stopping)
+		return;
+	v = restart_policy_died(&c->restart, &sv->restart, now, permanent);
+	if (v == RESTART_FAILED) {
+		c->state = COMPONENT_FAILED;
+		log_error("%s %s: %s; not restarting it (`lowprof restart %s` tries again)", c->name,
+			  c->last_exit, permanent ? "configuration error" : "crash loop", c->name);
+		return;
+	}
+	c->state = COMPONENT_BACKOFF;
+	log_warn("%s %s; restarting it in %lld ms", c->name, c->last_exit,
+		 (long long)(c->restart.restart_at_ms - now));
+	supervise_send_restarts(sv);
+}
+
+static void supervise_reap(struct supervisor *sv, int64_t now)
+{
+	int status, i;
+	pid_t pid;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0)
+			break;
+		for (i = 0; i < COMP_COUNT; i++) {
+			if (sv->comp[i].pid == pid) {
+				component_read_messages(&sv->comp[i], now);
+				supervise_on_death(sv, i, status, now);
+			}
+		}
+	}
+}
+
+/* Liveness: a running component says something at least every second. */
+static void supervise_check_liveness(struct supervisor *sv, int64_t now)
+{
+	int64_t deadline;
+	int i;
+
+	for (i = 0; i < COMP_COUNT; i++) {
+		struct component *c = &sv->comp[i];
+
+		if (c->pid == 0 || c->kill_reason_liveness || !c->pings)
+			continue;
+		deadline = c->state == COMPONENT_STARTING ? READY_TIMEOUT_MS
+							  : (int64_t)sv->opt->liveness_timeout_s * 1000;
+		if (now - c->last_message_ms < deadline)
+			continue;
+		log_warn("%s (pid %d) silent for %lld ms: killing it", c->name, (int)c->pid,
+			 (long long)(now - c->last_message_ms));
+		c->kill_reason_liveness = true;
+		kill(c->pid, SIGKILL);
+	}
+}
+
+static void supervise_restart_due(struct supervisor *sv, int64_t now)
+{
+	int i;
+
+	for (i = 0; i < COMP_COUNT; i++) {
+		if (sv->comp[i].state == COMPONENT_BACKOFF && now >= sv->comp[i].restart.restart_at_ms)
+			supervise_start(sv, i, now);
+	}
+}
+
+static void supervise_status_line(struct supervisor *sv, char *buf, size_t len)
+{
+	int running = 0, i;
+
+	for (i = 0; i < COMP_COUNT; i++)
+		running += sv->comp[i].state == COMPONENT_RUNNING;
+	snprintf(buf, len, "STATUS=%s: %d of %d components running",
+		 sv->sampling_since_ms >= 0 ? "profiling" : "starting", running, COMP_COUNT);
+}
+
+static void supervise_answer_status(struct supervisor *sv, int64_t now)
+{
+	static char reply[STATUS_REPLY_MAX];
+	struct status_meta meta;
+	char req[STATUS_REQUEST_MAX];
+	uid_t uid;
+	int fd, n, i;
+
+	for (;;) {
+		fd = accept4(sv->status_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		n = -1;
+		if (status_socket_read_request(fd, STATUS_REQUEST_TIMEOUT_MS, req, sizeof(req), &uid) == 0) {
+			meta.pid = getpid();
+			meta.now_ms = now;
+			meta.started_ms = sv->started_ms;
+			meta.output_dir = sv->opt->output_dir;
+			meta.version = LOWPROF_VERSION;
+			if (strcmp(req, "status-json") == 0) {
+				n = status_report_json(&meta, sv->comp, COMP_COUNT, reply, sizeof(reply));
+			} else if (strcmp(req, "status") == 0) {
+				n = status_report_text(&meta, sv->comp, COMP_COUNT, reply, sizeof(reply));
+			} else if (strncmp(req, "restart ", 8) == 0) {
+				n = snprintf(reply, sizeof(reply), "error: no component named '%s'\n", req + 8);
+				for (i = 0; i < COMP_COUNT; i++) {
+					struct component *c = &sv->comp[i];
+
+					if (strcmp(req + 8, c->name) != 0)
+						continue;
+					if (uid != 0 && uid != geteuid()) {
+						n = snprintf(reply, sizeof(reply), "error: permission denied\n");
+					} else if (c->state != COMPONENT_FAILED) {
+						n = snprintf(reply, sizeof(reply), "%s is %s, not failed: nothing to do\n",
+							     c->name, component_state_name(c->state));
+					} else {
+						restart_policy_reset(&c->restart, &sv->restart);
+						log_info("%s: restart requested", c->name);
+						supervise_start(sv, i, now);
+						n = snprintf(reply, sizeof(reply), "restarting %s\n", c->name);
+					}
+				}
+			} else {
+				n = snprintf(reply, sizeof(reply), "error: unknown request\n");
+			}
+		}
+		if (n > 0)
+			send(fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+	}
+}
+
+static void supervise_handle_signals(struct supervisor *sv, int64_t now)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sv->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+			log_info("%s: stopping", strsignal((int)si.ssi_signo));
+			sv->stopping = true;
+		} else if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: lowprof has no configuration file to re-read; ignored");
+		}
+	}
+	supervise_reap(sv, now);
+}
+
+static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
+{
+	char line[160];
+	int i;
+
+	log_debug("%s ready", sv->comp[idx].name);
+	if (idx == COMP_EXPORTER)
+		supervise_send_restarts(sv);
+	if (sv->sampling_since_ms < 0 && sv->comp[COMP_LOADER].state == COMPONENT_RUNNING &&
+	    sv->comp[COMP_EXPORTER].state == COMPONENT_RUNNING) {
+		sv->sampling_since_ms = now;
+		if (sv->opt->duration_s > 0) {
+			/* The duration counts from the moment sampling started. */
+			sv->end_ms = now + (int64_t)llround(sv->opt->duration_s * 1000.0);
+			log_info("profiling for %g s; output in %s", sv->opt->duration_s, sv->opt->output_dir);
+		} else {
+			log_info("profiling until interrupted (Ctrl-C); output in %s", sv->opt->output_dir);
+		}
+	}
+	for (i = 0; i < COMP_COUNT; i++) {
+		if (sv->comp[i].state != COMPONENT_RUNNING)
+			return;
+	}
+	if (!sv->sd_ready_sent) {
+		supervise_status_line(sv, line, sizeof(line));
+		sd_notify_send(&sv->sd, "READY=1");
+		sd_notify_send(&sv->sd, line);
+		sv->sd_ready_sent = true;
+	}
+}
+
+/* The earliest moment something needs doing, as a poll timeout. */
+static int supervise_timeout(const struct supervisor *sv, int64_t now)
+{
+	int64_t next = now + 500; /* liveness checks */
+	int i;
+
+	if (sv->end_ms >= 0 && sv->end_ms < next)
+		next = sv->end_ms;
+	if (sv->sd.watchdog_ms > 0 && sv->next_watchdog_ms < next)
+		next = sv->next_watchdog_ms;
+	for (i = 0; i < COMP_COUNT; i++) {
+		if (sv->comp[i].state == COMPONENT_BACKOFF && sv->comp[i].restart.restart_at_ms < next)
+			next = sv->comp[i].restart.restart_at_ms;
+	}
+	return next <= now ? 0 : (int)(next - now);
+}
+
+static bool supervise_essential_failed(const struct supervisor *sv)
+{
+	const struct component *ld = &sv->comp[COMP_LOADER];
+
+	/* Without a loader that ever worked there is nothing to profile: stop. */
+	return ld->state == COMPONENT_FAILED && !ld->ever_ready;
+}
+
+static void supervise_loop(struct supervisor *sv)
+{
+	struct pollfd pfd[2 + COMP_COUNT];
+	int64_t now;
+	int i;
+
+	while (!sv->stopping) {
+		now = supervise_now_ms();
+		if (sv->end_ms >= 0 && now >= sv->end_ms)
+			return;
+		if (sv->sampling_since_ms < 0 && now - sv->started_ms > READY_TIMEOUT_MS) {
+			log_error("the loader and exporter were not ready after %d s", READY_TIMEOUT_MS / 1000);
+			sv->status = LOWPROF_EXIT_FAILURE;
+			return;
+		}
+		if (supervise_essential_failed(sv)) {
+			log_error("the loader cannot start: stopping");
+			sv->status = LOWPROF_EXIT_FAILURE;
+			return;
+		}
+		pfd[0].fd = sv->signal_fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = sv->status_fd;
+		pfd[1].events = POLLIN;
+		for (i = 0; i < COMP_COUNT; i++) {
+			pfd[2 + i].fd = sv->comp[i].notify_fd;
+			pfd[2 + i].events = POLLIN;
+		}
+		if (poll(pfd, 2 + COMP_COUNT, supervise_timeout(sv, now)) < 0 && errno != EINTR) {
+			log_error("poll: %s", strerror(errno));
+			sv->status = LOWPROF_EXIT_FAILURE;
+			return;
+		}
+		now = supervise_now_ms();
+		for (i = 0; i < COMP_COUNT; i++) {
+			if (pfd[2 + i].revents && component_read_messages(&sv->comp[i], now))
+				supervise_on_ready(sv, i, now);
+		}
+		if (pfd[0].revents & POLLIN)
+			supervise_handle_signals(sv, now);
+		if (pfd[1].revents & POLLIN)
+			supervise_answer_status(sv, now);
+		supervise_check_liveness(sv, now);
+		supervise_restart_due(sv, now);
+		if (sv->sd.watchdog_ms > 0 && now >= sv->next_watchdog_ms) {
+			sd_notify_send(&sv->sd, "WATCHDOG=1");
+			sv->next_watchdog_ms = now + sv->sd.watchdog_ms;
+		}
+	}
+}
+
+static void supervise_stop_component(struct supervisor *sv, int idx, int timeout_ms)
+{
+	struct component *c = &sv->comp[idx];
+	int64_t deadline;
+
+	if (c->pid == 0)
+		return;
+	kill(c->pid, SIGTERM);
+	deadline = supervise_now_ms() + timeout_ms;
+	while (c->pid != 0 && supervise_now_ms() < deadline) {
+		struct timespec pause = {0, 20 * 1000000L};
+
+		supervise_reap(sv, supervise_now_ms());
+		if (c->pid != 0)
+			nanosleep(&pause, NULL);
+	}
+	if (c->pid != 0) {
+		log_warn("%s did not stop within %d s: killing it", c->name, timeout_ms / 1000);
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &c->exit_status, 0);
+		c->pid = 0;
+	}
+	c->state = COMPONENT_STOPPED;
+	/* Dying of the SIGTERM we sent is a clean stop for a program without a handler. */
+	if (WIFSIGNALED(c->exit_status) && WTERMSIG(c->exit_status) == SIGTERM)
+		return;
+	if (!WIFEXITED(c->exit_status) || WEXITSTATUS(c->exit_status) != 0) {
+		char why[128];
+
+		component_describe_exit(c->exit_status, why, sizeof(why));
+		log_error("%s %s while stopping", c->name, why);
+		sv->status = LOWPROF_EXIT_FAILURE;
+	}
+}
+
+int supervise_run(const struct supervisor_options *opt)
+{
+	struct supervisor sv;
+	char path[4200];
+	int i;
+
+	memset(&sv, 0, sizeof(sv));
+	sv.opt = opt;
+	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
+	sv.control_fd[0] = sv.control_fd[1] = -1;
+	sv.unwind_fd[0] = sv.unwind_fd[1] = -1;
+	sv.sampling_since_ms = -1;
+	sv.end_ms = -1;
+	sv.started_ms = supervise_now_ms();
+	if (supervise_setup(&sv) != 0)
+		return LOWPROF_EXIT_FAILURE;
+	sv.next_watchdog_ms = sv.started_ms;
+	/* The exporter first, so the ring has a reader before samples arrive. */
+	for (i = 0; i < COMP_COUNT; i++)
+		supervise_start(&sv, i, sv.started_ms);
+	supervise_loop(&sv);
+
+	sv.stopping = true;
+	sd_notify_send(&sv.sd, "STOPPING=1");
+	/* Controller first (it would only see the loader vanish), then the loader, whose
+	 * final drain lands in the ring, then the exporter, which writes it out. */
+	supervise_stop_component(&sv, COMP_CONTROLLER, STOP_TIMEOUT_MS);
+	supervise_stop_component(&sv, COMP_LOADER, STOP_TIMEOUT_MS);
+	supervise_stop_component(&sv, COMP_UNWINDER, STOP_TIMEOUT_MS);
+	supervise_stop_component(&sv, COMP_EXPORTER, EXPORTER_STOP_TIMEOUT_MS);
+	for (i = 0; i < COMP_COUNT; i++)
+		component_free_args(&sv.comp[i]);
+	if (sv.status_fd >= 0) {
+		snprintf(path, sizeof(path), "%s/%s", opt->run_dir, STATUS_SOCKET_NAME);
+		unlink(path);
+	}
+	sd_notify_close(&sv.sd);
+	return sv.status;
+}

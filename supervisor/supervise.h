@@ -1,0 +1,15 @@
+/*
+ * The supervisor proper: starts the components with their inherited fds,
+ * restarts each one alone when it dies (supervisor/restart_policy.h), kills
+ * one that misses its liveness deadline, answers the status socket, speaks
+ * sd_notify, and stops everything in order.
+ */
+#ifndef LOWPROF_SUPERVISOR_SUPERVISE_H
+#define LOWPROF_SUPERVISOR_SUPERVISE_H
+
+#include "supervisor/options.h"
+
+/* Runs lowprof until the duration ends or a signal stops it; returns the exit status. */
+int supervise_run(const struct supervisor_options *opt);
+
+#endif
