@@ -232,9 +232,36 @@ void policy_state_init(struct policy_state *state, const struct policy_settings 
 	memset(state, 0, sizeof(*state));
 	state->tier = POLICY_TIER_HEALTHY;
 	state->divisor = 1;
+	state->drop_wait = set->drop_recover_intervals;
+	state->since_relax = UINT32_MAX;
 	state->budget_level = POLICY_BUDGET_NONE;
 	state->budget_wait = set->budget_recover_intervals;
 	compose(set, state, state->budget_level, &state->current);
+}
+
+/*
+ * Leaving a critical tier that drops caused raises the frequency (5 -> 19 Hz,
+ * or to the user's -F, which may be far higher): the rate that overflowed the
+ * ring would come straight back. Fold the jump into the divisor instead, so
+ * the effective rate stays where it was calm and rises only by the divisor's
+ * own halvings, each earned by drop_wait calm intervals.
+ */
+static void keep_rate_after_drops(const struct policy_settings *set, struct policy_state *st,
+				  enum policy_tier from, enum policy_tier to, struct reason *r)
+{
+	struct policy_throttle before, after;
+	uint32_t factor = 1, old = st->divisor;
+
+	policy_tier_throttle(set, from, &before);
+	policy_tier_throttle(set, to, &after);
+	while ((uint64_t)before.frequency_hz * factor < after.frequency_hz && factor < set->max_divisor)
+		factor *= 2;
+	st->divisor = min_u32(st->divisor * factor, set->max_divisor);
+	st->critical_by_drops = false;
+	st->since_relax = 0;
+	st->drop_calm = 0;
+	if (st->divisor != old)
+		reason_add(r, "divisor %u -> %u to keep the calm rate", old, st->divisor);
 }
 
 static void update_tier(const struct policy_settings *set, struct policy_state *st,
@@ -275,6 +302,10 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 	else
 		bump(&st->clear_intervals[POLICY_TIER_HIGH]);
 
+	if (crit_by_drops)
+		st->critical_by_drops = true;
+	else if (crit_by_cpu)
+		st->critical_by_drops = false;
 	if (raw > from) {
 		st->tier = raw;
 		if (crit_by_cpu)
@@ -291,12 +322,18 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 	}
 	if (from == POLICY_TIER_HEALTHY || st->clear_intervals[from] < set->hysteresis_intervals)
 		return;
+	/* Leaving a critical tier that drops caused is a relaxation like any other. */
+	if (from == POLICY_TIER_CRITICAL && st->critical_by_drops &&
+	    st->clear_intervals[from] < st->drop_wait)
+		return;
 	/* Leave as many tiers as have been clear long enough, never below what fires now. */
 	to = from - 1;
 	while (to > raw && to > POLICY_TIER_HEALTHY &&
 	       st->clear_intervals[to] >= set->hysteresis_intervals)
 		to--;
 	st->tier = to;
+	if (from == POLICY_TIER_CRITICAL && st->critical_by_drops)
+		keep_rate_after_drops(set, st, from, to, r);
 	if (from == POLICY_TIER_CRITICAL)
 		reason_add(r, "host CPU %.1f%% < %g%% and drops < %g%% for %u intervals: %s -> %s",
 			   cpu, crit_at - margin, set->drop_recover_pct, set->hysteresis_intervals,
@@ -307,6 +344,9 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 			   policy_tier_name(to));
 }
 
+/* The longest drop-recovery wait, in intervals. */
+#define DROP_WAIT_MAX 64
+
 static void update_divisor(const struct policy_settings *set, struct policy_state *st,
 			   const struct policy_signals *sig, struct reason *r)
 {
@@ -314,6 +354,12 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 
 	if (sig->drop_pct > set->drop_backoff_pct) {
 		st->drop_calm = 0;
+		if (st->since_relax < st->drop_wait) {
+			/* A relapse soon after relaxing: wait twice as long next time. */
+			st->drop_wait = min_u32(st->drop_wait * 2, DROP_WAIT_MAX);
+			reason_add(r, "drops came back: recovery wait %u intervals", st->drop_wait);
+		}
+		st->since_relax = UINT32_MAX;
 		if (old >= set->max_divisor)
 			return;
 		st->divisor = min_u32(old * 2, set->max_divisor);
@@ -327,13 +373,18 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 		return;
 	}
 	bump(&st->drop_calm);
-	if (old <= 1 || st->drop_calm < set->drop_recover_intervals)
+	/* Calm for long after the last relaxation: the backoff is forgotten. */
+	if (old <= 1 && !st->critical_by_drops && st->since_relax != UINT32_MAX &&
+	    st->since_relax >= 2 * st->drop_wait)
+		st->drop_wait = set->drop_recover_intervals;
+	if (old <= 1 || st->drop_calm < st->drop_wait)
 		return;
 	/* Each halving must prove itself for a full recovery period before the next. */
 	st->divisor = old / 2;
 	st->drop_calm = 0;
+	st->since_relax = 0;
 	reason_add(r, "drop rate %.1f%% < %g%% for %u intervals: divisor %u -> %u", sig->drop_pct,
-		   set->drop_recover_pct, set->drop_recover_intervals, old, st->divisor);
+		   set->drop_recover_pct, st->drop_wait, old, st->divisor);
 }
 
 static const char *budget_step_name(enum policy_budget_level level)
@@ -440,6 +491,8 @@ void policy_step(const struct policy_settings *set, struct policy_state *state,
 		reason_add(&r, "no-throttle: fixed healthy settings");
 		goto done;
 	}
+	if (sig->stats_valid && state->since_relax != UINT32_MAX)
+		state->since_relax++;
 	if (sig->host_valid)
 		update_tier(set, state, sig, &r);
 	else

@@ -101,6 +101,16 @@ struct policy_state {
 	uint32_t clear_intervals[POLICY_TIER_COUNT]; /* consecutive intervals each tier's trigger was clear */
 	uint32_t divisor;
 	uint32_t drop_calm;              /* consecutive intervals under drop_recover_pct */
+	/*
+	 * Drop recovery backs off: drop_wait calm intervals are needed before each
+	 * relaxation (a divisor halving, or leaving a critical tier that drops
+	 * caused); a storm within drop_wait intervals of a relaxation doubles it.
+	 * Without this a host whose ring overflows above some rate would relapse
+	 * every few intervals forever.
+	 */
+	uint32_t drop_wait;
+	uint32_t since_relax;            /* intervals since the last relaxation */
+	bool critical_by_drops;          /* critical was entered (or held) because of drops */
 	enum policy_budget_level budget_level;
 	uint32_t budget_calm;            /* consecutive intervals under half the budget */
 	uint32_t budget_wait;            /* calm intervals needed for the next step up */

@@ -196,13 +196,18 @@ static void test_drop_storm(void **unused)
 	for (int i = 0; i < 5; i++)
 		expect(step(&r, 30, 3, 0.3), CRIT, 5, FP, 32, 64, false);
 
-	/* Under 1%: every 3 clean intervals halve the divisor, one step at a time. */
+	/* Under 1% for 3 intervals: back to healthy, but the 5 -> 19 Hz jump is folded
+	 * into the divisor (already at its cap here) so the calm rate holds. */
 	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 64, false);
 	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 64, false);
-	expect(step(&r, 30, 0.5, 0.3), HEALTHY, 19, DWARF, 64, 32, false);
+	expect(step(&r, 30, 0.5, 0.3), HEALTHY, 19, DWARF, 64, 64, false);
 	expect_reason(&r.d, "critical -> healthy");
-	expect_reason(&r.d, "drop rate 0.5% < 1% for 3 intervals: divisor 64 -> 32");
+	/* Then every 3 clean intervals halve the divisor, one step at a time (the
+	 * first period started with the tier change). */
+	expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, 64, false);
 	divisor = 32;
+	expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
+	assert_true(r.d.changed);
 	while (divisor > 1) {
 		expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
 		expect(step(&r, 30, 0.2, 0.3), HEALTHY, 19, DWARF, 64, divisor, false);
@@ -217,6 +222,41 @@ static void test_drop_storm(void **unused)
 	expect(step(&r, 30, 6, 0.3), CRIT, 5, FP, 32, 2, false);
 	expect(step(&r, 30, 0.5, 0.3), CRIT, 5, FP, 32, 2, false);
 	expect(step(&r, 30, 6, 0.3), CRIT, 5, FP, 32, 4, false);
+}
+
+/*
+ * A ring that overflows whenever the effective rate (frequency / divisor)
+ * exceeds what the consumer keeps up with: the drop rate that rate causes.
+ */
+static double overflow_plant(const struct policy_decision *d, double capacity_hz)
+{
+	double rate = (double)d->throttle.frequency_hz / (double)d->throttle.sample_divisor;
+
+	return rate > capacity_hz ? 100.0 * (1.0 - capacity_hz / rate) : 0.0;
+}
+
+static void test_sustained_overflow_settles(void **unused)
+{
+	struct run r;
+	double drop = 0;
+	int bad = 0, bad_late = 0;
+
+	/* -F 2000 on a host whose ring keeps up with 40 samples/s: the policy must find
+	 * a divisor that holds and stop relapsing (drops over 5% in < 5% of intervals). */
+	run_init(&r, 2000);
+	for (int i = 0; i < 600; i++) {
+		step(&r, 20, drop, 0.3);
+		drop = overflow_plant(&r.d, 40);
+		if (drop > 5) {
+			bad++;
+			if (i >= 300)
+				bad_late++;
+		}
+	}
+	print_message("intervals with drops > 5%%: %d of 600 (%d in the last 300)\n", bad, bad_late);
+	assert_true(bad < 30);
+	assert_true(bad_late <= 5);
+	assert_true(r.d.throttle.sample_divisor > 1);
 }
 
 static void test_overhead_breach(void **unused)
@@ -387,7 +427,9 @@ static void test_missing_signals(void **unused)
 	/* Once stats return clean, the remaining intervals are counted. */
 	expect(step(&r, 10, 0, 0.3), CRIT, 5, FP, 32, 2, false);
 	expect(step(&r, 10, 0, 0.3), CRIT, 5, FP, 32, 2, false);
-	expect(step(&r, 10, 0, 0.3), HEALTHY, 19, DWARF, 64, 1, false);
+	/* Drops had a hand in critical: the 5 -> 19 Hz jump goes into the divisor (2 x 4). */
+	expect(step(&r, 10, 0, 0.3), HEALTHY, 19, DWARF, 64, 8, false);
+	expect_reason(&r.d, "divisor 2 -> 8 to keep the calm rate");
 }
 
 static void test_pressure_trigger(void **unused)
@@ -465,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_sustained_95),
 		cmocka_unit_test(test_oscillation_no_flapping),
 		cmocka_unit_test(test_drop_storm),
+		cmocka_unit_test(test_sustained_overflow_settles),
 		cmocka_unit_test(test_overhead_breach),
 		cmocka_unit_test(test_overhead_backoff),
 		cmocka_unit_test(test_overhead_skips_noop_steps),
