@@ -302,10 +302,10 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 	else
 		bump(&st->clear_intervals[POLICY_TIER_HIGH]);
 
+	/* Latched until the tier is left: CPU load arriving on top does not make the
+	 * overflow that happened at the higher rate any less real. */
 	if (crit_by_drops)
 		st->critical_by_drops = true;
-	else if (crit_by_cpu)
-		st->critical_by_drops = false;
 	if (raw > from) {
 		st->tier = raw;
 		if (crit_by_cpu)
@@ -369,6 +369,12 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 	}
 	if (sig->drop_pct >= set->drop_recover_pct) {
 		/* Between the two thresholds: hold, and restart the calm count. */
+		st->drop_calm = 0;
+		return;
+	}
+	/* Calm at the critical tier's 5 Hz proves nothing about the rate that
+	 * overflowed: the divisor relaxes only once that tier is left. */
+	if (st->tier == POLICY_TIER_CRITICAL && st->critical_by_drops) {
 		st->drop_calm = 0;
 		return;
 	}
