@@ -58,10 +58,11 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 		{"cpu-budget", required_argument, NULL, 'b'},
 		{"frequency", required_argument, NULL, 'F'},
 		{"no-throttle", no_argument, NULL, 'n'},
+		{"max-depth", required_argument, NULL, 'D'},
 		{"verbose", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
-	unsigned freq = 19;
+	unsigned freq = 19, depth = 64;
 	double budget = 1.5;
 	bool no_throttle = false;
 	int ch;
@@ -89,6 +90,10 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 		case 'n':
 			no_throttle = true;
 			break;
+		case 'D':
+			if (number_parse_uint(optarg, 1, LOWPROF_MAX_USER_DEPTH, &depth) != 0)
+				goto bad_value;
+			break;
 		case 'v':
 			log_init("lowprof-controller", LOG_LEVEL_DEBUG);
 			break;
@@ -102,6 +107,8 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 		return LOWPROF_EXIT_USAGE;
 	}
 	policy_settings_default(&c->set, freq);
+	/* The user's --max-depth is the healthy tier's depth, and so every tier's ceiling. */
+	c->set.tiers[POLICY_TIER_HEALTHY].max_depth = depth;
 	c->set.cpu_budget_pct = budget;
 	c->set.no_throttle = no_throttle;
 	if (policy_settings_check(&c->set, err, errlen) != 0)

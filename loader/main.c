@@ -213,6 +213,8 @@ static void loader_tier_throttle(const struct loader_options *opt, enum policy_t
 	struct policy_throttle pt;
 
 	policy_settings_default(&ps, opt->frequency_hz);
+	/* As in the controller: --max-depth is the healthy tier's depth. */
+	ps.tiers[POLICY_TIER_HEALTHY].max_depth = opt->max_depth;
 	policy_tier_throttle(&ps, tier, &pt);
 	out->tier = (unsigned)pt.tier;
 	out->frequency_hz = pt.frequency_hz;

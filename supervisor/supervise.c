@@ -101,6 +101,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
+	component_add_arg(ct, "--max-depth=%u", o->max_depth);
 	if (o->no_throttle)
 		component_add_arg(ct, "--no-throttle");
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
