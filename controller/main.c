@@ -43,6 +43,7 @@ struct controller {
 	struct policy_settings set;
 	struct policy_state state;
 	int fd;
+	int sfd; /* signalfd: a stop request also ends any wait for the loader */
 	struct wire_reader rd;
 	struct host_stat prev;
 	bool have_prev;
@@ -128,7 +129,7 @@ bad_value:
 static int controller_call(struct controller *c, const Lowprof__Ctl__Envelope *req,
 			   Lowprof__Ctl__Envelope__PayloadCase want, Lowprof__Ctl__Envelope **out)
 {
-	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+	struct pollfd pfd[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->sfd, .events = POLLIN}};
 	Lowprof__Ctl__Envelope *env;
 	char err[200];
 	int rc, stale = 0;
@@ -147,11 +148,14 @@ static int controller_call(struct controller *c, const Lowprof__Ctl__Envelope *r
 			return rc;
 		}
 		if (rc == WIRE_AGAIN) {
-			rc = poll(&pfd, 1, CONTROLLER_REPLY_TIMEOUT_MS);
+			rc = poll(pfd, c->sfd >= 0 ? 2 : 1, CONTROLLER_REPLY_TIMEOUT_MS);
 			if (rc == 0)
 				return -ETIMEDOUT;
 			if (rc < 0 && errno != EINTR)
 				return -errno;
+			/* SIGTERM while waiting for a loader that may never answer. */
+			if (rc > 0 && (pfd[1].revents & POLLIN))
+				return -ECANCELED;
 			continue;
 		}
 		if (env->payload_case == want ||
@@ -430,7 +434,10 @@ int main(int argc, char **argv)
 	tfd = controller_timerfd(c.interval_s);
 	if (sfd < 0 || tfd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd/timerfd: %s", strerror(errno));
+	c.sfd = sfd;
 	rc = controller_hello(&c);
+	if (rc == -ECANCELED)
+		return LOWPROF_EXIT_OK; /* stopped before the loader answered */
 	if (rc != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "no answer from the loader: %s", strerror(-rc));
 	policy_state_init(&c.state, &c.set);
@@ -472,6 +479,8 @@ int main(int argc, char **argv)
 			if (read(tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 				log_warn("timerfd read: %s", strerror(errno));
 			rc = controller_step(&c);
+			if (rc == -ECANCELED)
+				break; /* SIGTERM arrived while waiting for the loader */
 			if (rc != 0) {
 				log_error("the loader is gone: %s", strerror(-rc));
 				goto out;

@@ -26,6 +26,7 @@ struct bpf_session_settings {
 	size_t npids;
 	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
 	unsigned unwind_table_mb;   /* size of the DWARF unwind row array (loader/unwind_maps.h) */
+	const char *pin_dir;        /* bpffs directory to pin into and adopt from; NULL: no pins */
 };
 
 /* The sampling settings a SetThrottle changes at run time. */
@@ -46,6 +47,8 @@ struct bpf_session {
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */
 	size_t rb_pos_len;
 	int ncpus_possible;
+	const char *pin_dir;     /* NULL when not pinning */
+	unsigned adopted_links;  /* links of a previous loader replaced at start */
 };
 
 /* Open, size, load, configure and attach; events enabled on return. 0 or -errno. */
@@ -70,6 +73,10 @@ uint64_t bpf_session_ringbuf_used(const struct bpf_session *s);
 /* fd of the BPF ring buffer map, for ring_buffer__new(). */
 int bpf_session_ringbuf_fd(const struct bpf_session *s);
 int bpf_session_prog_fd(const struct bpf_session *s);
-void bpf_session_stop(struct bpf_session *s);
+/*
+ * Detach and release everything. unpin: also remove the pins (a clean stop);
+ * without it a pinned session stays alive in the kernel for the next loader.
+ */
+void bpf_session_stop(struct bpf_session *s, bool unpin);
 
 #endif

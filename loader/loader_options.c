@@ -22,6 +22,7 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{"no-throttle", no_argument, NULL, 'n'},
 		{"unwind", required_argument, NULL, 'u'},
 		{"unwind-table-mb", required_argument, NULL, 'U'},
+		{"pin-dir", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -88,6 +89,13 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 				out->unwind = LOADER_UNWIND_FP;
 			else
 				goto bad_value;
+			break;
+		case 'P':
+			/* Only under bpffs, and never a path that climbs out of it. */
+			if (strncmp(optarg, "/sys/fs/bpf/", 12) != 0 || strstr(optarg, "..") != NULL ||
+			    strlen(optarg) > 200)
+				goto bad_value;
+			out->pin_dir = optarg;
 			break;
 		case 'U':
 			if (number_parse_uint(optarg, 1, LOADER_UNWIND_TABLE_MB_MAX,

@@ -31,6 +31,7 @@ struct loader_options {
 	bool no_throttle;           /* --no-throttle: fixed settings, SetThrottle refused */
 	unsigned unwind;            /* --unwind: enum loader_unwind_choice */
 	unsigned unwind_table_mb;   /* --unwind-table-mb: kernel memory for unwind rows */
+	const char *pin_dir;        /* --pin-dir: bpffs directory of this run's pins; NULL: none */
 	pid_t pids[LOADER_MAX_PIDS];
 	size_t npids;
 };

@@ -33,6 +33,7 @@
 #include "controller/policy.h"
 #include "ipc/loader_stats.h"
 #include "ipc/lowprof_fds.h"
+#include "loader/bpf_pins.h"
 #include "loader/bpf_session.h"
 #include "loader/control_server.h"
 #include "loader/drain.h"
@@ -350,7 +351,7 @@ int main(int argc, char **argv)
 	unsigned ticks_per_stats, ticks = 0;
 	char err[512];
 	int rc, sfd, tfd, status = LOWPROF_EXIT_FAILURE;
-	bool running = true;
+	bool running = true, clean_stop = false;
 
 	log_init("lowprof-loader", LOG_LEVEL_INFO);
 	rc = loader_options_parse(argc, argv, &l.opt, err, sizeof(err));
@@ -380,9 +381,20 @@ int main(int argc, char **argv)
 	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
 	if (l.opt.cpu_budget_pct < 100.0)
 		set.budget_ns_per_window = (__u64)(l.opt.cpu_budget_pct / 100.0 * 100e6);
+	if (l.opt.pin_dir != NULL) {
+		rc = bpf_pins_prepare(l.opt.pin_dir, err, sizeof(err));
+		if (rc < 0)
+			fatal(LOWPROF_EXIT_FAILURE, "%s", err);
+		if (rc > 0)
+			log_info("removed the pins of %d lowprof run(s) that were killed", rc);
+		set.pin_dir = l.opt.pin_dir;
+	}
 	rc = bpf_session_start(&l.sess, &set, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
+	if (l.sess.adopted_links > 0)
+		log_info("adopted the pinned session of the previous loader (%u CPUs): sampling never stopped",
+			 l.sess.adopted_links);
 	rc = drain_init(&l.dr, bpf_session_ringbuf_fd(&l.sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
 			sizeof(err));
 	if (rc != 0) {
@@ -449,6 +461,7 @@ int main(int argc, char **argv)
 	drain_run(&l.dr);
 	loader_publish_stats(&l.sess, &l.dr, &l.opt);
 	status = LOWPROF_EXIT_OK;
+	clean_stop = true;
 out_drain:
 	proc_tracker_fini(&l.pt);
 	drain_fini(&l.dr);
@@ -456,6 +469,8 @@ out_session:
 	control_server_close(&l.cs);
 	if (l.have_host_prev)
 		host_load_stat_free(&l.host_prev);
-	bpf_session_stop(&l.sess);
+	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
+	 * pinned session keeps sampling for the next loader to adopt. */
+	bpf_session_stop(&l.sess, clean_stop);
 	return status;
 }

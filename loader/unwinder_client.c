@@ -25,7 +25,8 @@
 #include "loader/unwind_maps.h"
 #include "lowprof_build_config.h"
 
-#define UNWINDER_TIMEOUT_MS 3000
+#define UNWINDER_TIMEOUT_MS 1000
+#define UNWINDER_QUIET_NS (10ULL * 1000000000ULL)
 #define UNWINDER_RESPAWN_NS 5000000000ULL
 #define UNWINDER_NOBODY 65534
 
@@ -214,6 +215,10 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 	memset(t, 0, sizeof(*t));
 	*nseg = 0;
 	uc_check_child(c);
+	if (uc_now_ns() < c->quiet_until_ns) {
+		snprintf(err, errlen, "lowprof-unwinder did not answer recently");
+		return UNWINDER_UNAVAILABLE;
+	}
 	if (c->sock < 0 || c->child == 0) {
 		snprintf(err, errlen, "lowprof-unwinder is not running");
 		return UNWINDER_UNAVAILABLE;
@@ -229,6 +234,12 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 	}
 	memset(&r, 0, sizeof(r));
 	res = uc_wait_reply(c, &r, &len, &memfd, err, errlen);
+	if (res == UNWINDER_UNAVAILABLE) {
+		/* A dead or stuck unwinder must not stall the loader's loop once per file:
+		 * those files fall back to frame pointers until it answers again. */
+		c->quiet_until_ns = uc_now_ns() + UNWINDER_QUIET_NS;
+		goto out;
+	}
 	if (res != UNWINDER_OK)
 		goto out;
 	res = UNWINDER_REFUSED;

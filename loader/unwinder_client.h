@@ -21,6 +21,7 @@ struct unwinder_client {
 	uint32_t seq;
 	unsigned timeout_ms;  /* per request */
 	uint64_t next_spawn_ns;
+	uint64_t quiet_until_ns; /* after a timeout: do not ask (and block) again before this */
 	uint64_t requests, refused, failures, timeouts, spawns;
 };
 

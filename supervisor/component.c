@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,7 +108,7 @@ int component_spawn(struct component *c, int64_t now_ms)
 	struct component_fd fds[COMPONENT_MAX_FDS + 1];
 	int chan[2];
 	sigset_t none;
-	pid_t pid;
+	pid_t pid, parent;
 
 	/* SEQPACKET: every message is one line, no framing to get wrong. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) != 0)
@@ -116,6 +117,7 @@ int component_spawn(struct component *c, int64_t now_ms)
 	fds[c->nfds].source = chan[1];
 	fds[c->nfds].target = LOWPROF_FD_NOTIFY;
 	c->argv[c->argc] = NULL;
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		int rc = -errno;
@@ -129,6 +131,10 @@ int component_spawn(struct component *c, int64_t now_ms)
 		/* The supervisor blocks signals for its signalfd; the child starts clean. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* If the supervisor is killed, each component stops cleanly (SIGTERM) instead
+		 * of running on unsupervised; a supervisor already gone means stop now. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(LOWPROF_EXIT_FAILURE);
 		signal(SIGPIPE, SIG_DFL);
 		if (c->run_as != NULL) {
 			char err[256];

@@ -32,6 +32,8 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->unwind = "auto";
 	o->unwind_table_mb = 48;
 	o->user = "nobody";
+	o->restart_floor_ms = 200;
+	o->restart_cap_ms = 30000;
 	status_socket_default_dir(o->run_dir, sizeof(o->run_dir));
 	o->max_sample_rate_path = "/proc/sys/kernel/perf_event_max_sample_rate";
 }
@@ -70,6 +72,10 @@ void supervisor_options_usage(FILE *out)
 		"                          for root); `lowprof status` looks there\n"
 		"      --liveness-timeout SECONDS\n"
 		"                          restart a component silent this long (default 5)\n"
+		"      --restart-backoff MS, --restart-backoff-max MS\n"
+		"                          a dead component is restarted after MS (default 200),\n"
+		"                          doubling per death up to the max (default 30000);\n"
+		"                          more than 10 deaths in 5 minutes: reported failed\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
 		"  -h, --help              show this help and exit\n"
 		"      --version           show the version and exit\n"
@@ -159,7 +165,7 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 {
 	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH, OPT_CPU_BUDGET,
 	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE, OPT_RUN_DIR, OPT_LIVENESS, OPT_UNWIND,
-	       OPT_UNWIND_MB, OPT_USER };
+	       OPT_UNWIND_MB, OPT_USER, OPT_RESTART_FLOOR, OPT_RESTART_CAP };
 	static const struct option longopts[] = {
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
@@ -176,6 +182,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{"unwind", required_argument, NULL, OPT_UNWIND},
 		{"unwind-table-mb", required_argument, NULL, OPT_UNWIND_MB},
 		{"user", required_argument, NULL, OPT_USER},
+		{"restart-backoff", required_argument, NULL, OPT_RESTART_FLOOR},
+		{"restart-backoff-max", required_argument, NULL, OPT_RESTART_CAP},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -292,6 +300,20 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 				return LOWPROF_EXIT_USAGE;
 			}
 			break;
+		case OPT_RESTART_FLOOR:
+			if (number_parse_uint(optarg, 10, 600000, &o->restart_floor_ms) != 0) {
+				snprintf(err, errlen, "invalid --restart-backoff '%s': expected 10 to 600000 ms",
+					 optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
+		case OPT_RESTART_CAP:
+			if (number_parse_uint(optarg, 10, 3600000, &o->restart_cap_ms) != 0) {
+				snprintf(err, errlen,
+					 "invalid --restart-backoff-max '%s': expected 10 to 3600000 ms", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			break;
 		case OPT_USER:
 			o->user = optarg;
 			break;
@@ -321,6 +343,11 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 	}
 	if (optind != argc) {
 		snprintf(err, errlen, "unexpected argument '%s' (see lowprof --help)", argv[optind]);
+		return LOWPROF_EXIT_USAGE;
+	}
+	if (o->restart_cap_ms < o->restart_floor_ms) {
+		snprintf(err, errlen, "--restart-backoff-max (%u ms) is below --restart-backoff (%u ms)",
+			 o->restart_cap_ms, o->restart_floor_ms);
 		return LOWPROF_EXIT_USAGE;
 	}
 	if (options_check_output_dir(o->output_dir, err, errlen) != 0)

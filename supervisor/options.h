@@ -26,6 +26,8 @@ struct supervisor_options {
 	unsigned unwind_table_mb;    /* kernel memory for DWARF unwind tables */
 	const char *user;            /* the unprivileged components run as this user */
 	unsigned liveness_timeout_s; /* a silent component is killed after this */
+	unsigned restart_floor_ms;   /* first restart delay */
+	unsigned restart_cap_ms;     /* restart delays double up to this */
 	bool verbose;
 	bool show_help;
 	bool show_version;

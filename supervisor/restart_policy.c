@@ -41,8 +41,8 @@ enum restart_verdict restart_policy_died(struct restart_state *st, const struct 
 					 int64_t now_ms, bool permanent)
 {
 	bool was_stable = st->ready_since_ms >= 0 && now_ms - st->ready_since_ms >= s->stable_after_ms;
-	unsigned limit = s->crash_limit < RESTART_POLICY_MAX_DEATHS ? s->crash_limit
-								     : RESTART_POLICY_MAX_DEATHS;
+	unsigned limit = s->crash_limit < RESTART_POLICY_MAX_DEATHS - 1 ? s->crash_limit
+									 : RESTART_POLICY_MAX_DEATHS - 1;
 
 	st->ready_since_ms = -1;
 	if (permanent) {
@@ -52,7 +52,8 @@ enum restart_verdict restart_policy_died(struct restart_state *st, const struct 
 	restart_policy_expire(st, s, now_ms);
 	if (st->ndeaths < RESTART_POLICY_MAX_DEATHS)
 		st->deaths[st->ndeaths++] = now_ms;
-	if (st->ndeaths >= limit) {
+	/* The limit is how many deaths are tolerated in the window: one more is a loop. */
+	if (st->ndeaths > limit) {
 		st->failed = true;
 		return RESTART_FAILED;
 	}

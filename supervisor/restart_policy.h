@@ -16,7 +16,7 @@ struct restart_settings {
 	int64_t backoff_floor_ms;   /* first delay (default 200 ms) */
 	int64_t backoff_cap_ms;     /* delays double up to this (default 30 s) */
 	int64_t stable_after_ms;    /* ready this long: backoff resets (default 60 s) */
-	unsigned crash_limit;       /* this many deaths ... (default 10) */
+	unsigned crash_limit;       /* more deaths than this ... (default 10) */
 	int64_t crash_window_ms;    /* ... within this window: failed (default 5 min) */
 };
 

@@ -20,6 +20,7 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
 #include "lowprof_build_config.h"
+#include "supervisor/bpffs.h"
 #include "supervisor/component.h"
 #include "supervisor/privdrop.h"
 #include "supervisor/sd_notify.h"
@@ -47,6 +48,7 @@ struct supervisor {
 	int control_fd[2];       /* socketpair: [0] the loader's end, [1] the controller's */
 	int unwind_fd[2];        /* socketpair: [0] the loader's end, [1] the unwinder's */
 	struct privdrop_user user; /* controller and unwinder run as this user */
+	char pin_dir[256];       /* this run's bpffs pins; "" when pinning is unavailable */
 	int64_t started_ms;
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
 	int64_t end_ms;          /* -1: until signalled */
@@ -81,6 +83,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ld, "--unwind=%s", o->unwind);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
+	if (sv->pin_dir[0] != '\0')
+		component_add_arg(ld, "--pin-dir=%s", sv->pin_dir);
 	if (o->no_throttle)
 		component_add_arg(ld, "--no-throttle");
 	for (i = 0; i < o->npids; i++)
@@ -127,6 +131,8 @@ static int supervise_setup(struct supervisor *sv)
 	int i;
 
 	restart_settings_default(&sv->restart);
+	sv->restart.backoff_floor_ms = sv->opt->restart_floor_ms;
+	sv->restart.backoff_cap_ms = sv->opt->restart_cap_ms;
 	if (privdrop_lookup(sv->opt->user, &sv->user, err, sizeof(err)) != 0) {
 		log_error("--user: %s", err);
 		return -1;
@@ -181,6 +187,10 @@ static int supervise_setup(struct supervisor *sv)
 		/* Not fatal: profiling works without `lowprof status`. */
 		log_warn("%s; `lowprof status` will not see this instance", err);
 		sv->status_fd = -1;
+	}
+	if (bpffs_prepare(sv->pin_dir, sizeof(sv->pin_dir), err, sizeof(err)) != 0) {
+		log_warn("%s; a restarted loader will not adopt the running session", err);
+		sv->pin_dir[0] = '\0';
 	}
 	if (sd_notify_open(&sv->sd) != 0)
 		log_warn("NOTIFY_SOCKET is set but unusable: no systemd notifications");

@@ -165,6 +165,13 @@ static void test_bad_other_values(void **state)
 	expect_usage_error("--cpu-budget '101'", "--cpu-budget", "101", NULL);
 	expect_usage_error("--cpu-budget 'x'", "--cpu-budget", "x", NULL);
 	expect_usage_error("--control-interval '0'", "--control-interval", "0", NULL);
+	expect_usage_error("--restart-backoff '5'", "--restart-backoff", "5", NULL);
+	expect_usage_error("is below --restart-backoff", "--restart-backoff", "500",
+			   "--restart-backoff-max", "100", NULL);
+	expect_usage_error("--unwind 'frames'", "--unwind", "frames", NULL);
+	expect_usage_error("--unwind-table-mb '0'", "--unwind-table-mb", "0", NULL);
+	expect_usage_error("--liveness-timeout '0'", "--liveness-timeout", "0", NULL);
+	expect_usage_error("--run-dir 'relative'", "--run-dir", "relative", NULL);
 	expect_usage_error("unknown option '--frobnicate'", "--frobnicate", NULL);
 	expect_usage_error("unknown option '-x'", "-x", NULL);
 	expect_usage_error("needs a value", "-F", NULL);

@@ -1,0 +1,70 @@
+#!/bin/sh
+# A component that fails at once on every start reaches `failed` after the
+# crash-loop limit while the rest keep profiling; a SIGKILLed supervisor's
+# pins are removed by the next lowprof.
+#   usage: test_supervisor_failures.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+
+work=$(mktemp -d /tmp/lowprof-failures.XXXXXX)
+sup=""
+trap '[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null; rm -rf "$work"' EXIT
+
+# The supervisor looks for its helpers beside itself: a copy of the binaries
+# whose controller always fails.
+# The unprivileged components run as nobody: they must be able to reach it.
+chmod 755 "$work"
+mkdir "$work/bin"
+cp "$BIN"/lowprof "$BIN"/lowprof-loader "$BIN"/lowprof-exporter "$BIN"/lowprof-unwinder "$work/bin/"
+printf '#!/bin/sh\necho "broken controller" >&2\nexit 1\n' >"$work/bin/lowprof-controller"
+chmod +x "$work/bin/lowprof-controller"
+
+"$work/bin/lowprof" --duration 12 --frequency 49 --restart-backoff 50 --restart-backoff-max 200 \
+	--output "$work/out" --run-dir "$work/run" 2>"$work/stderr" &
+sup=$!
+sleep 8
+"$work/bin/lowprof" status --json --run-dir "$work/run" >"$work/status.json" || fail "lowprof status"
+python3 - "$work/status.json" <<'PY' || fail "status: $(cat "$work/status.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = {c["name"]: c for c in d["components"]}
+assert s["controller"]["state"] == "failed", s["controller"]
+assert s["controller"]["restarts"] == 10, s["controller"]
+for name in ("loader", "exporter", "unwinder"):
+    assert s[name]["state"] == "running" and s[name]["restarts"] == 0, s[name]
+print("controller failed after", s["controller"]["restarts"], "restarts; the rest running")
+PY
+grep -q "controller exited with status 1: crash loop" "$work/stderr" || fail "no crash-loop report: $(cat "$work/stderr")"
+wait "$sup" || true
+sup=""
+[ -s "$work/out/profile.folded" ] || fail "the loader and exporter did not keep profiling"
+echo "ok: a crash-looping controller is failed, the profile was still written"
+
+# Kill the loader (its pins stay for adoption), then the supervisor before it
+# restarts the loader: the pins are orphaned. The next lowprof removes them.
+"$BIN/lowprof" --duration 30 --restart-backoff 5000 --output "$work/out2" --run-dir "$work/run2" \
+	2>"$work/stderr2" &
+sup=$!
+sleep 3
+stale=/sys/fs/bpf/lowprof/$sup
+[ -d "$stale" ] || fail "no pins for run $sup"
+progs=$(for l in "$stale"/link_cpu*; do bpftool link show pinned "$l" -j; done |
+	python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))')
+pkill -9 -P "$sup" -f lowprof-loader
+sleep 0.3
+kill -9 "$sup"
+sup=""
+sleep 1
+[ -d "$stale" ] || fail "expected orphaned pins in $stale after SIGKILLs"
+"$BIN/lowprof" --duration 2 --output "$work/out3" --run-dir "$work/run3" 2>"$work/stderr3" ||
+	fail "the next lowprof failed: $(cat "$work/stderr3")"
+[ ! -e "$stale" ] || fail "the next lowprof left the stale pins of a killed run: $(ls "$stale")"
+grep -q "removed the pins of [0-9]* lowprof run" "$work/stderr3" || fail "no report of the stale pins removed"
+sleep 0.5 # the kernel frees programs asynchronously
+for p in $progs; do
+	bpftool prog show id "$p" >/dev/null 2>&1 && fail "the killed run's program $p is still loaded"
+done
+echo PASS

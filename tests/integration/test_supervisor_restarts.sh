@@ -1,0 +1,104 @@
+#!/bin/sh
+# Supervision under load: kill -9 the loader, the controller, the unwinder and
+# the exporter repeatedly during one run. Each comes back alone (the others
+# keep their pids, the supervisor never dies), a killed loader's pinned
+# session keeps sampling and is adopted (no gap, no double attachment), a
+# SIGSTOPped component is replaced after the liveness deadline, and a clean
+# stop leaves nothing of lowprof in bpftool's lists or in bpffs.
+#   usage: test_supervisor_restarts.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+
+work=$(mktemp -d /tmp/lowprof-restarts.XXXXXX)
+spin=""
+sup=""
+cleanup() {
+	kill $spin 2>/dev/null || true
+	[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+child_pid() { # the supervisor's child whose comm starts with $1
+	ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" 'index($2, c) == 1 { print $1; exit }'
+}
+
+wait_child() { # wait until a child named $1 with a pid other than $2 runs; print it
+	i=0
+	while [ $i -lt 100 ]; do
+		p=$(child_pid "$1")
+		if [ -n "$p" ] && [ "$p" != "$2" ]; then
+			echo "$p"
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+timeout 60 sh -c 'while :; do :; done' &
+spin=$!
+# A short backoff cap so ten deaths fit in the run; --no-throttle keeps the
+# rate steady so gaps in sampling would show.
+"$BIN/lowprof" --duration 45 --frequency 49 --interval 2 --no-throttle --unwind fp \
+	--restart-backoff 100 --restart-backoff-max 800 --liveness-timeout 3 \
+	--output "$work/out" --run-dir "$work/run" 2>"$work/stderr" &
+sup=$!
+sleep 3
+pin_dir=/sys/fs/bpf/lowprof/$sup
+[ -d "$pin_dir" ] || fail "no pin directory $pin_dir"
+ls "$pin_dir" | grep -q "^link_cpu" || fail "no pinned links in $pin_dir"
+
+for comp in lowprof-loader lowprof-control lowprof-unwinde lowprof-export; do
+	n=0
+	while [ $n -lt 4 ]; do
+		victim=$(child_pid "$comp")
+		[ -n "$victim" ] || fail "$comp is not running"
+		others_before=$(ps -o pid=,comm= --ppid "$sup" | grep -v "$comp" | sort)
+		kill -9 "$victim"
+		new=$(wait_child "$comp" "$victim") || fail "$comp did not come back after kill -9"
+		others_after=$(ps -o pid=,comm= --ppid "$sup" | grep -v "$comp" | sort)
+		[ "$others_before" = "$others_after" ] || fail "killing $comp changed the others: $others_before / $others_after"
+		kill -0 "$sup" || fail "the supervisor died"
+		n=$((n + 1))
+		sleep 0.7
+	done
+	echo "ok: $comp killed 4 times, back each time, the others untouched"
+done
+# Exactly one pinned link per CPU, all to the one program the current loader
+# loaded: no double attachment. (Other lowprof runs on this host are not ours:
+# only this run's pins are looked at.)
+ncpu=$(nproc)
+[ "$(ls "$pin_dir" | grep -c '^link_cpu')" -eq "$ncpu" ] || fail "pinned links: $(ls "$pin_dir")"
+progs=$(for l in "$pin_dir"/link_cpu*; do bpftool link show pinned "$l" -j; done |
+	python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))')
+[ "$(echo "$progs" | wc -w)" -eq 1 ] || fail "the pinned links point at programs $progs (want one)"
+grep -q "adopted the pinned session" "$work/stderr" || fail "the restarted loader did not adopt the pinned session"
+
+# Liveness: a stopped exporter is replaced after the deadline.
+victim=$(child_pid lowprof-export)
+kill -STOP "$victim"
+new=$(wait_child lowprof-export "$victim") || fail "a SIGSTOPped exporter was not replaced"
+echo "ok: SIGSTOPped exporter $victim replaced by $new"
+
+"$BIN/lowprof" status --json --run-dir "$work/run" >"$work/status.json" || fail "lowprof status"
+python3 - "$work/status.json" <<'PY' || fail "status does not count the restarts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {c["name"]: c["restarts"] for c in d["components"]}
+print("restarts:", r)
+assert r["loader"] >= 4 and r["controller"] >= 4 and r["unwinder"] >= 4 and r["exporter"] >= 5, r
+assert all(c["state"] in ("running", "starting", "backoff") for c in d["components"]), d
+PY
+
+wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
+sup=""
+[ ! -e "$pin_dir" ] || fail "pins left after a clean stop: $(ls "$pin_dir")"
+sleep 0.5 # the kernel frees programs asynchronously
+bpftool prog show id "$progs" >/dev/null 2>&1 && fail "program $progs still loaded after a clean stop"
+[ -s "$work/out/profile.folded" ] || fail "no profile written"
+echo PASS
