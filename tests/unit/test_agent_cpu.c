@@ -62,28 +62,34 @@ static void test_parse_refuses(void **state)
 static void test_read_counts_children(void **state)
 {
 	uint64_t before, after;
-	struct timespec t0, t1;
+	struct timespec t1;
+	int status, done[2];
+	char byte;
 	pid_t kid;
-	int status;
 
 	(void)state;
 	assert_int_equal(agent_cpu_read("/proc", getpid(), &before), 0);
+	assert_int_equal(pipe(done), 0);
 	kid = fork();
 	assert_true(kid >= 0);
 	if (kid == 0) {
-		/* Burn ~300 ms of CPU, then stay alive a moment to be counted live. */
+		/* Burn 300 ms of CPU time (not wall time: the host may be busy), say so,
+		 * then stay alive a moment to be counted live. */
 		volatile uint64_t x = 0;
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
 		do {
 			for (int i = 0; i < 100000; i++)
 				x += (uint64_t)i;
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-		} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+		} while (t1.tv_sec * 1000 + t1.tv_nsec / 1000000 < 300);
+		if (write(done[1], "x", 1) != 1)
+			_exit(1);
 		sleep(1);
 		_exit(0);
 	}
-	usleep(600000);
+	close(done[1]);
+	assert_int_equal(read(done[0], &byte, 1), 1);
+	close(done[0]);
 	assert_int_equal(agent_cpu_read("/proc", getpid(), &after), 0);
 	/* The live child's ~300 ms show up (clock ticks: 10 ms resolution). */
 	assert_true(after - before >= 200000000ULL);
