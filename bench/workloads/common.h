@@ -1,0 +1,24 @@
+/*
+ * Shared by the bench workloads: a deadline in seconds from argv[1], and
+ * the result line (one integer: units of work done) that bench/run reads.
+ */
+#ifndef BENCH_WORKLOAD_COMMON_H
+#define BENCH_WORKLOAD_COMMON_H
+#include <stdlib.h>
+#include <time.h>
+
+static inline double wl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline double wl_seconds(int argc, char **argv)
+{
+	double s = argc > 1 ? atof(argv[1]) : 10.0;
+
+	return s > 0 ? s : 10.0;
+}
+#endif
