@@ -1,6 +1,10 @@
 # The exporter program's own pieces.
 target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/exporter_options.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/exporter_loop.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/exporter_restore.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/exporter_state.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_export.c
   ${CMAKE_CURRENT_SOURCE_DIR}/ingest.c
   ${CMAKE_CURRENT_SOURCE_DIR}/outputs.c
   ${CMAKE_CURRENT_SOURCE_DIR}/timeline.c)
@@ -11,3 +15,5 @@ target_link_libraries(lowprof-exporter PRIVATE lowprof_exporter_core)
 install(TARGETS lowprof-exporter DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/lowprof)
 
 lowprof_unit_test(test_timeline ${CMAKE_SOURCE_DIR}/tests/unit/test_timeline.c LIBS lowprof_exporter_core)
+
+lowprof_unit_test(test_pprof_reader ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_reader.c LIBS lowprof_exporter_core)

@@ -5,13 +5,24 @@
 #ifndef LOWPROF_EXPORTER_OPTIONS_H
 #define LOWPROF_EXPORTER_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "exporter/otlp_client.h"
+
+/* --run-id: 32 lowercase hex digits, drawn by the supervisor once per run. */
+#define EXPORTER_RUN_ID_LEN 32
 
 struct exporter_options {
 	unsigned interval_s;      /* rewrite the output files this often */
 	unsigned frequency_hz;    /* nominal sampling frequency, for the title */
 	const char *output_label; /* the output directory as the user named it (messages only) */
 	const char *kallsyms_path;
+	/* Same for every exporter of one lowprof run, new for each run: tells a
+	 * restart (reload the profile this run wrote) from a fresh start. "" = none. */
+	char run_id[EXPORTER_RUN_ID_LEN + 1];
+	bool otlp_enabled;        /* --otlp-endpoint given */
+	struct otlp_client_settings otlp;
 };
 
 /* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */

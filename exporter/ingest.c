@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "exporter/frame.h"
+#include "exporter/process_info.h"
 #include "exporter/profile.h"
 #include "exporter/symbolizer.h"
 
@@ -17,8 +18,8 @@ static uint64_t ingest_lookup_address(uint64_t addr, size_t index_from_leaf)
 	return index_from_leaf == 0 || addr == 0 ? addr : addr - 1;
 }
 
-int ingest_sample(struct profile *p, struct symbolizer *sym, const struct sample_view *sv,
-		  struct ingest_stats *st)
+int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
+		  const struct sample_view *sv, struct ingest_stats *st)
 {
 	struct frame frames[LOWPROF_MAX_FRAMES];
 	const struct lowprof_sample *h = sv->hdr;
@@ -39,9 +40,17 @@ int ingest_sample(struct profile *p, struct symbolizer *sym, const struct sample
 		st->truncated++;
 	if (h->flags & LOWPROF_SAMPLE_NO_USER_STACK)
 		st->no_user_stack++;
-	rc = profile_add_sample(p, h->pid, h->tid, sv->comm, frames, n,
+	/* First sight of a pid reads /proc/PID/exe and /proc/PID/cgroup now, while
+	 * the process still exists; the cache keeps them after it exits. */
+	if (t->procs != NULL)
+		(void)process_info_lookup(t->procs, h->pid);
+	rc = profile_add_sample(t->cumulative, h->pid, h->tid, sv->comm, frames, n,
 				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns);
 	if (rc == 0)
 		st->samples++;
+	if (rc == 0 && t->interval != NULL &&
+	    profile_add_sample(t->interval, h->pid, h->tid, sv->comm, frames, n,
+			       (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns) != 0)
+		st->interval_refused++;
 	return rc;
 }

@@ -8,18 +8,30 @@
 
 #include "ipc/sample_record.h"
 
+struct process_info_cache;
 struct profile;
 struct symbolizer;
+
+/* Where one sample goes: the cumulative profile the files are written from,
+ * and, when exporting OTLP, the current interval's profile and the per-pid
+ * metadata (executable path, container id) read at a pid's first sight. */
+struct ingest_targets {
+	struct profile *cumulative;
+	struct profile *interval;          /* NULL: not exporting */
+	struct process_info_cache *procs;  /* NULL: not exporting */
+};
 
 struct ingest_stats {
 	uint64_t samples;         /* accepted into the profile */
 	uint64_t rejected;        /* malformed records */
 	uint64_t truncated;       /* user stack cut by the depth limit */
 	uint64_t no_user_stack;   /* kernel threads, or user stack unavailable */
+	uint64_t interval_refused; /* in the cumulative profile, refused by the interval's */
 };
 
-/* Symbolize and add one validated sample. 0, or -errno when the profile refused it. */
-int ingest_sample(struct profile *p, struct symbolizer *sym, const struct sample_view *sv,
-		  struct ingest_stats *st);
+/* Symbolize (once) and add one validated sample to each target. 0, or -errno
+ * when the cumulative profile refused it. */
+int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
+		  const struct sample_view *sv, struct ingest_stats *st);
 
 #endif

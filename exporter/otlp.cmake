@@ -6,9 +6,12 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp/otlp_intern.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client_settings.c
   ${OTLP_PROTO_SRCS})
-target_link_libraries(lowprof_exporter_core PUBLIC PkgConfig::LIBCURL PkgConfig::ZLIB)
+# The settings and their validation on their own: the supervisor checks the
+# --otlp-* options with the same code before it starts anything.
+add_library(lowprof_otlp_settings STATIC ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client_settings.c)
+target_link_libraries(lowprof_otlp_settings PUBLIC PkgConfig::LIBCURL)
+target_link_libraries(lowprof_exporter_core PUBLIC lowprof_otlp_settings PkgConfig::LIBCURL PkgConfig::ZLIB)
 
 lowprof_unit_test(test_process_info ${CMAKE_SOURCE_DIR}/tests/unit/test_process_info.c LIBS lowprof_exporter_core)
 lowprof_unit_test(test_otlp_encoder ${CMAKE_SOURCE_DIR}/tests/unit/test_otlp_encoder.c LIBS lowprof_exporter_core)

@@ -309,7 +309,11 @@ static int otlp_build_functions(struct otlp_build *b, bool any_truncated)
 		ret = otlp_model_string(b, f->name, &of->name_strindex);
 		if (ret == 0)
 			ret = otlp_model_string(b, f->system_name, &of->system_name_strindex);
-		/* The model's function filename is the module, not a source file. */
+		/* The model's function filename is the module, not a source file, but the
+		 * same name in two modules (clock_gettime in libc and the vDSO) is two
+		 * functions: without it the table would hold duplicates. */
+		if (ret == 0)
+			ret = otlp_model_string(b, f->filename, &of->filename_strindex);
 	}
 	if (ret == 0 && any_truncated) {
 		b->truncated_function = (uint32_t)(n + 1);

@@ -5,6 +5,7 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/profile.c
   ${CMAKE_CURRENT_SOURCE_DIR}/profile_read.c
   ${CMAKE_CURRENT_SOURCE_DIR}/pprof_writer.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/pprof_reader.c
   ${CMAKE_CURRENT_SOURCE_DIR}/folded_writer.c
   ${CMAKE_CURRENT_SOURCE_DIR}/flamegraph_svg.c
   ${CMAKE_CURRENT_SOURCE_DIR}/summary_json.c

@@ -81,7 +81,7 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[3];
+	struct summary_extra extra[6];
 	struct summary_info info;
 	char collection[1024];
 	char *overhead = NULL, *timeline = NULL;
@@ -109,6 +109,18 @@ static int outputs_summary(FILE *f, void *arg)
 			extra[2].raw_json = timeline;
 			info.nextras = 3;
 		}
+	}
+	if (ctx->export_json != NULL) {
+		extra[info.nextras].key = "export";
+		extra[info.nextras++].raw_json = ctx->export_json;
+	}
+	if (ctx->restarts_json != NULL) {
+		extra[info.nextras].key = "restarts";
+		extra[info.nextras++].raw_json = ctx->restarts_json;
+	}
+	if (ctx->lost_on_restart_json != NULL) {
+		extra[info.nextras].key = "lost_on_restart";
+		extra[info.nextras++].raw_json = ctx->lost_on_restart_json;
 	}
 	rc = summary_json_write(job->profile, &info, f);
 	free(overhead);

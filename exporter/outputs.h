@@ -21,6 +21,12 @@ struct outputs_context {
 	const struct ingest_stats *ingest;
 	const struct timeline *timeline;   /* the throttle's intervals, or NULL */
 	uint64_t start_mono_ns;            /* t = 0 of the timeline */
+	/* Raw JSON members of summary.json, each omitted when NULL:
+	 * "export" (otlp_client_stats_json), "restarts" ({"loader": N, ...}) and
+	 * "lost_on_restart" (a number: samples killed exporters had read, not written). */
+	const char *export_json;
+	const char *restarts_json;
+	const char *lost_on_restart_json;
 };
 
 /* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.

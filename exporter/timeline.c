@@ -101,6 +101,22 @@ static const struct lowprof_timeline_entry *timeline_at(const struct timeline *t
 	return &tl->ring[(tl->head + i) % tl->max];
 }
 
+int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out)
+{
+	if (tl == NULL || tl->count == 0)
+		return -ENOENT;
+	*out = *timeline_at(tl, tl->count - 1);
+	return 0;
+}
+
+const char *timeline_tier_name(uint32_t tier)
+{
+	/* timeline_entry_decode() refused tiers out of range; be safe anyway. */
+	if (tier >= sizeof(timeline_tiers) / sizeof(timeline_tiers[0]))
+		return "healthy";
+	return timeline_tiers[tier];
+}
+
 char *timeline_overhead_json(const struct timeline *tl)
 {
 	char *buf = NULL;

@@ -36,6 +36,7 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->restart_cap_ms = 30000;
 	status_socket_default_dir(o->run_dir, sizeof(o->run_dir));
 	o->max_sample_rate_path = "/proc/sys/kernel/perf_event_max_sample_rate";
+	otlp_client_settings_init(&o->otlp);
 }
 
 void supervisor_options_usage(FILE *out)
@@ -76,6 +77,16 @@ void supervisor_options_usage(FILE *out)
 		"                          a dead component is restarted after MS (default 200),\n"
 		"                          doubling per death up to the max (default 30000);\n"
 		"                          more than 10 deaths in 5 minutes: reported failed\n"
+		"      --otlp-endpoint URL send each interval's profile to an OTLP/HTTP\n"
+		"                          collector (http:// or https://; /v1development/profiles\n"
+		"                          is appended when the URL has no path)\n"
+		"      --otlp-compression gzip|none  request body compression (default gzip)\n"
+		"      --otlp-header NAME=VALUE      extra request header (repeatable)\n"
+		"      --otlp-ca FILE      PEM CA bundle that verifies the collector (https)\n"
+		"      --otlp-client-cert FILE, --otlp-client-key FILE\n"
+		"                          client certificate and key for mutual TLS\n"
+		"      --otlp-queue-mb N   bound of the delivery queue in MiB (default 16;\n"
+		"                          decimals allowed); the oldest profile is dropped\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
 		"  -h, --help              show this help and exit\n"
 		"      --version           show the version and exit\n"
@@ -165,7 +176,9 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 {
 	enum { OPT_RINGBUF = 256, OPT_INTERVAL, OPT_VERSION, OPT_MAX_DEPTH, OPT_CPU_BUDGET,
 	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE, OPT_RUN_DIR, OPT_LIVENESS, OPT_UNWIND,
-	       OPT_UNWIND_MB, OPT_USER, OPT_RESTART_FLOOR, OPT_RESTART_CAP };
+	       OPT_UNWIND_MB, OPT_USER, OPT_RESTART_FLOOR, OPT_RESTART_CAP, OPT_OTLP_ENDPOINT,
+	       OPT_OTLP_COMPRESSION, OPT_OTLP_HEADER, OPT_OTLP_CA, OPT_OTLP_CERT, OPT_OTLP_KEY,
+	       OPT_OTLP_QUEUE };
 	static const struct option longopts[] = {
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
@@ -184,12 +197,21 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{"user", required_argument, NULL, OPT_USER},
 		{"restart-backoff", required_argument, NULL, OPT_RESTART_FLOOR},
 		{"restart-backoff-max", required_argument, NULL, OPT_RESTART_CAP},
+		{"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+		{"otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION},
+		{"otlp-header", required_argument, NULL, OPT_OTLP_HEADER},
+		{"otlp-ca", required_argument, NULL, OPT_OTLP_CA},
+		{"otlp-client-cert", required_argument, NULL, OPT_OTLP_CERT},
+		{"otlp-client-key", required_argument, NULL, OPT_OTLP_KEY},
+		{"otlp-queue-mb", required_argument, NULL, OPT_OTLP_QUEUE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned max_rate, v;
+	double queue_mb;
+	bool otlp_other = false;
 	const char *opt_name;
 	int c, idx;
 
@@ -324,6 +346,47 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 				return LOWPROF_EXIT_USAGE;
 			}
 			break;
+		case OPT_OTLP_ENDPOINT:
+			o->otlp.endpoint = optarg;
+			o->otlp_enabled = true;
+			break;
+		case OPT_OTLP_COMPRESSION:
+			if (otlp_client_parse_compression(optarg, &o->otlp.compression, err, errlen) != 0)
+				return LOWPROF_EXIT_USAGE;
+			otlp_other = true;
+			break;
+		case OPT_OTLP_HEADER:
+			if (o->otlp.nheaders == OTLP_CLIENT_MAX_HEADERS) {
+				snprintf(err, errlen, "too many --otlp-header options (at most %d)",
+					 OTLP_CLIENT_MAX_HEADERS);
+				return LOWPROF_EXIT_USAGE;
+			}
+			o->otlp.headers[o->otlp.nheaders++] = optarg;
+			otlp_other = true;
+			break;
+		case OPT_OTLP_CA:
+			o->otlp.ca_file = optarg;
+			otlp_other = true;
+			break;
+		case OPT_OTLP_CERT:
+			o->otlp.client_cert = optarg;
+			otlp_other = true;
+			break;
+		case OPT_OTLP_KEY:
+			o->otlp.client_key = optarg;
+			otlp_other = true;
+			break;
+		case OPT_OTLP_QUEUE:
+			/* Decimals allowed: the tests bound the queue to a few KiB. */
+			if (number_parse_seconds(optarg, 4096.0, &queue_mb) != 0 ||
+			    queue_mb * 1048576.0 < 1024.0) {
+				snprintf(err, errlen,
+					 "invalid --otlp-queue-mb '%s': expected 0.001 (1 KiB) to 4096 MiB", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			o->otlp.queue_max_bytes = (size_t)(queue_mb * 1048576.0);
+			otlp_other = true;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -350,6 +413,14 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 			 o->restart_cap_ms, o->restart_floor_ms);
 		return LOWPROF_EXIT_USAGE;
 	}
+	if (otlp_other && !o->otlp_enabled) {
+		snprintf(err, errlen, "--otlp-* options need --otlp-endpoint");
+		return LOWPROF_EXIT_USAGE;
+	}
+	/* The same checks the exporter's client makes, CA and key files included,
+	 * so a bad value stops lowprof here rather than crash-looping the exporter. */
+	if (o->otlp_enabled && otlp_client_settings_validate(&o->otlp, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (options_check_output_dir(o->output_dir, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "exporter/otlp_client.h"
+
 #define SUPERVISOR_MAX_PIDS 1024
 
 struct supervisor_options {
@@ -28,6 +30,8 @@ struct supervisor_options {
 	unsigned liveness_timeout_s; /* a silent component is killed after this */
 	unsigned restart_floor_ms;   /* first restart delay */
 	unsigned restart_cap_ms;     /* restart delays double up to this */
+	bool otlp_enabled;           /* --otlp-endpoint given */
+	struct otlp_client_settings otlp; /* --otlp-*: validated, handed to the exporter */
 	bool verbose;
 	bool show_help;
 	bool show_version;

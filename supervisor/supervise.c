@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -73,6 +74,8 @@ static void supervise_build_components(struct supervisor *sv)
 	struct component *ex = &sv->comp[COMP_EXPORTER];
 	struct component *ct = &sv->comp[COMP_CONTROLLER];
 	struct component *uw = &sv->comp[COMP_UNWINDER];
+	unsigned char run_id[16];
+	char run_hex[2 * sizeof(run_id) + 1];
 	size_t i;
 
 	component_add_arg(ld, "lowprof-loader");
@@ -115,6 +118,31 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
+	/* New each run, the same for every exporter of this run: a restarted exporter
+	 * reloads the profile its predecessor wrote, a fresh run does not. */
+	memset(run_id, 0, sizeof(run_id));
+	if (getrandom(run_id, sizeof(run_id), 0) != (ssize_t)sizeof(run_id)) {
+		uint64_t t = (uint64_t)supervise_now_ms() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(run_id, &t, sizeof(t));
+	}
+	for (i = 0; i < sizeof(run_id); i++)
+		snprintf(&run_hex[2 * i], 3, "%02x", run_id[i]);
+	component_add_arg(ex, "--run-id=%s", run_hex);
+	if (o->otlp_enabled) {
+		component_add_arg(ex, "--otlp-endpoint=%s", o->otlp.endpoint);
+		component_add_arg(ex, "--otlp-compression=%s",
+				  o->otlp.compression == OTLP_COMPRESSION_GZIP ? "gzip" : "none");
+		for (i = 0; i < o->otlp.nheaders; i++)
+			component_add_arg(ex, "--otlp-header=%s", o->otlp.headers[i]);
+		if (o->otlp.ca_file != NULL)
+			component_add_arg(ex, "--otlp-ca=%s", o->otlp.ca_file);
+		if (o->otlp.client_cert != NULL)
+			component_add_arg(ex, "--otlp-client-cert=%s", o->otlp.client_cert);
+		if (o->otlp.client_key != NULL)
+			component_add_arg(ex, "--otlp-client-key=%s", o->otlp.client_key);
+		component_add_arg(ex, "--otlp-queue-bytes=%zu", o->otlp.queue_max_bytes);
+	}
 	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);

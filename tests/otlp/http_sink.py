@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny OTLP/HTTP sink for the tests (stdlib only).
 
-    http_sink.py DIR SCRIPT
+    http_sink.py DIR SCRIPT [PORT]
 
 Listens on 127.0.0.1 on a random port, writes the port to DIR/port once it
 listens, and stores request N (1-based) as DIR/req-N.body and DIR/req-N.headers.
@@ -75,7 +75,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+# An optional third argument fixes the port: a test can start the sink late
+# on the port a collector-to-be was promised.
+server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[3]) if len(sys.argv) > 3 else 0), Handler)
 with open(os.path.join(DIR, "port.tmp"), "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))

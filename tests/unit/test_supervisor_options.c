@@ -172,6 +172,24 @@ static void test_bad_other_values(void **state)
 	expect_usage_error("--unwind-table-mb '0'", "--unwind-table-mb", "0", NULL);
 	expect_usage_error("--liveness-timeout '0'", "--liveness-timeout", "0", NULL);
 	expect_usage_error("--run-dir 'relative'", "--run-dir", "relative", NULL);
+	/* --otlp-*: the client's own validation, before anything starts. */
+	expect_usage_error("scheme must be http or https", "--otlp-endpoint", "ftp://x", NULL);
+	expect_usage_error("not a URL", "--otlp-endpoint", "", NULL);
+	expect_usage_error("--otlp-compression", "--otlp-endpoint", "http://127.0.0.1:4318",
+			   "--otlp-compression", "zstd", NULL);
+	expect_usage_error("--otlp-header", "--otlp-endpoint", "http://127.0.0.1:4318",
+			   "--otlp-header", "NoEquals", NULL);
+	expect_usage_error("invalid character in the name", "--otlp-endpoint", "http://127.0.0.1:4318",
+			   "--otlp-header", "Bad Name=x", NULL);
+	expect_usage_error("--otlp-ca", "--otlp-endpoint", "https://127.0.0.1:4318",
+			   "--otlp-ca", "/nonexistent/ca.pem", NULL);
+	expect_usage_error("not https", "--otlp-endpoint", "http://127.0.0.1:4318",
+			   "--otlp-ca", "/etc/hostname", NULL);
+	expect_usage_error("--otlp-client-key needs --otlp-client-cert", "--otlp-endpoint",
+			   "https://127.0.0.1:4318", "--otlp-client-key", "/etc/hostname", NULL);
+	expect_usage_error("invalid --otlp-queue-mb '0'", "--otlp-endpoint", "http://127.0.0.1:4318",
+			   "--otlp-queue-mb", "0", NULL);
+	expect_usage_error("need --otlp-endpoint", "--otlp-queue-mb", "2", NULL);
 	expect_usage_error("unknown option '--frobnicate'", "--frobnicate", NULL);
 	expect_usage_error("unknown option '-x'", "-x", NULL);
 	expect_usage_error("needs a value", "-F", NULL);

@@ -1,0 +1,260 @@
+#include "exporter/exporter_loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/log.h"
+#include "common/notify.h"
+#include "exporter/otlp_export.h"
+#include "exporter/outputs.h"
+#include "exporter/profile.h"
+#include "exporter/symbolizer.h"
+#include "exporter/timeline.h"
+#include "ipc/lowprof_fds.h"
+#include "ipc/sample_record.h"
+
+uint64_t exporter_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void exporter_handle_record(struct exporter *ex, uint32_t type, const void *buf, uint32_t len)
+{
+	struct ingest_targets targets;
+	struct sample_view sv;
+	struct lowprof_timeline_entry te;
+	char err[256];
+
+	switch (type) {
+	case LOWPROF_REC_SAMPLE:
+		if (sample_record_decode(buf, len, &sv, err, sizeof(err)) != 0) {
+			ex->ingest.rejected++;
+			log_warn_f("malformed sample refused: %s", err);
+			return;
+		}
+		targets.cumulative = ex->profile;
+		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
+		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
+		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
+		return;
+	case LOWPROF_REC_LOADER_STATS:
+		if (loader_stats_decode(buf, len, &ex->loader) == 0)
+			ex->have_loader_stats = true;
+		else
+			log_warn_f("malformed statistics record refused (%u bytes)", len);
+		return;
+	case LOWPROF_REC_TIMELINE:
+		if (timeline_entry_decode(buf, len, &te) != 0)
+			log_warn_f("malformed timeline entry refused (%u bytes)", len);
+		else if (timeline_add(ex->timeline, &te) != 0)
+			log_warn_f("out of memory: timeline entry dropped");
+		return;
+	default:
+		ex->ingest.rejected++;
+		log_warn_f("unknown record type %u refused", type);
+	}
+}
+
+/*
+ * The consumer's read position. shm_ring keeps it in its public struct (for
+ * embedding); we only read it, to name the batch in the state file.
+ */
+static uint64_t exporter_ring_position(const struct exporter *ex)
+{
+	return ex->ring.pos;
+}
+
+/* Before the batch's space goes back to the producer: see exporter_state.h. */
+static void exporter_note_batch(struct exporter *ex)
+{
+	int rc;
+
+	if (ex->state_fd < 0)
+		return;
+	ex->state.pos_before = ex->state.pos_after;
+	ex->state.accepted_before = ex->state.accepted_after;
+	ex->state.pos_after = exporter_ring_position(ex);
+	ex->state.accepted_after = ex->reloaded_samples + ex->ingest.samples;
+	rc = exporter_state_store(ex->state_fd, &ex->state);
+	if (rc != 0) {
+		log_warn("%s: %s; samples lost to a restart will not be counted", EXPORTER_STATE_FILE,
+			 strerror(-rc));
+		ex->state_fd = -1; /* closed at exit; the count is off from here on */
+	}
+}
+
+int exporter_read_batch(struct exporter *ex)
+{
+	static uint64_t buf[SHM_RING_MAX_RECORD / sizeof(uint64_t)];
+	uint32_t type, len;
+	char err[256];
+	int n, rc;
+
+	if (ex->ring_broken)
+		return 0;
+	for (n = 0; n < EXPORTER_RECORDS_PER_BATCH; n++) {
+		rc = shm_ring_consumer_read(&ex->ring, &type, buf, sizeof(buf), &len, err, sizeof(err));
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			/* Never resync on a corrupt ring: report, keep what we have. */
+			log_error("shared ring violation, no more samples will be read: %s", err);
+			ex->ring_broken = true;
+			break;
+		}
+		exporter_handle_record(ex, type, buf, len);
+	}
+	if (n > 0)
+		exporter_note_batch(ex);
+	shm_ring_consumer_commit(&ex->ring);
+	return n;
+}
+
+void exporter_report_export(struct exporter *ex)
+{
+	struct otlp_client_stats st;
+
+	if (ex->otlp == NULL)
+		return;
+	otlp_export_stats(ex->otlp, &st);
+	if (ex->reported_export &&
+	    memcmp(&st, &ex->last_export, sizeof(st)) == 0)
+		return;
+	ex->last_export = st;
+	ex->reported_export = true;
+	/* Keys and values fit notify_message's rules ([a-z0-9_]=[0-9]). */
+	notify_state("export_sent=%llu export_failed=%llu export_retried=%llu "
+		     "export_dropped=%llu export_bytes=%llu export_queued=%zu",
+		     (unsigned long long)st.sent, (unsigned long long)st.failed,
+		     (unsigned long long)st.retried, (unsigned long long)st.dropped,
+		     (unsigned long long)st.bytes, st.queued);
+}
+
+static void exporter_restarts_json(const struct exporter *ex, char *buf, size_t len)
+{
+	snprintf(buf, len, "{\"loader\": %u, \"controller\": %u, \"exporter\": %u}",
+		 ex->restarts[EXPORTER_RESTARTS_LOADER], ex->restarts[EXPORTER_RESTARTS_CONTROLLER],
+		 ex->restarts[EXPORTER_RESTARTS_EXPORTER]);
+}
+
+void exporter_write(struct exporter *ex)
+{
+	struct outputs_context ctx;
+	struct otlp_client_stats st;
+	char export_json[256], restarts_json[128], lost_json[32];
+	uint64_t now_mono = exporter_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now_unix = ex->start_unix_ns + (now_mono - ex->start_mono_ns);
+
+	profile_set_time(ex->profile, ex->start_unix_ns, now_unix);
+	memset(&ctx, 0, sizeof(ctx));
+	if (ex->otlp != NULL) {
+		otlp_export_interval(ex->otlp, ex->timeline, ex->opt.frequency_hz,
+				     ex->interval_start_unix_ns, now_unix);
+		ex->interval_start_unix_ns = now_unix;
+		/* Start the transfer now rather than at the next loop turn. */
+		otlp_export_poll(ex->otlp);
+		otlp_export_stats(ex->otlp, &st);
+		otlp_client_stats_json(&st, export_json, sizeof(export_json));
+		ctx.export_json = export_json;
+		exporter_report_export(ex);
+	}
+	exporter_restarts_json(ex, restarts_json, sizeof(restarts_json));
+	snprintf(lost_json, sizeof(lost_json), "%llu", (unsigned long long)ex->state.lost_total);
+	ctx.restarts_json = restarts_json;
+	ctx.lost_on_restart_json = lost_json;
+	ctx.dirfd = LOWPROF_FD_OUTDIR;
+	ctx.frequency_hz = ex->opt.frequency_hz;
+	ctx.duration_s = (double)(now_mono - ex->start_mono_ns) / 1e9;
+	ctx.loader = ex->have_loader_stats ? &ex->loader : NULL;
+	ctx.ingest = &ex->ingest;
+	ctx.timeline = ex->timeline;
+	ctx.start_mono_ns = ex->start_mono_ns;
+	if (outputs_write_all(ex->profile, &ctx) == 0 && ex->state_fd >= 0) {
+		/* From now on a restart may reload profile.pb.gz (exporter_state.h). */
+		ex->state.flushes++;
+		if (exporter_state_store(ex->state_fd, &ex->state) != 0)
+			log_warn("%s: not updated", EXPORTER_STATE_FILE);
+	}
+}
+
+/* Accepts a decimal of 1 to 10 digits up to UINT32_MAX; advances *p past it. */
+static int exporter_parse_count(const char **p, const char *end, unsigned *out)
+{
+	unsigned long long v = 0;
+	const char *s = *p;
+
+	while (s < end && *s >= '0' && *s <= '9' && s - *p < 10) {
+		v = v * 10 + (unsigned)(*s - '0');
+		s++;
+	}
+	if (s == *p || v > 0xffffffffULL || (s < end && *s >= '0' && *s <= '9'))
+		return -1;
+	*out = (unsigned)v;
+	*p = s;
+	return 0;
+}
+
+int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N])
+{
+	static const char *const keys[EXPORTER_RESTARTS_N] = {" loader=", " controller=",
+							       " exporter="};
+	const char *p = msg, *end = msg + len;
+	unsigned v[EXPORTER_RESTARTS_N];
+	size_t i, k;
+
+	if (len > 0 && msg[len - 1] == '\n')
+		end--;
+	if ((size_t)(end - p) < 8 || memcmp(p, "restarts", 8) != 0)
+		return -1;
+	p += 8;
+	for (i = 0; i < EXPORTER_RESTARTS_N; i++) {
+		k = strlen(keys[i]);
+		if ((size_t)(end - p) < k || memcmp(p, keys[i], k) != 0)
+			return -1;
+		p += k;
+		if (exporter_parse_count(&p, end, &v[i]) != 0)
+			return -1;
+	}
+	if (p != end)
+		return -1;
+	memcpy(out, v, sizeof(v));
+	return 0;
+}
+
+void exporter_read_supervisor(struct exporter *ex)
+{
+	char msg[256];
+	ssize_t n;
+
+	for (;;) {
+		n = recv(LOWPROF_FD_NOTIFY, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
+		if (n <= 0)
+			return; /* nothing more (EAGAIN), no supervisor (EBADF), or closed */
+		if ((size_t)n > sizeof(msg) ||
+		    exporter_parse_restarts(msg, (size_t)n, ex->restarts) != 0)
+			log_warn_f("unexpected message from the supervisor refused (%zd bytes)", n);
+	}
+}
+
+void exporter_print_summary(struct exporter *ex)
+{
+	struct profile_top_entry top[5];
+	struct profile_totals totals;
+	size_t n, i;
+	uint64_t lost = ex->have_loader_stats ? outputs_lost_samples(&ex->loader) : 0;
+
+	profile_get_totals(ex->profile, &totals);
+	fprintf(stderr, "lowprof: %llu samples, %llu lost\n", (unsigned long long)totals.samples,
+		(unsigned long long)lost);
+	n = profile_top_functions(ex->profile, 5, top);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "lowprof:   %5.1f%%  %s\n", top[i].self_pct, top[i].name);
+	fprintf(stderr, "lowprof: flame graph: %s/flamegraph.svg (also profile.pb.gz, profile.folded, summary.json)\n",
+		ex->opt.output_label);
+}

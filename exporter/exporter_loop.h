@@ -1,0 +1,83 @@
+/*
+ * The exporter's state and the steps of its main loop (exporter/main.c):
+ * reading record batches from the shared ring, writing the files and the
+ * interval's OTLP profile, reporting to the supervisor, and listening to it.
+ */
+#ifndef LOWPROF_EXPORTER_LOOP_H
+#define LOWPROF_EXPORTER_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "exporter/exporter_options.h"
+#include "exporter/exporter_state.h"
+#include "exporter/ingest.h"
+#include "exporter/otlp_client.h"
+#include "ipc/loader_stats.h"
+#include "ipc/shm_ring.h"
+
+/* Bound the work per wake-up so signals and interval writes are never starved. */
+#define EXPORTER_RECORDS_PER_BATCH 4096
+
+/* Components counted in the supervisor's "restarts" message, in its order. */
+enum { EXPORTER_RESTARTS_LOADER, EXPORTER_RESTARTS_CONTROLLER, EXPORTER_RESTARTS_EXPORTER,
+       EXPORTER_RESTARTS_N };
+
+struct exporter {
+	struct exporter_options opt;
+	struct shm_ring_consumer ring;
+	struct symbolizer *sym;
+	struct profile *profile;      /* cumulative: what the files hold */
+	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
+	struct lowprof_loader_stats loader;
+	bool have_loader_stats;
+	struct ingest_stats ingest;
+	struct timeline *timeline;
+	uint64_t start_mono_ns;
+	uint64_t start_unix_ns;
+	uint64_t interval_start_unix_ns; /* start of the OTLP interval being collected */
+	bool ring_broken;
+	unsigned restarts[EXPORTER_RESTARTS_N]; /* from the supervisor, 0 until it says */
+	/* Surviving a SIGKILL (exporter_state.h): the state file, the samples the
+	 * profile held when this exporter started (reloaded), and the record kept. */
+	int state_fd;                 /* -1: no state file, restarts are not counted */
+	uint64_t reloaded_samples;
+	struct exporter_state state;
+	struct otlp_client_stats last_export; /* as last told to the supervisor */
+	bool reported_export;
+};
+
+uint64_t exporter_clock_ns(clockid_t clk);
+
+/* Reads up to EXPORTER_RECORDS_PER_BATCH records, records the progress in the
+ * state file, then hands the ring space back. Returns records read. */
+int exporter_read_batch(struct exporter *ex);
+
+/* Every interval and at exit: ends the OTLP interval (queues its profile),
+ * rewrites the files, and reports the export counters to the supervisor. */
+void exporter_write(struct exporter *ex);
+
+/* Tells the supervisor the export counters (`lowprof status`) when they changed. */
+void exporter_report_export(struct exporter *ex);
+
+/* Reads what the supervisor sent on the notification fd, without blocking. */
+void exporter_read_supervisor(struct exporter *ex);
+
+/* "restarts loader=N controller=N exporter=N" (len bytes, an optional final
+ * newline): 0 and out[] set, or -1 for anything else. */
+int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N]);
+
+void exporter_print_summary(struct exporter *ex);
+
+/*
+ * At start, after the ring is attached (exporter_restore.c): opens the state
+ * file; when it names this run, reloads the profile.pb.gz the previous
+ * exporter wrote into ex->profile (refusing a malformed one with a log line),
+ * takes the run's start time back, and counts the samples the previous
+ * exporter read but never wrote into ex->state.lost_total. Never fatal.
+ */
+void exporter_restore(struct exporter *ex);
+
+#endif
