@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file_read.h"
+
 /* /proc/stat grows with the CPU count (the intr line mostly); refuse anything absurd. */
 #define HOST_LOAD_MAX_FILE (16u << 20)
 /* Fields up to steal: older kernels (before 2.6.11) had fewer and are not supported. */
@@ -208,73 +210,11 @@ fail:
 	return rc;
 }
 
-/* Read a whole (small, virtual) file; *buf is malloc'd. */
-static int read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
-{
-	size_t cap = 64 * 1024;
-	size_t used = 0;
-	char *data = malloc(cap);
-	int fd = -1;
-	int rc = 0;
-
-	if (data == NULL) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (used == cap) {
-			char *bigger;
-
-			if (cap >= HOST_LOAD_MAX_FILE) {
-				rc = -EFBIG;
-				snprintf(err, errlen, "%s: larger than %u bytes", path, HOST_LOAD_MAX_FILE);
-				goto out;
-			}
-			bigger = realloc(data, cap * 2);
-			if (bigger == NULL) {
-				rc = -ENOMEM;
-				snprintf(err, errlen, "%s: out of memory", path);
-				goto out;
-			}
-			data = bigger;
-			cap *= 2;
-		}
-		n = read(fd, data + used, cap - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	*buf = data;
-	*len = used;
-	data = NULL;
-out:
-	if (fd >= 0)
-		close(fd);
-	free(data);
-	return rc;
-}
-
 int host_load_read_stat(const char *path, struct host_stat *out, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_file(path, &buf, &len, err, errlen);
+	int rc = file_read_all(path, HOST_LOAD_MAX_FILE, &buf, &len, err, errlen);
 
 	if (rc < 0) {
 		memset(out, 0, sizeof(*out));
@@ -418,7 +358,7 @@ int host_load_read_pressure(const char *path, double *some_avg10, char *err, siz
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_file(path, &buf, &len, err, errlen);
+	int rc = file_read_all(path, HOST_LOAD_MAX_FILE, &buf, &len, err, errlen);
 
 	if (rc < 0)
 		return rc;

@@ -7,6 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file_read.h"
+
+/* /proc/kallsyms is 10-20 MiB on big kernels; refuse anything absurd. */
+#define KALLSYMS_MAX_FILE (256u << 20)
+
 /*
  * kallsyms has no sizes. A symbol ends where the next symbol of any type
  * begins; the last symbol of a module (or of the whole table) has no
@@ -297,52 +302,15 @@ cleanup:
 
 int kallsyms_load(const char *path, struct kallsyms **out, char *err, size_t errlen)
 {
-	size_t len = 0, cap = 1 << 20;
-	char *buf = malloc(cap);
-	int fd = -1, ret;
+	char *buf;
+	size_t len;
+	int ret;
 
 	*out = NULL;
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	/* /proc files report size 0: read until EOF, growing the buffer. */
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory reading %s", path);
-				goto cleanup;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "read %s: %s", path, strerror(errno));
-			goto cleanup;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	ret = file_read_all(path, KALLSYMS_MAX_FILE, &buf, &len, err, errlen);
+	if (ret != 0)
+		return ret;
 	ret = kallsyms_parse(buf, len, out, err, errlen);
-cleanup:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return ret;
 }

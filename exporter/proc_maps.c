@@ -7,6 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/file_read.h"
+
+/* A process with a million mappings has a ~100 MiB maps file; cap there. */
+#define PROC_MAPS_MAX_FILE (128u << 20)
+
 #define PM_DELETED_SUFFIX " (deleted)"
 
 /* Hex number of 1..maxdigits digits at *p; advances *p. */
@@ -185,52 +190,15 @@ cleanup:
 
 int proc_maps_read_path(const char *path, struct proc_maps **out, char *err, size_t errlen)
 {
-	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap);
-	int fd = -1, ret;
+	char *buf;
+	size_t len;
+	int ret;
 
 	*out = NULL;
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
-		goto cleanup;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory reading %s", path);
-				goto cleanup;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			/* ESRCH: the process exited between open and read. */
-			ret = -errno;
-			snprintf(err, errlen, "read %s: %s", path, strerror(errno));
-			goto cleanup;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	ret = file_read_all(path, PROC_MAPS_MAX_FILE, &buf, &len, err, errlen);
+	if (ret != 0)
+		return ret;
 	ret = proc_maps_parse(buf, len, out, err, errlen);
-cleanup:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	return ret;
 }
