@@ -35,8 +35,12 @@ spin=$!
 	--output "$work/out" 2>"$work/stderr" &
 sup=$!
 sleep 8
-# The program's kernel statistics while it is still loaded.
-bpftool prog show -j >"$work/progs.json"
+# The kernel statistics of this run's program (found through its pinned link:
+# other lowprof runs on the host are not ours), while it is still loaded.
+prog=$(bpftool link show pinned "/sys/fs/bpf/lowprof/$sup/link_cpu0" -j |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["prog_id"])') ||
+	fail "no pinned link for run $sup"
+bpftool prog show id "$prog" -j | python3 -c 'import json,sys; print(json.dumps([json.load(sys.stdin)]))' >"$work/progs.json"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 
 python3 - "$work/out/summary.json" "$work/progs.json" <<'PY'
