@@ -28,6 +28,7 @@
 #include "common/number_parse.h"
 #include "controller/host_load.h"
 #include "controller/policy.h"
+#include "seccomp/sandbox.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/wire.h"
 
@@ -418,12 +419,15 @@ int main(int argc, char **argv)
 	char err[512];
 	uint64_t last_ping;
 	int rc, sfd, tfd, flags, status = LOWPROF_EXIT_FAILURE;
-	bool running = true;
+	bool running = true, seccomp_log;
 
 	log_init("lowprof-controller", LOG_LEVEL_INFO);
+	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = controller_parse_options(argc, argv, &c, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
+	/* Before the first byte from the loader or /proc is read. */
+	sandbox_enter("controller", seccomp_log);
 	signal(SIGPIPE, SIG_IGN);
 	if (fstat(LOWPROF_FD_CONTROL, &st) != 0 || !S_ISSOCK(st.st_mode))
 		fatal(LOWPROF_EXIT_CONFIG, "fd %d is not the control socket to the loader",

@@ -24,6 +24,7 @@
 #include "exporter/timeline.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
+#include "seccomp/sandbox.h"
 
 /* The eventfd is only a hint: look at the ring at least this often. */
 #define POLL_MS 200
@@ -52,11 +53,16 @@ int main(int argc, char **argv)
 	long otlp_ms;
 	size_t left;
 	int rc, sfd, timeout;
-	bool running = true;
+	bool running = true, seccomp_log;
+	/* /proc/PID/maps and /proc/PID/root/... of any process (CAP_SYS_PTRACE), binaries
+	 * other users cannot read (CAP_DAC_READ_SEARCH), kallsyms addresses when
+	 * kernel.kptr_restrict >= 1 (CAP_SYSLOG). */
+	static const cap_value_t exporter_caps[] = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG};
 
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
 	log_init("lowprof-exporter", LOG_LEVEL_INFO);
+	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = exporter_options_parse(argc, argv, &ex.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
@@ -69,6 +75,11 @@ int main(int argc, char **argv)
 		if (ex.otlp == NULL)
 			fatal(LOWPROF_EXIT_FAILURE, "otlp: %s", err);
 	}
+	/* Still root until the loader hands it maps and files (docs/SECURITY.md): only
+	 * what reading them needs. Then the filter, before any sample is read. */
+	if (geteuid() == 0)
+		sandbox_limit_caps("exporter", exporter_caps, sizeof(exporter_caps) / sizeof(exporter_caps[0]));
+	sandbox_enter("exporter", seccomp_log);
 	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
 	ex.sym = symbolizer_new(ex.opt.kallsyms_path, err, sizeof(err));

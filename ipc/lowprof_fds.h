@@ -12,6 +12,7 @@ enum lowprof_inherited_fd {
 	LOWPROF_FD_CONTROL = 6, /* Unix socket: loader <-> controller */
 	LOWPROF_FD_OUTDIR = 7,  /* exporter: O_DIRECTORY fd of the output directory */
 	LOWPROF_FD_UNWIND = 8,  /* SOCK_SEQPACKET: loader <-> lowprof-unwinder (ELF parsing) */
+	LOWPROF_FD_AUDIT = 9,   /* loader: the audit log, opened O_APPEND by the supervisor */
 };
 
 enum lowprof_exit_code {

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "loader/audit_log.h"
 
 static const char *const control_tier_names[] = {"healthy", "high", "critical"};
 
@@ -68,12 +70,36 @@ static int control_send_reply(struct control_server *cs, int errnum, const char 
 	return wire_send(cs->fd, &env);
 }
 
+static void control_peer_actor(const struct control_server *cs, struct audit_actor *a)
+{
+	a->component = "controller";
+	a->pid = cs->peer_pid;
+	a->uid = cs->peer_uid;
+}
+
+/* The audit record of a refusal or a cut-off: who, what, why. */
+static void control_audit(const struct control_server *cs, const char *event, const char *what,
+			  int errnum, const char *why)
+{
+	struct audit_actor who;
+	struct audit_rec r;
+
+	control_peer_actor(cs, &who);
+	audit_rec_begin(&r, event, &who);
+	if (what != NULL)
+		audit_rec_str(&r, "request", what);
+	audit_rec_str(&r, "reason", why);
+	if (cs->rate_audit_suppressed > 0)
+		audit_rec_u64(&r, "rate_refusals_not_audited", cs->rate_audit_suppressed);
+	audit_rec_end(&r, errnum);
+}
+
 static int control_refuse(struct control_server *cs, const char *what, int errnum, const char *why)
 {
 	cs->refused++;
-	/* The audit line: who asked, what, and why it was refused. */
 	log_warn("audit: peer pid %d uid %u: %s refused: %s", (int)cs->peer_pid,
 		 (unsigned)cs->peer_uid, what, why);
+	control_audit(cs, "request_refused", what, errnum, why);
 	return control_send_reply(cs, errnum, why);
 }
 
@@ -86,6 +112,8 @@ static int control_apply(struct control_server *cs, const struct control_throttl
 
 	control_throttle_describe(&cs->applied, before, sizeof(before));
 	control_throttle_describe(t, after, sizeof(after));
+	/* The loader's apply audits each BPF action under this actor's name. */
+	cs->actor = strcmp(who, "controller") == 0 ? "controller" : "loader";
 	rc = cs->ops.apply(cs->ops.arg, t, err, errlen);
 	if (rc == 0)
 		cs->applied = *t;
@@ -197,28 +225,74 @@ static int control_handle_get_state(struct control_server *cs, const Lowprof__Ct
 }
 
 /* The whole of what a controller may ask. */
+#define CONTROL_ANY_STATE (CONTROL_PEER_AWAIT_HELLO | CONTROL_PEER_ACTIVE)
+
+/* The whole of what a controller may ask, and in which states. A Hello is
+ * taken in any state: a restarted controller reuses the socket and greets
+ * again. (--no-throttle refuses SetThrottle in its handler.) */
 static const struct control_request {
 	Lowprof__Ctl__Envelope__PayloadCase type;
-	bool before_hello; /* allowed before a valid Hello */
+	unsigned states; /* enum control_peer_state bits */
 	int (*handle)(struct control_server *cs, const Lowprof__Ctl__Envelope *env);
 } control_requests[] = {
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO, true, control_handle_hello},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST, false, control_handle_stats_request},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE, false, control_handle_set_throttle},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE, false, control_handle_get_state},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO, CONTROL_ANY_STATE, control_handle_hello},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST, CONTROL_PEER_ACTIVE, control_handle_stats_request},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE, CONTROL_PEER_ACTIVE, control_handle_set_throttle},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE, CONTROL_PEER_ACTIVE, control_handle_get_state},
 };
 
+/* Token bucket: true if the request may go on. */
+static bool control_rate_take(struct control_server *cs, uint64_t now_ns)
+{
+	double burst = cs->cfg.rate_burst > 0 ? cs->cfg.rate_burst : CONTROL_RATE_BURST;
+
+	if (cs->cfg.rate_per_s == 0)
+		return true;
+	if (now_ns > cs->tokens_ns) {
+		cs->tokens += (double)(now_ns - cs->tokens_ns) / 1e9 * cs->cfg.rate_per_s;
+		if (cs->tokens > burst)
+			cs->tokens = burst;
+	}
+	cs->tokens_ns = now_ns;
+	if (cs->tokens < 1.0)
+		return false;
+	cs->tokens -= 1.0;
+	return true;
+}
+
+/* Past the bucket: refused with EBUSY; audited at most once a second (with a
+ * count of the others), so that a flood cannot fill the disk through us. */
+static int control_refuse_rate(struct control_server *cs, const char *name, uint64_t now_ns)
+{
+	cs->refused++;
+	cs->rate_limited++;
+	if (cs->rate_last_audit_ns == 0 || now_ns - cs->rate_last_audit_ns >= 1000000000ULL) {
+		log_warn("audit: peer pid %d uid %u: %s refused: rate limit (%u/s)", (int)cs->peer_pid,
+			 (unsigned)cs->peer_uid, name, cs->cfg.rate_per_s);
+		control_audit(cs, "request_refused", name, EBUSY, "rate limit exceeded");
+		cs->rate_audit_suppressed = 0;
+		cs->rate_last_audit_ns = now_ns;
+	} else {
+		cs->rate_audit_suppressed++;
+	}
+	return control_send_reply(cs, EBUSY, "rate limit exceeded");
+}
+
 /* One envelope: 0, or a negative errno meaning the peer must be cut off. */
-static int control_dispatch(struct control_server *cs, const Lowprof__Ctl__Envelope *env)
+static int control_dispatch(struct control_server *cs, const Lowprof__Ctl__Envelope *env,
+			    uint64_t now_ns)
 {
 	const char *name = wire_payload_name(env->payload_case);
+	unsigned state = cs->hello ? CONTROL_PEER_ACTIVE : CONTROL_PEER_AWAIT_HELLO;
 	char why[96];
 	size_t i;
 
+	if (!control_rate_take(cs, now_ns))
+		return control_refuse_rate(cs, name, now_ns);
 	for (i = 0; i < sizeof(control_requests) / sizeof(control_requests[0]); i++) {
 		if (control_requests[i].type != env->payload_case)
 			continue;
-		if (!cs->hello && !control_requests[i].before_hello)
+		if (!(control_requests[i].states & state))
 			return control_refuse(cs, name, EPERM, "say hello first");
 		return control_requests[i].handle(cs, env);
 	}
@@ -244,6 +318,9 @@ static void control_enter_failsafe(struct control_server *cs, const char *why)
 
 static void control_cut_off(struct control_server *cs, const char *why)
 {
+	/* A peer that closed is not cut off for anything it did. */
+	if (cs->fd >= 0 && strstr(why, "closed the control socket") == NULL)
+		control_audit(cs, "peer_cut_off", NULL, EPROTO, why);
 	if (cs->fd >= 0) {
 		close(cs->fd);
 		cs->fd = -1;
@@ -274,11 +351,123 @@ void control_server_init(struct control_server *cs, int fd, const struct control
 	flags = fcntl(fd, F_GETFL);
 	if (flags >= 0)
 		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-	/* For a socketpair this names whoever created it (the supervisor). */
+	/* For a socketpair this names whoever created it (the supervisor): only a
+	 * placeholder until the first message carries its sender's credentials. */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		cs->peer_pid = cred.pid;
 		cs->peer_uid = cred.uid;
 	}
+	cs->tokens = cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST;
+	cs->tokens_ns = now_ns;
+	if (cfg->check_peer) {
+		int one = 1;
+
+		/* Every read then carries the sender's pid and uid, checked by the kernel. */
+		if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+			log_warn("SO_PASSCRED: %s: the controller's credentials cannot be checked",
+				 strerror(errno));
+	}
+}
+
+/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); -1 if unknown. */
+static pid_t control_parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	long ppid;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the last ')' ends it. */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/* Is the sender of what was just read the controller we expect? 0, or -EACCES with why. */
+static int control_check_sender(struct control_server *cs, bool have_cred, char *why, size_t len)
+{
+	pid_t parent;
+
+	if (!cs->cfg.check_peer)
+		return 0;
+	if (!have_cred) {
+		snprintf(why, len, "no sender credentials on the control socket");
+		return -EACCES;
+	}
+	if (cs->peer_uid != cs->cfg.expected_uid) {
+		snprintf(why, len, "sender uid %u is not the controller's uid %u", (unsigned)cs->peer_uid,
+			 (unsigned)cs->cfg.expected_uid);
+		return -EACCES;
+	}
+	if (cs->cfg.expected_ppid > 0) {
+		parent = control_parent_of(cs->peer_pid);
+		if (parent != cs->cfg.expected_ppid) {
+			snprintf(why, len, "sender pid %d is not a child of the supervisor (pid %d) but of %d",
+				 (int)cs->peer_pid, (int)cs->cfg.expected_ppid, (int)parent);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read once from the socket into the wire reader, taking the sender's
+ * credentials from SCM_CREDENTIALS (the kernel never merges bytes of two
+ * senders into one read). Returns > 0 bytes read, 0 at EOF, -EAGAIN, or -errno.
+ */
+static ssize_t control_read(struct control_server *cs, bool *have_cred)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	uint8_t data[WIRE_MAX_FRAME];
+	struct msghdr msg;
+	struct iovec iov;
+	struct cmsghdr *c;
+	struct ucred cred;
+	size_t room = sizeof(cs->rd.buf) - cs->rd.len;
+	ssize_t n;
+	int rc;
+
+	*have_cred = false;
+	iov.iov_base = data;
+	iov.iov_len = room < sizeof(data) ? room : sizeof(data);
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do {
+		n = recvmsg(cs->fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			cs->peer_pid = cred.pid;
+			cs->peer_uid = cred.uid;
+			*have_cred = true;
+		}
+	}
+	if (n == 0) {
+		wire_reader_set_eof(&cs->rd);
+		return 0;
+	}
+	rc = wire_reader_feed(&cs->rd, data, (size_t)n);
+	return rc != 0 ? rc : n;
 }
 
 int control_server_handle(struct control_server *cs, uint64_t now_ns)
@@ -291,9 +480,27 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns)
 		return -EBADF;
 	for (n = 0; n < CONTROL_MAX_FRAMES_PER_WAKE; n++) {
 		env = NULL;
-		rc = wire_recv(cs->fd, &cs->rd, &env, err, sizeof(err));
-		if (rc == WIRE_AGAIN)
-			return 0;
+		rc = wire_reader_next(&cs->rd, &env, err, sizeof(err));
+		if (rc == WIRE_AGAIN) {
+			bool have_cred;
+			ssize_t got = control_read(cs, &have_cred);
+
+			if (got == -EAGAIN || got == -EWOULDBLOCK)
+				return 0;
+			if (got < 0 && cs->rd.error == 0) {
+				snprintf(err, sizeof(err), "recv: %s", strerror((int)-got));
+				rc = (int)got;
+			} else if (got > 0 && control_check_sender(cs, have_cred, why, sizeof(why)) != 0) {
+				log_warn("audit: peer pid %d uid %u: %s", (int)cs->peer_pid,
+					 (unsigned)cs->peer_uid, why);
+				control_cut_off(cs, why);
+				return -EACCES;
+			} else {
+				rc = wire_reader_next(&cs->rd, &env, err, sizeof(err));
+			}
+			if (rc == WIRE_AGAIN)
+				continue;
+		}
 		if (rc == WIRE_CLOSED) {
 			control_cut_off(cs, "the controller closed the control socket");
 			return -EPIPE;
@@ -306,7 +513,7 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns)
 			return rc;
 		}
 		cs->last_heard_ns = now_ns;
-		rc = control_dispatch(cs, env);
+		rc = control_dispatch(cs, env, now_ns);
 		wire_free(env);
 		if (rc != 0) {
 			snprintf(why, sizeof(why), "controller cut off: %s", strerror(-rc));

@@ -17,6 +17,13 @@
  * CONTROL_SILENCE_INTERVALS control intervals, the loader applies the
  * critical tier itself and keeps it until a controller says Hello again.
  *
+ * The monitor's checks (docs/SECURITY.md): each request type may be asked
+ * only in certain states (control_requests[] in control_server.c); with
+ * check_peer, every read carries the sender's SCM_CREDENTIALS (SO_PASSCRED)
+ * and a sender whose uid is not the controller's or whose parent is not our
+ * supervisor is cut off; requests beyond a token bucket are refused. Every
+ * refusal and cut-off is an audit record (loader/audit_log.h).
+ *
  * The server does no BPF itself: it calls the loader through control_ops, so
  * that the unit tests can drive it over a real socketpair without a kernel.
  */
@@ -34,6 +41,10 @@
 #define CONTROL_SILENCE_INTERVALS 3
 /* Frames handled per wake-up, so a flooding peer cannot starve the drain. */
 #define CONTROL_MAX_FRAMES_PER_WAKE 32
+
+/* Token bucket defaults: a controller asks 2-3 times per control interval. */
+#define CONTROL_RATE_BURST 32
+#define CONTROL_RATE_PER_S 20
 
 /* A throttle state in the loader's terms (tier: enum policy_tier, 0..2). */
 struct control_throttle {
@@ -72,6 +83,17 @@ struct control_server_config {
 	uint64_t interval_ns;       /* the control interval (silence clock) */
 	bool fixed;                 /* --no-throttle: refuse any change, no fail-safe */
 	struct control_throttle failsafe; /* the critical tier */
+	bool check_peer;            /* check each sender's credentials (below) */
+	uid_t expected_uid;         /* the controller's uid (the supervisor's --user) */
+	pid_t expected_ppid;        /* the sender's parent must be this (our supervisor); 0: unchecked */
+	unsigned rate_per_s;        /* token bucket refill; 0: no rate limit */
+	unsigned rate_burst;        /* bucket size */
+};
+
+/* Where a peer is in the protocol: what it may ask depends on it. */
+enum control_peer_state {
+	CONTROL_PEER_AWAIT_HELLO = 1u << 0, /* new, or after the fail-safe */
+	CONTROL_PEER_ACTIVE = 1u << 1,      /* said a valid Hello */
 };
 
 struct control_server {
@@ -86,9 +108,15 @@ struct control_server {
 	struct control_counters base; /* counters at the previous Stats */
 	bool have_base;
 	uint64_t last_heard_ns;
-	pid_t peer_pid;              /* SO_PEERCRED, for the audit lines */
+	pid_t peer_pid;              /* SCM_CREDENTIALS of the last read (else SO_PEERCRED) */
 	uid_t peer_uid;
 	uint64_t refused;            /* requests refused with an error Reply */
+	uint64_t rate_limited;       /* of which for exceeding the token bucket */
+	uint64_t rate_audit_suppressed; /* rate refusals not audited one by one */
+	uint64_t rate_last_audit_ns;
+	double tokens;               /* token bucket */
+	uint64_t tokens_ns;          /* when tokens was last refilled */
+	const char *actor;           /* who the current apply is for: "controller" or "loader" */
 };
 
 /*

@@ -22,6 +22,7 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{"no-throttle", no_argument, NULL, 'n'},
 		{"unwind", required_argument, NULL, 'u'},
 		{"unwind-table-mb", required_argument, NULL, 'U'},
+		{"controller-uid", required_argument, NULL, 'C'},
 		{"pin-dir", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
@@ -39,6 +40,7 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->no_throttle = false;
 	out->unwind = LOADER_UNWIND_AUTO;
 	out->unwind_table_mb = LOADER_UNWIND_TABLE_MB_DEFAULT;
+	out->controller_uid = -1;
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -101,6 +103,11 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 			if (number_parse_uint(optarg, 1, LOADER_UNWIND_TABLE_MB_MAX,
 					      &out->unwind_table_mb) != 0)
 				goto bad_value;
+			break;
+		case 'C':
+			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)
+				goto bad_value;
+			out->controller_uid = (long)v;
 			break;
 		case 'p':
 			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)

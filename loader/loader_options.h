@@ -34,6 +34,7 @@ struct loader_options {
 	const char *pin_dir;        /* --pin-dir: bpffs directory of this run's pins; NULL: none */
 	pid_t pids[LOADER_MAX_PIDS];
 	size_t npids;
+	long controller_uid;        /* --controller-uid: the only uid the control socket accepts; -1: any */
 };
 
 /* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */

@@ -39,6 +39,9 @@
 #include "loader/drain.h"
 #include "loader/loader_options.h"
 #include "loader/proc_tracker.h"
+#include "loader/audit_log.h"
+#include "loader/loader_audit.h"
+#include "seccomp/sandbox.h"
 
 static int loader_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -108,14 +111,29 @@ struct loader {
 static int loader_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
 {
 	struct loader *l = arg;
-	struct bpf_session_throttle bt;
+	struct bpf_session_throttle bt, thr_before;
+	struct lowprof_config cfg_before;
+	struct audit_actor who;
+	int rc;
 
 	bt.frequency_hz = t->frequency_hz;
 	bt.unwind_mode = proc_tracker_unwind_mode(&l->pt, t->unwind_mode);
 	bt.max_depth = t->max_depth;
 	bt.sample_divisor = t->sample_divisor;
 	bt.paused = t->paused;
-	return bpf_session_apply(&l->sess, &bt, err, errlen);
+	cfg_before = l->sess.config;
+	thr_before = l->sess.throttle;
+	rc = bpf_session_apply(&l->sess, &bt, err, errlen);
+	/* The control server says for whom; it knows the peer's credentials. */
+	if (l->cs.actor != NULL && strcmp(l->cs.actor, "controller") == 0) {
+		who.component = "controller";
+		who.pid = l->cs.peer_pid;
+		who.uid = l->cs.peer_uid;
+	} else {
+		audit_actor_self(&who);
+	}
+	loader_audit_apply(&who, &l->sess, &cfg_before, &thr_before, &bt, rc);
+	return rc;
 }
 
 static int loader_counters(void *arg, struct control_counters *out)
@@ -251,6 +269,12 @@ static void loader_control_start(struct loader *l)
 	cfg.max_depth = l->opt.max_depth;
 	cfg.interval_ns = l->control_interval_ns;
 	cfg.fixed = l->opt.no_throttle;
+	/* The monitor's checks: only the supervisor's controller child, at a bounded rate. */
+	cfg.check_peer = l->opt.controller_uid >= 0;
+	cfg.expected_uid = (uid_t)l->opt.controller_uid;
+	cfg.expected_ppid = getppid();
+	cfg.rate_per_s = CONTROL_RATE_PER_S;
+	cfg.rate_burst = CONTROL_RATE_BURST;
 	loader_tier_throttle(&l->opt, POLICY_TIER_CRITICAL, &cfg.failsafe);
 	initial.tier = 0;
 	initial.frequency_hz = l->sess.throttle.frequency_hz;
@@ -342,6 +366,27 @@ static void loader_control_tick(struct loader *l, uint64_t now)
 		l->next_control_ns = now + l->control_interval_ns;
 }
 
+/*
+ * First thing, before any input: keep only the capabilities the loader needs
+ * (docs/SECURITY.md; a missing one is a configuration error naming it), take
+ * the audit log fd, then install the seccomp filter.
+ */
+static void loader_sandbox(const struct loader_options *opt, bool seccomp_log)
+{
+	/* BPF objects; perf events of every CPU; other processes' /proc/PID/root for
+	 * their binaries (DWARF tables); binaries their owners keep unreadable. */
+	static const cap_value_t caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH};
+	size_t ncaps = opt->unwind == LOADER_UNWIND_FP ? 2 : 4;
+	struct stat st;
+
+	sandbox_limit_caps("loader", caps, ncaps);
+	if (fstat(LOWPROF_FD_AUDIT, &st) == 0 && S_ISREG(st.st_mode)) {
+		fcntl(LOWPROF_FD_AUDIT, F_SETFD, FD_CLOEXEC);
+		audit_log_open(LOWPROF_FD_AUDIT);
+	}
+	sandbox_enter("loader", seccomp_log);
+}
+
 int main(int argc, char **argv)
 {
 	static struct loader l; /* large (reader buffers): not on the stack */
@@ -351,12 +396,14 @@ int main(int argc, char **argv)
 	unsigned ticks_per_stats, ticks = 0;
 	char err[512];
 	int rc, sfd, tfd, status = LOWPROF_EXIT_FAILURE;
-	bool running = true, clean_stop = false;
+	bool running = true, clean_stop = false, seccomp_log;
 
 	log_init("lowprof-loader", LOG_LEVEL_INFO);
+	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = loader_options_parse(argc, argv, &l.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
+	loader_sandbox(&l.opt, seccomp_log);
 	libbpf_set_print(loader_libbpf_print);
 	signal(SIGPIPE, SIG_IGN);
 	l.agent_root = getppid();
@@ -390,6 +437,7 @@ int main(int argc, char **argv)
 		set.pin_dir = l.opt.pin_dir;
 	}
 	rc = bpf_session_start(&l.sess, &set, err, sizeof(err));
+	loader_audit_session_start(&l.sess, set.pids, set.npids, rc, err);
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
 	if (l.sess.adopted_links > 0)
@@ -471,6 +519,8 @@ out_session:
 		host_load_stat_free(&l.host_prev);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
+	loader_audit_session_stop(&l.sess, clean_stop);
 	bpf_session_stop(&l.sess, clean_stop);
+	audit_log_close();
 	return status;
 }

@@ -3,7 +3,9 @@
  *   lowprof [OPTION]...                  profile this host (supervisor/supervise.c)
  *   lowprof status [--json] [--run-dir DIR]
  *   lowprof restart COMPONENT [--run-dir DIR]
+ *   lowprof audit PATH                   the loader's audit log as a table
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "lowprof_build_config.h"
+#include "supervisor/audit_read.h"
 #include "supervisor/options.h"
 #include "supervisor/status_socket.h"
 #include "supervisor/supervise.h"
@@ -74,6 +77,32 @@ static int main_client(int argc, char **argv)
 	return strncmp(reply, "error:", 6) == 0 ? LOWPROF_EXIT_FAILURE : 0;
 }
 
+/* `lowprof audit PATH`: malformed lines are reported, not fatal (status 1 if any). */
+static int main_audit(int argc, char **argv)
+{
+	FILE *in;
+	int bad;
+
+	if (argc != 3 || argv[2][0] == '-') {
+		fprintf(stderr, "usage: lowprof audit PATH (the file --audit-log names; default OUTPUT/audit.log)\n");
+		return argc == 3 && strcmp(argv[2], "--help") == 0 ? 0 : LOWPROF_EXIT_USAGE;
+	}
+	in = fopen(argv[2], "re");
+	if (in == NULL) {
+		fprintf(stderr, "lowprof audit: %s: %s\n", argv[2], strerror(errno));
+		return LOWPROF_EXIT_FAILURE;
+	}
+	bad = audit_read_print(in, stdout, stderr);
+	fclose(in);
+	if (bad < 0) {
+		fprintf(stderr, "lowprof audit: reading %s failed\n", argv[2]);
+		return LOWPROF_EXIT_FAILURE;
+	}
+	if (bad > 0)
+		fprintf(stderr, "lowprof audit: %d malformed line(s) skipped\n", bad);
+	return bad > 0 ? LOWPROF_EXIT_FAILURE : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct supervisor_options opt;
@@ -83,6 +112,8 @@ int main(int argc, char **argv)
 	log_init("lowprof", LOG_LEVEL_INFO);
 	if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "restart") == 0))
 		return main_client(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "audit") == 0)
+		return main_audit(argc, argv);
 	supervisor_options_defaults(&opt);
 	rc = supervisor_options_parse(argc, argv, &opt, err, sizeof(err));
 	if (rc != 0) {

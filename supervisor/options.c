@@ -87,6 +87,10 @@ void supervisor_options_usage(FILE *out)
 		"                          client certificate and key for mutual TLS\n"
 		"      --otlp-queue-mb N   bound of the delivery queue in MiB (default 16;\n"
 		"                          decimals allowed); the oldest profile is dropped\n"
+		"      --audit-log PATH    the loader's audit log, JSON lines, appended\n"
+		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
+		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"
+		"                          killing (diagnosis only; docs/SECURITY.md)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
 		"  -h, --help              show this help and exit\n"
 		"      --version           show the version and exit\n"
@@ -178,7 +182,7 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 	       OPT_CONTROL_INTERVAL, OPT_NO_THROTTLE, OPT_RUN_DIR, OPT_LIVENESS, OPT_UNWIND,
 	       OPT_UNWIND_MB, OPT_USER, OPT_RESTART_FLOOR, OPT_RESTART_CAP, OPT_OTLP_ENDPOINT,
 	       OPT_OTLP_COMPRESSION, OPT_OTLP_HEADER, OPT_OTLP_CA, OPT_OTLP_CERT, OPT_OTLP_KEY,
-	       OPT_OTLP_QUEUE };
+	       OPT_OTLP_QUEUE, OPT_SECCOMP_LOG, OPT_AUDIT_LOG };
 	static const struct option longopts[] = {
 		{"duration", required_argument, NULL, 'd'},
 		{"output", required_argument, NULL, 'o'},
@@ -204,6 +208,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{"otlp-client-cert", required_argument, NULL, OPT_OTLP_CERT},
 		{"otlp-client-key", required_argument, NULL, OPT_OTLP_KEY},
 		{"otlp-queue-mb", required_argument, NULL, OPT_OTLP_QUEUE},
+		{"seccomp-log", no_argument, NULL, OPT_SECCOMP_LOG},
+		{"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -338,6 +344,16 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 			break;
 		case OPT_USER:
 			o->user = optarg;
+			break;
+		case OPT_SECCOMP_LOG:
+			o->seccomp_log = true;
+			break;
+		case OPT_AUDIT_LOG:
+			if (optarg[0] == '\0' || strlen(optarg) >= 4000) {
+				snprintf(err, errlen, "invalid --audit-log '%s'", optarg);
+				return LOWPROF_EXIT_USAGE;
+			}
+			o->audit_log = optarg;
 			break;
 		case OPT_LIVENESS:
 			if (number_parse_uint(optarg, 1, 3600, &o->liveness_timeout_s) != 0) {

@@ -22,7 +22,9 @@
 #include "ipc/shm_ring.h"
 #include "lowprof_build_config.h"
 #include "supervisor/bpffs.h"
+#include "seccomp/sandbox.h"
 #include "supervisor/component.h"
+#include "supervisor/harden.h"
 #include "supervisor/privdrop.h"
 #include "supervisor/sd_notify.h"
 #include "supervisor/status_report.h"
@@ -44,6 +46,7 @@ struct supervisor {
 	int shm_fd;
 	int event_fd;
 	int outdir_fd;
+	int audit_fd;            /* the loader's audit log, O_APPEND; kept across loader restarts */
 	int signal_fd;
 	int status_fd;
 	int control_fd[2];       /* socketpair: [0] the loader's end, [1] the controller's */
@@ -79,6 +82,10 @@ static void supervise_build_components(struct supervisor *sv)
 	size_t i;
 
 	component_add_arg(ld, "lowprof-loader");
+	if (o->seccomp_log)
+		component_add_arg(ld, SANDBOX_SECCOMP_LOG_ARG);
+	/* Only the controller's uid may speak on the control socket. */
+	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->user.uid);
 	component_add_arg(ld, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ld, "--ringbuf-kb=%u", o->ringbuf_kb);
 	component_add_arg(ld, "--max-depth=%u", o->max_depth);
@@ -96,15 +103,21 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);
 	component_add_fd(ld, sv->unwind_fd[0], LOWPROF_FD_UNWIND);
+	if (sv->audit_fd >= 0)
+		component_add_fd(ld, sv->audit_fd, LOWPROF_FD_AUDIT);
 
 	/* ELF and CFI parsing of untrusted binaries: no capabilities, not root. It sleeps
 	 * in recvmsg between requests, so it sends no liveness pings. */
 	component_add_arg(uw, "lowprof-unwinder");
+	if (o->seccomp_log)
+		component_add_arg(uw, SANDBOX_SECCOMP_LOG_ARG);
 	component_add_fd(uw, sv->unwind_fd[1], LOWPROF_FD_UNWIND);
 	uw->run_as = &sv->user;
 	uw->pings = false;
 
 	component_add_arg(ct, "lowprof-controller");
+	if (o->seccomp_log)
+		component_add_arg(ct, SANDBOX_SECCOMP_LOG_ARG);
 	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
@@ -115,6 +128,8 @@ static void supervise_build_components(struct supervisor *sv)
 	ct->run_as = &sv->user;
 
 	component_add_arg(ex, "lowprof-exporter");
+	if (o->seccomp_log)
+		component_add_arg(ex, SANDBOX_SECCOMP_LOG_ARG);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
@@ -146,6 +161,24 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
+}
+
+/* The audit log: opened here, once, so every loader appends to the same file
+ * without needing the path (or write access to its directory). */
+static int supervise_open_audit(struct supervisor *sv)
+{
+	char path[4200];
+
+	if (sv->opt->audit_log != NULL)
+		snprintf(path, sizeof(path), "%s", sv->opt->audit_log);
+	else
+		snprintf(path, sizeof(path), "%s/audit.log", sv->opt->output_dir);
+	sv->audit_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sv->audit_fd < 0) {
+		log_error("--audit-log %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static int supervise_setup(struct supervisor *sv)
@@ -194,6 +227,12 @@ static int supervise_setup(struct supervisor *sv)
 		log_error("socketpair: %s", strerror(errno));
 		return -1;
 	}
+	/* Before any controller writes: from now on every byte the loader reads
+	 * carries its sender's pid and uid (SCM_CREDENTIALS), which it checks. */
+	if (setsockopt(sv->control_fd[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) != 0) {
+		log_error("SO_PASSCRED: %s", strerror(errno));
+		return -1;
+	}
 	/* SEQPACKET: one request or reply per message, with its fd (unwind/unwinder_proto.h). */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->unwind_fd) != 0) {
 		log_error("socketpair: %s", strerror(errno));
@@ -222,6 +261,8 @@ static int supervise_setup(struct supervisor *sv)
 	}
 	if (sd_notify_open(&sv->sd) != 0)
 		log_warn("NOTIFY_SOCKET is set but unusable: no systemd notifications");
+	if (supervise_open_audit(sv) != 0)
+		return -1;
 	supervise_build_components(sv);
 	return 0;
 }
@@ -560,7 +601,7 @@ int supervise_run(const struct supervisor_options *opt)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
-	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
+	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = sv.audit_fd = -1;
 	sv.control_fd[0] = sv.control_fd[1] = -1;
 	sv.unwind_fd[0] = sv.unwind_fd[1] = -1;
 	sv.sampling_since_ms = -1;
@@ -568,6 +609,10 @@ int supervise_run(const struct supervisor_options *opt)
 	sv.started_ms = supervise_now_ms();
 	if (supervise_setup(&sv) != 0)
 		return LOWPROF_EXIT_FAILURE;
+	if (supervise_harden(opt->seccomp_log, path, sizeof(path)) != 0) {
+		log_error("sandboxing the supervisor: %s", path);
+		return LOWPROF_EXIT_CONFIG;
+	}
 	sv.next_watchdog_ms = sv.started_ms;
 	/* The exporter first, so the ring has a reader before samples arrive. */
 	for (i = 0; i < COMP_COUNT; i++)

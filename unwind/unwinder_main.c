@@ -29,6 +29,7 @@
 
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
+#include "seccomp/sandbox.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder_proto.h"
 
@@ -107,14 +108,17 @@ int main(int argc, char **argv)
 	uint32_t seq;
 	ssize_t n;
 	int fd, memfd, rc;
+	bool seccomp_log;
 
-	(void)argv;
 	log_init("lowprof-unwinder", LOG_LEVEL_INFO);
+	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	if (argc != 1) {
 		fprintf(stderr, "usage: lowprof-unwinder (started by lowprof with its socket on fd %d)\n",
 			LOWPROF_FD_UNWIND);
 		return LOWPROF_EXIT_USAGE;
 	}
+	/* Before the first request (an untrusted file) is read. */
+	sandbox_enter("unwinder", seccomp_log);
 	/* s6-style readiness when the supervisor passed a notification fd. */
 	if (write(LOWPROF_FD_NOTIFY, "ready\n", 6) < 0 && errno != EBADF)
 		log_warn("readiness notification failed: %s", strerror(errno));

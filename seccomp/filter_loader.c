@@ -1,0 +1,43 @@
+/*
+ * lowprof-loader: libbpf (bpf, perf_event_open, the BTF file, the ring
+ * buffer's epoll and mmap), perf ioctls, /proc scans for the process tracker,
+ * the unwinder's fd passing, and pins in bpffs.
+ */
+#include "seccomp/seccomp_policy.h"
+
+static const char *const loader_allow[] = {
+	"bpf", "perf_event_open", "ioctl", "uname",
+	/* kill(pid, 0) only (SECCOMP_POLICY_KILL_PROBE_ONLY): is a tracked process gone? */
+	"kill",
+	/* /proc/PID/maps, /proc/PID/root/..., BTF, bpffs; the process scan */
+	"openat", "open", "getdents64", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
+	"statfs", "fstatfs",
+	/* pinning and unpinning in bpffs */
+	"mkdir", "mkdirat", "unlink", "unlinkat", "rmdir",
+	/* ring buffer: libbpf's epoll set, drained by ring_buffer__consume */
+	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	/* main loop */
+	"signalfd4", "timerfd_create", "timerfd_settime", "timerfd_gettime",
+	/* control socket (wire protocol) and the unwinder socket (SCM_RIGHTS) */
+	"recvfrom", "sendto", "recvmsg", "sendmsg", "getsockopt", "setsockopt",
+	"memfd_create", "ftruncate",
+	/* libbpf raises RLIMIT_MEMLOCK on kernels without memcg accounting */
+	"prlimit64", "setrlimit", "getrlimit",
+	NULL,
+};
+
+/* Started alone (no supervisor), the loader forks its own unwinder; sandboxed
+ * it may not: fork says EPERM and the loader carries on with frame pointers. */
+static const char *const loader_eperm[] = {"clone", "clone3", "fork", "vfork", "execve", "execveat",
+					   NULL};
+
+static const char *const loader_eacces[] = {"sched_getaffinity", NULL};
+
+const struct seccomp_policy seccomp_policy_loader = {
+	.component = "loader",
+	.allow = loader_allow,
+	.eacces = loader_eacces,
+	.eperm = loader_eperm,
+	/* kill(pid, 0): is a tracked process still there? */
+	.flags = SECCOMP_POLICY_KILL_PROBE_ONLY,
+};

@@ -1,0 +1,281 @@
+/*
+ * The loader's control socket as a monitor (loader/control_server.c): a rogue
+ * peer's malformed frame, unknown message type, out-of-range value, flood of
+ * requests, and wrong uid are each refused or cut off, and each is an audit
+ * record (one JSON line) with the peer's pid and uid from SCM_CREDENTIALS.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loader/audit_log.h"
+#include "loader/control_server.h"
+
+#define SEC 1000000000ULL
+
+struct fx {
+	struct control_server cs;
+	int peer;
+	int audit;
+	unsigned applies;
+};
+
+static const struct control_throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
+static const struct control_throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
+
+static int fake_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
+{
+	struct fx *f = arg;
+
+	(void)t;
+	(void)err;
+	(void)errlen;
+	f->applies++;
+	return 0;
+}
+
+static int fake_counters(void *arg, struct control_counters *out)
+{
+	(void)arg;
+	memset(out, 0, sizeof(*out));
+	out->online_cpus = 2;
+	return 0;
+}
+
+static void start(struct fx *f, uid_t expected_uid, unsigned rate)
+{
+	struct control_server_config cfg;
+	struct control_ops ops = {fake_apply, fake_counters, NULL};
+	int sv[2], one = 1;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	/* As the supervisor does: before any byte is written. */
+	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)), 0);
+	f->peer = sv[1];
+	f->audit = memfd_create("audit", MFD_CLOEXEC);
+	assert_true(f->audit >= 0);
+	audit_log_open(dup(f->audit));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.limits.max_frequency_hz = 19;
+	cfg.limits.max_divisor = 64;
+	cfg.max_depth = 64;
+	cfg.interval_ns = SEC;
+	cfg.failsafe = critical;
+	cfg.check_peer = true;
+	cfg.expected_uid = expected_uid;
+	cfg.expected_ppid = getppid(); /* the test itself is the "controller" */
+	cfg.rate_per_s = rate;
+	cfg.rate_burst = rate;
+	ops.arg = f;
+	control_server_init(&f->cs, sv[0], &cfg, &ops, &healthy, 10 * SEC);
+}
+
+static void stop(struct fx *f)
+{
+	control_server_close(&f->cs);
+	audit_log_close();
+	close(f->peer);
+	close(f->audit);
+}
+
+static char *audit_text(struct fx *f)
+{
+	off_t len = lseek(f->audit, 0, SEEK_END);
+	char *buf = calloc(1, (size_t)len + 1);
+
+	assert_non_null(buf);
+	assert_int_equal(pread(f->audit, buf, (size_t)len, 0), len);
+	return buf;
+}
+
+static void send_env(struct fx *f, Lowprof__Ctl__Envelope *env)
+{
+	assert_int_equal(wire_send(f->peer, env), 0);
+}
+
+static void send_hello(struct fx *f)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
+	Lowprof__Ctl__Hello h = LOWPROF__CTL__HELLO__INIT;
+
+	h.version = WIRE_PROTOCOL_VERSION;
+	h.component = LOWPROF__CTL__COMPONENT__COMPONENT_CONTROLLER;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO;
+	env.hello = &h;
+	send_env(f, &env);
+}
+
+static void send_set(struct fx *f, unsigned freq)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
+	Lowprof__Ctl__SetThrottle st = LOWPROF__CTL__SET_THROTTLE__INIT;
+	Lowprof__Ctl__ThrottleState s;
+	struct control_throttle t = critical;
+
+	t.frequency_hz = freq;
+	control_throttle_to_wire(&t, &s);
+	st.state = &s;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE;
+	env.set_throttle = &st;
+	send_env(f, &env);
+}
+
+/* Count lines of the audit log holding needle. */
+static int audit_count(struct fx *f, const char *needle)
+{
+	char *text = audit_text(f), *p = text;
+	int n = 0;
+
+	while ((p = strstr(p, needle)) != NULL) {
+		n++;
+		p += strlen(needle);
+	}
+	free(text);
+	return n;
+}
+
+static void test_unknown_and_out_of_range(void **state)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
+	Lowprof__Ctl__ThrottleState s;
+	struct fx f;
+	char needle[64];
+
+	(void)state;
+	start(&f, getuid(), 0);
+	send_hello(&f);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	/* A message type the loader sends, never answers. */
+	control_throttle_to_wire(&healthy, &s);
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATE;
+	env.state = &s;
+	send_env(&f, &env);
+	send_set(&f, 1000); /* above the user's -F */
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	assert_true(f.cs.fd >= 0);
+	assert_int_equal(f.applies, 0);
+	assert_int_equal(audit_count(&f, "\"event\":\"request_refused\""), 2);
+	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":%u", (int)getpid(), (unsigned)getuid());
+	assert_int_equal(audit_count(&f, needle), 2);
+	assert_int_equal(audit_count(&f, "\"errno\":95"), 1); /* EOPNOTSUPP */
+	assert_int_equal(audit_count(&f, "\"errno\":22"), 1); /* EINVAL */
+	stop(&f);
+}
+
+static void test_malformed_cut_off(void **state)
+{
+	static const uint8_t garbage[8] = {4, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+	struct fx f;
+
+	(void)state;
+	start(&f, getuid(), 0);
+	assert_int_equal(write(f.peer, garbage, sizeof(garbage)), 8);
+	assert_true(control_server_handle(&f.cs, 10 * SEC) < 0);
+	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(audit_count(&f, "\"event\":\"peer_cut_off\""), 1);
+	/* The fail-safe applied itself: sampling goes on at the critical tier. */
+	assert_true(f.cs.failsafe);
+	assert_int_equal(audit_count(&f, "\"result\":\"ok\""), 0);
+	stop(&f);
+}
+
+static void test_flood_rate_limited(void **state)
+{
+	struct fx f;
+	int i;
+
+	(void)state;
+	start(&f, getuid(), 5);
+	send_hello(&f);
+	for (i = 0; i < 20; i++)
+		send_set(&f, 5);
+	/* One wake-up, no time passing: the bucket (5) runs dry. */
+	for (i = 0; i < 4; i++)
+		control_server_handle(&f.cs, 10 * SEC);
+	assert_true(f.cs.fd >= 0);
+	assert_true(f.cs.rate_limited >= 15);
+	assert_true(f.applies <= 1);
+	/* Audited, but at most one line per second of flood. */
+	assert_int_equal(audit_count(&f, "rate limit exceeded"), 1);
+	/* A second later the bucket has refilled: requests are served again. */
+	send_set(&f, 5);
+	control_server_handle(&f.cs, 12 * SEC);
+	assert_int_equal(audit_count(&f, "rate limit exceeded"), 1);
+	stop(&f);
+}
+
+static void test_wrong_uid_cut_off(void **state)
+{
+	struct fx f;
+	char needle[64];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (getuid() != 0)
+		skip(); /* a second uid needs root to switch to */
+	start(&f, 4242, 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+			_exit(2);
+		send_hello(&f);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
+	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(audit_count(&f, "\"event\":\"peer_cut_off\""), 1);
+	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":65534", (int)pid);
+	assert_int_equal(audit_count(&f, needle), 1);
+	assert_int_equal(audit_count(&f, "is not the controller's uid 4242"), 1);
+	stop(&f);
+}
+
+/* Right uid, but not a child of our supervisor (here: a grandchild of the test). */
+static void test_wrong_parent_cut_off(void **state)
+{
+	struct fx f;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	start(&f, getuid(), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		send_hello(&f);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* The sender has exited: its parent cannot be shown to be the supervisor. */
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
+	assert_int_equal(audit_count(&f, "is not a child of the supervisor"), 1);
+	stop(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unknown_and_out_of_range),
+		cmocka_unit_test(test_malformed_cut_off),
+		cmocka_unit_test(test_flood_rate_limited),
+		cmocka_unit_test(test_wrong_uid_cut_off),
+		cmocka_unit_test(test_wrong_parent_cut_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
