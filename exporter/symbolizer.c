@@ -47,6 +47,7 @@ struct sym_file {
 	struct sym_file *hnext;
 	uint64_t dev, inode;
 	struct elf_symbols *elf; /* NULL: could not be read */
+	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
 	const char *build_id;    /* interned */
 	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
 };
@@ -68,6 +69,7 @@ struct symbolizer {
 	char kernel_note[256];
 	struct elf_symbols *vdso;
 	const char *vdso_build_id;
+	char debug_root[256];     /* separate debug files: DIR/.build-id/xx/rest.debug */
 	struct symbolizer_stats stats;
 };
 
@@ -202,6 +204,7 @@ static void file_remove(struct symbolizer *s, struct sym_file *f)
 	*pp = f->hnext;
 	lru_unlink(&f->lru);
 	elf_symbols_free(f->elf);
+	elf_symbols_free(f->debug);
 	free(f);
 	s->nfiles--;
 }
@@ -288,6 +291,37 @@ static int file_open(uint32_t pid, const struct proc_maps_entry *e, uint64_t dev
 	return -1;
 }
 
+/*
+ * A stripped binary (no .symtab) may have its full symbol table in a separate
+ * debug file found by build id, as Debian's -dbgsym packages install them.
+ * Accepted only when its own build id is the same.
+ */
+static struct elf_symbols *file_debug_symbols(const struct symbolizer *s, const char *build_id)
+{
+	struct elf_symbols *dbg = NULL;
+	char path[512], err[128];
+	const char *id;
+	int fd;
+
+	if (s->debug_root[0] == '\0' || strlen(build_id) < 3)
+		return NULL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_root, build_id,
+			     build_id + 2) >= sizeof(path))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (elf_symbols_open_fd(fd, &dbg, err, sizeof(err)) == 0) {
+		id = elf_symbols_build_id(dbg);
+		if (id == NULL || strcmp(id, build_id) != 0 || elf_symbols_count(dbg) == 0) {
+			elf_symbols_free(dbg);
+			dbg = NULL;
+		}
+	}
+	close(fd);
+	return dbg;
+}
+
 static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 				 const struct proc_maps_entry *e, uint64_t now)
 {
@@ -320,6 +354,8 @@ static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 		if (elf_symbols_open_fd(fd, &f->elf, err, sizeof(err)) == 0) {
 			if (elf_symbols_build_id(f->elf))
 				f->build_id = sym_intern(s, elf_symbols_build_id(f->elf));
+			if (f->build_id != NULL && !elf_symbols_has_symtab(f->elf))
+				f->debug = file_debug_symbols(s, f->build_id);
 		} else {
 			/* Not an ELF we can read: it will not become one. */
 			f->retry_at_ns = UINT64_MAX;
@@ -351,7 +387,7 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 {
 	uint64_t now = sym_now_ns(), vaddr, off;
 	const struct proc_maps_entry *e = NULL;
-	const struct elf_symbols *elf = NULL;
+	const struct elf_symbols *elf = NULL, *debug = NULL;
 	const char *name = NULL, *module, *build_id = NULL, *function;
 	struct sym_pid *p;
 
@@ -394,11 +430,18 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 		if (!f)
 			return -ENOMEM;
 		elf = f->elf;
+		debug = f->debug;
 		build_id = f->build_id;
 	}
 	out->build_id = build_id;
-	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0)
-		name = elf_symbols_lookup(elf, vaddr, NULL);
+	/* The binary maps offsets to addresses; its debug file, when there is one,
+	 * has the full symbol table at the same addresses. */
+	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
+		if (debug != NULL)
+			name = elf_symbols_lookup(debug, vaddr, NULL);
+		if (name == NULL)
+			name = elf_symbols_lookup(elf, vaddr, NULL);
+	}
 	if (name) {
 		function = sym_intern(s, name);
 		out->symbolized = function != NULL;
@@ -447,6 +490,11 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 
 	if (p)
 		pid_remove(s, p);
+}
+
+void symbolizer_set_debug_root(struct symbolizer *s, const char *dir)
+{
+	snprintf(s->debug_root, sizeof(s->debug_root), "%s", dir ? dir : "");
 }
 
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files)
@@ -517,6 +565,7 @@ struct symbolizer *symbolizer_new(const char *kallsyms_path, char *err, size_t e
 	s->file_lru.prev = s->file_lru.next = &s->file_lru;
 	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
+	snprintf(s->debug_root, sizeof(s->debug_root), "/usr/lib/debug");
 	s->string_buckets = 4096;
 	s->strings = calloc(s->string_buckets, sizeof(*s->strings));
 	if (!s->strings)

@@ -53,6 +53,8 @@ struct symbolizer *symbolizer_new(const char *kallsyms_path, char *err, size_t e
 
 /* Change the cache bounds (minimum 1 each); evicts at once if over them. */
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
+/* Where separate debug files live (default /usr/lib/debug); NULL or "" turns them off. */
+void symbolizer_set_debug_root(struct symbolizer *s, const char *dir);
 
 /*
  * Fill *out for user address addr of process pid. Every field is set: an

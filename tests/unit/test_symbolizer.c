@@ -445,6 +445,95 @@ static void test_exited_exec(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * A stripped binary whose full symbol table lives in a separate debug file
+ * under DEBUG_ROOT/.build-id/xx/rest.debug (as Debian's -dbgsym packages
+ * install them): a static function only the debug file names.
+ */
+static void test_separate_debug_file(void **state)
+{
+	static const char prog_src[] =
+		"static volatile unsigned long x;\n"
+		"static void __attribute__((noinline)) lowprof_hidden_worker(void) { for (;;) x++; }\n"
+		"int main(void) { lowprof_hidden_worker(); return 0; }\n";
+	char dir[] = "/tmp/lowprof-debugfile.XXXXXX", cmd[1024], path[512], id[128], sub[600];
+	char err[256], unnamed[256];
+	struct symbolizer *plain, *with_debug;
+	struct frame f;
+	unsigned long long vaddr = 0;
+	pid_t child;
+	FILE *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	p = fopen(path, "w");
+	assert_non_null(p);
+	fputs(prog_src, p);
+	fclose(p);
+	/* -no-pie: the function's run-time address is its link-time address. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && cc -O1 -g -no-pie -Wl,--build-id -o prog prog.c && "
+		 "objcopy --only-keep-debug prog prog.debug && strip --strip-all prog", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nm %s/prog.debug | awk '$3 == \"lowprof_hidden_worker\" { print $1 }'", dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%llx", &vaddr), 1);
+	pclose(p);
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	readelf_build_id(path, id, sizeof(id));
+	assert_true(strlen(id) > 8);
+
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		execl(path, "prog", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000);
+
+	/* Without a debug file: the stripped binary cannot name it. */
+	plain = new_sym();
+	symbolizer_set_debug_root(plain, "");
+	assert_int_equal(symbolizer_user_frame(plain, (uint32_t)child, vaddr, &f), 0);
+	assert_false(f.symbolized);
+	snprintf(unnamed, sizeof(unnamed), "%s", f.function);
+	assert_non_null(strstr(unnamed, "prog+0x"));
+	assert_string_equal(f.build_id, id);
+
+	/* With the debug file where -dbgsym packages put it: named. */
+	snprintf(sub, sizeof(sub), "mkdir -p %s/root/.build-id/%.2s && cp %s/prog.debug %s/root/.build-id/%.2s/%s.debug",
+		 dir, id, dir, dir, id, id + 2);
+	assert_int_equal(system(sub), 0);
+	with_debug = symbolizer_new("/proc/kallsyms", err, sizeof(err));
+	assert_non_null(with_debug);
+	snprintf(sub, sizeof(sub), "%s/root", dir);
+	symbolizer_set_debug_root(with_debug, sub);
+	assert_int_equal(symbolizer_user_frame(with_debug, (uint32_t)child, vaddr, &f), 0);
+	assert_true(f.symbolized);
+	assert_string_equal(f.function, "lowprof_hidden_worker");
+	symbolizer_free(with_debug);
+
+	/* A debug file whose build id differs (another build) is not used. */
+	snprintf(sub, sizeof(sub), "cd %s && cc -O2 -g -no-pie -Wl,--build-id -o other prog.c && "
+		 "objcopy --only-keep-debug other other.debug && cp other.debug root/.build-id/%.2s/%s.debug",
+		 dir, id, id + 2);
+	assert_int_equal(system(sub), 0);
+	with_debug = symbolizer_new("/proc/kallsyms", err, sizeof(err));
+	snprintf(sub, sizeof(sub), "%s/root", dir);
+	symbolizer_set_debug_root(with_debug, sub);
+	assert_int_equal(symbolizer_user_frame(with_debug, (uint32_t)child, vaddr, &f), 0);
+	assert_false(f.symbolized);
+	symbolizer_free(with_debug);
+	symbolizer_free(plain);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_bounds_and_forget(void **state)
 {
 	struct symbolizer *s = new_sym();
@@ -492,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_refresh),
 		cmocka_unit_test(test_exited_child),
 		cmocka_unit_test(test_exited_exec),
+		cmocka_unit_test(test_separate_debug_file),
 		cmocka_unit_test(test_bounds_and_forget),
 	};
 
