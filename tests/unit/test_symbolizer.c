@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -488,6 +489,8 @@ static void test_separate_debug_file(void **state)
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
+		/* It spins forever: it must not outlive a failed assertion. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(path, "prog", (char *)NULL);
 		_exit(127);
 	}
