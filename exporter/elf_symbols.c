@@ -57,7 +57,10 @@ static int es_grow(void **ptr, size_t *cap, size_t need, size_t elem)
 
 static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *sym, bool dyn)
 {
-	size_t len = strlen(name);
+	/* Versioned definitions read "__libc_start_main@@GLIBC_2.34" in a .symtab
+	 * (libc's debug file, for one): the function is the part before the '@'. */
+	const char *at = name[0] != '@' ? strchr(name, '@') : NULL;
+	size_t len = at != NULL ? (size_t)(at - name) : strlen(name);
 	int ret;
 
 	if (e->str_len + len + 1 > UINT32_MAX)
@@ -67,7 +70,8 @@ static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *s
 		ret = es_grow((void **)&e->syms, &e->cap, e->count + 1, sizeof(*e->syms));
 	if (ret)
 		return ret;
-	memcpy(e->strtab + e->str_len, name, len + 1);
+	memcpy(e->strtab + e->str_len, name, len);
+	e->strtab[e->str_len + len] = '\0';
 	e->syms[e->count++] = (struct es_sym){
 		.addr = sym->st_value, .size = sym->st_size, .name_off = (uint32_t)e->str_len,
 		.from_dynsym = dyn, .bind = (uint8_t)GELF_ST_BIND(sym->st_info),
