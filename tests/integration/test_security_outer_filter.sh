@@ -9,7 +9,11 @@ SRC=$2
 . "$SRC/tests/integration/lib.sh"
 require_bpf
 work=$(mktemp -d /tmp/lowprof-sec-outer.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+spin=""
+trap 'kill $spin 2>/dev/null || true; rm -rf "$work"' EXIT
+# Something on CPU to sample: an idle CI host gives only idle-task samples.
+timeout 15 sh -c 'while :; do :; done' &
+spin=$!
 "$BIN/lowprof-seccomp-tool" exec union "$BIN/lowprof" --duration 6 --interval 2 \
 	--output "$work/out" --run-dir "$work" 2>"$work/stderr" ||
 	fail "lowprof under the outer filter exited with $? ($(cat "$work/stderr"))"

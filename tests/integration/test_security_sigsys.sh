@@ -9,7 +9,11 @@ SRC=$2
 . "$SRC/tests/integration/lib.sh"
 require_bpf
 work=$(mktemp -d /tmp/lowprof-sec-sigsys.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+spin=""
+trap 'kill $spin 2>/dev/null || true; rm -rf "$work"' EXIT
+# Something on CPU to sample: an idle CI host gives only idle-task samples.
+timeout 15 sh -c 'while :; do :; done' &
+spin=$!
 # The components that run as --user must be able to reach their binaries.
 chmod 755 "$work"
 mkdir "$work/bin"

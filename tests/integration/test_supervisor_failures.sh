@@ -11,7 +11,11 @@ require_bpf
 
 work=$(mktemp -d /tmp/lowprof-failures.XXXXXX)
 sup=""
-trap '[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null; rm -rf "$work"' EXIT
+spin=""
+trap '[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null; kill $spin 2>/dev/null; rm -rf "$work"' EXIT
+# Something on CPU to sample: an idle CI host gives only idle-task samples.
+timeout 40 sh -c 'while :; do :; done' &
+spin=$!
 
 # The supervisor looks for its helpers beside itself: a copy of the binaries
 # whose controller always fails.
