@@ -15,8 +15,9 @@ require_bpf
 work=$(mktemp -d /tmp/lowprof-restarts.XXXXXX)
 spin=""
 sup=""
+sampler=""
 cleanup() {
-	kill $spin 2>/dev/null || true
+	kill $spin $sampler 2>/dev/null || true
 	[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null || true
 	rm -rf "$work"
 }
@@ -53,6 +54,23 @@ pin_dir=/sys/fs/bpf/lowprof/$sup
 [ -d "$pin_dir" ] || fail "no pin directory $pin_dir"
 ls "$pin_dir" | grep -q "^link_cpu" || fail "no pinned links in $pin_dir"
 
+# Samples in every second: read the pinned per-CPU counters from outside four
+# times a second while components (the loader too) are being killed. They live
+# in the kernel, so they show whether sampling ever stopped.
+(
+	while [ -d "$pin_dir" ]; do
+		t=$(date +%s.%N)
+		n=$(bpftool map dump pinned "$pin_dir/cpu_stats" -j 2>/dev/null | python3 -c '
+import json, sys
+# struct lowprof_cpu_stats: u64 events, then u64 submitted (bpf/lowprof.h)
+vals = json.load(sys.stdin)[0]["values"]
+print(sum(int.from_bytes(bytes(int(b, 16) for b in v["value"][8:16]), "little") for v in vals))' 2>/dev/null) || n=""
+		[ -n "$n" ] && echo "$t $n"
+		sleep 0.25
+	done
+) >"$work/counts" &
+sampler=$!
+
 for comp in lowprof-loader lowprof-control lowprof-unwinde lowprof-export; do
 	n=0
 	while [ $n -lt 4 ]; do
@@ -69,6 +87,25 @@ for comp in lowprof-loader lowprof-control lowprof-unwinde lowprof-export; do
 	done
 	echo "ok: $comp killed 4 times, back each time, the others untouched"
 done
+kill $sampler 2>/dev/null || true
+python3 - "$work/counts" <<'PY' || fail "sampling stopped for a whole second while components were killed"
+import sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+if len(rows) < 20:
+    sys.exit(f"only {len(rows)} counter readings")
+t0, t_end = rows[0][0], rows[-1][0]
+gaps = []
+t = t0
+while t + 1.0 <= t_end:
+    inside = [n for (ts, n) in rows if t <= ts <= t + 1.0]
+    if len(inside) >= 2 and inside[-1] <= inside[0]:
+        gaps.append(round(t - t0, 1))
+    t += 0.5
+print(f"{len(rows)} readings over {t_end - t0:.1f} s; samples submitted {int(rows[-1][1] - rows[0][1])}; "
+      f"1-second windows without a new sample: {gaps}")
+sys.exit(1 if gaps else 0)
+PY
+
 # Exactly one pinned link per CPU, all to the one program the current loader
 # loaded: no double attachment. (Other lowprof runs on this host are not ours:
 # only this run's pins are looked at.)
