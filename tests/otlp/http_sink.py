@@ -9,6 +9,7 @@ SCRIPT is a comma-separated list of answers, one per request, the last one
 repeated: 200, 400, 503:SECONDS (Retry-After in seconds), 503d:SECONDS
 (Retry-After as an HTTP date), partial (200 with partial_success), garbage
 (200 with random bytes), huge (200 with a 20 MiB body).
+With SINK_TLS_CERT and SINK_TLS_KEY in the environment it speaks HTTPS.
 """
 import email.utils
 import http.server
@@ -78,6 +79,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 # An optional third argument fixes the port: a test can start the sink late
 # on the port a collector-to-be was promised.
 server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[3]) if len(sys.argv) > 3 else 0), Handler)
+# HTTPS when SINK_TLS_CERT and SINK_TLS_KEY name a PEM certificate and key.
+if os.environ.get("SINK_TLS_CERT"):
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.environ["SINK_TLS_CERT"], os.environ["SINK_TLS_KEY"])
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
 with open(os.path.join(DIR, "port.tmp"), "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(os.path.join(DIR, "port.tmp"), os.path.join(DIR, "port"))

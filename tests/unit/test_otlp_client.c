@@ -462,6 +462,82 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A self-signed certificate for 127.0.0.1 in dir/NAME.pem, key in dir/NAME.key. */
+static void make_cert(const char *dir, const char *name)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+		 "-addext subjectAltName=IP:127.0.0.1 -keyout %s/%s.key -out %s/%s.pem 2>/dev/null",
+		 dir, name, dir, name);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * TLS: a real handshake with an HTTPS sink whose certificate only --otlp-ca
+ * vouches for. The right CA delivers; another CA never does (the failure is a
+ * connection failure, retried, never "sent").
+ */
+static void test_tls_with_ca(void **state)
+{
+	static char url[256];
+	char cert[600], key[600], other[600], err[256] = "";
+	struct otlp_client_settings s;
+	struct otlp_client_stats st;
+	struct otlp_client *c;
+	struct sink sink;
+	uint64_t deadline;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	make_cert(tmpdir, "server");
+	make_cert(tmpdir, "stranger");
+	snprintf(cert, sizeof(cert), "%s/server.pem", tmpdir);
+	snprintf(key, sizeof(key), "%s/server.key", tmpdir);
+	snprintf(other, sizeof(other), "%s/stranger.pem", tmpdir);
+	setenv("SINK_TLS_CERT", cert, 1);
+	setenv("SINK_TLS_KEY", key, 1);
+	sink_start(&sink, "tls", "200");
+	unsetenv("SINK_TLS_CERT");
+	unsetenv("SINK_TLS_KEY");
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d", sink.port);
+	buf = encoded_profile(&len);
+
+	otlp_client_settings_init(&s);
+	s.endpoint = url;
+	s.ca_file = cert;
+	c = otlp_client_new(&s, err, sizeof(err));
+	if (c == NULL)
+		fail_msg("otlp_client_new: %s", err);
+	assert_int_equal(otlp_client_enqueue(c, buf, len), 0);
+	drive(c, 1, 10000);
+	otlp_client_get_stats(c, &st);
+	assert_int_equal(st.sent, 1);
+	assert_true(sink_has(&sink, 1));
+	otlp_client_free(c);
+
+	/* A CA that did not sign the sink's certificate: nothing is delivered. */
+	otlp_client_settings_init(&s);
+	s.endpoint = url;
+	s.ca_file = other;
+	c = otlp_client_new(&s, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(otlp_client_enqueue(c, buf, len), 0);
+	deadline = now_ms() + 1500;
+	while (now_ms() < deadline) {
+		otlp_client_poll(c);
+		usleep(5000);
+	}
+	otlp_client_get_stats(c, &st);
+	assert_int_equal(st.sent, 0);
+	assert_false(sink_has(&sink, 2));
+	otlp_client_free(c);
+	free(buf);
+	sink_stop(&sink);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_400_not_retried),
 		cmocka_unit_test(test_sink_down),
 		cmocka_unit_test(test_odd_responses),
+		cmocka_unit_test(test_tls_with_ca),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
