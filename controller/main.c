@@ -349,7 +349,9 @@ static int controller_step(struct controller *c)
 		return rc;
 	}
 	policy_step(&c->set, &c->state, &sig, &d);
-	if (c->have_sent && policy_throttle_same(t, &c->sent)) {
+	/* --no-throttle: the loader's settings are fixed (it refuses any change);
+	 * the controller only measures, for the timeline and the log. */
+	if (c->set.no_throttle || (c->have_sent && policy_throttle_same(t, &c->sent))) {
 		log_debug("host %.1f%% (busiest %.1f%%), drops %.2f%%, overhead %.3f%%: %s",
 			  sig.host_cpu_pct, sig.busiest_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
 		return 0;
@@ -433,6 +435,11 @@ int main(int argc, char **argv)
 		fatal(LOWPROF_EXIT_CONFIG, "fd %d is not the control socket to the loader",
 		      LOWPROF_FD_CONTROL);
 	c.fd = LOWPROF_FD_CONTROL;
+	/* Every wait for the loader goes through poll (with the signalfd beside it):
+	 * a blocking recv would outlive SIGTERM when the loader is not there. */
+	flags = fcntl(c.fd, F_GETFL);
+	if (flags < 0 || fcntl(c.fd, F_SETFL, flags | O_NONBLOCK) != 0)
+		fatal(LOWPROF_EXIT_FAILURE, "control socket: %s", strerror(errno));
 	wire_reader_init(&c.rd);
 	sfd = controller_signalfd();
 	tfd = controller_timerfd(c.interval_s);

@@ -34,6 +34,7 @@
 #define STOP_TIMEOUT_MS 10000
 #define EXPORTER_STOP_TIMEOUT_MS 120000
 #define STATUS_REQUEST_TIMEOUT_MS 200
+#define STALL_MS 2000 /* the loop wakes every 500 ms at most: longer is a stall */
 
 /* Start order; they are stopped in reverse. */
 enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
@@ -57,6 +58,7 @@ struct supervisor {
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
 	int64_t end_ms;          /* -1: until signalled */
 	int64_t next_watchdog_ms;
+	int64_t last_loop_ms;    /* when the main loop last ran: detects our own stalls */
 	bool sd_ready_sent;
 	bool stopping;
 	int status;              /* exit status of lowprof */
@@ -347,6 +349,20 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 {
 	int64_t deadline;
 	int i;
+
+	/*
+	 * The loop wakes at least every 500 ms. A longer gap means the supervisor
+	 * itself did not run (a VM paused by its host, a starved machine): its
+	 * components probably did not either, and must not be blamed for silence
+	 * nobody was there to hear. Their deadline starts again.
+	 */
+	if (sv->last_loop_ms > 0 && now - sv->last_loop_ms > STALL_MS) {
+		log_warn("the supervisor did not run for %lld ms: liveness deadlines restart",
+			 (long long)(now - sv->last_loop_ms));
+		for (i = 0; i < COMP_COUNT; i++)
+			sv->comp[i].last_message_ms = now;
+	}
+	sv->last_loop_ms = now;
 
 	for (i = 0; i < COMP_COUNT; i++) {
 		struct component *c = &sv->comp[i];

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The whole agent frozen for longer than the liveness deadline (a VM paused by
+# its host, a starved machine) and then resumed: nothing is restarted, since
+# no component was silent while the supervisor was there to hear it. And a
+# stop request while the loader is gone still ends the controller promptly.
+#   usage: test_supervisor_stall.sh BIN_DIR SOURCE_DIR
+set -eu
+BIN=$1
+SRC=$2
+. "$SRC/tests/integration/lib.sh"
+require_bpf
+
+work=$(mktemp -d /tmp/lowprof-stall.XXXXXX)
+sup=""
+trap '[ -n "$sup" ] && /bin/kill -s KILL -- "-$sup" 2>/dev/null; rm -rf "$work"' EXIT
+
+# Its own process group, so the test can stop every lowprof process at once.
+setsid "$BIN/lowprof" --duration 20 --liveness-timeout 3 --output "$work/out" \
+	--run-dir "$work/run" 2>"$work/stderr" &
+sup=$!
+sleep 4
+/bin/kill -s STOP -- "-$sup"
+sleep 6
+/bin/kill -s CONT -- "-$sup"
+sleep 3
+"$BIN/lowprof" status --json --run-dir "$work/run" >"$work/status.json" || fail "lowprof status"
+python3 - "$work/status.json" <<'PY' || fail "a component was restarted after the stall: $(cat "$work/stderr")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {c["name"]: (c["state"], c["restarts"]) for c in d["components"]}
+print("after a 6 s freeze of the whole agent:", r)
+assert all(state == "running" and n == 0 for state, n in r.values()), r
+PY
+grep -q "did not run for" "$work/stderr" || fail "the stall was not noticed"
+# Stop while the loader is away: the controller must not hang in a read.
+pkill -9 -P "$sup" -f lowprof-loader
+start=$(date +%s)
+kill -TERM "$sup"
+wait "$sup" || fail "lowprof exited with status $? after SIGTERM ($(tail -5 "$work/stderr"))"
+sup=""
+took=$(( $(date +%s) - start ))
+[ "$took" -lt 8 ] || fail "stopping took $took s (a component did not stop on SIGTERM)"
+grep -q "did not stop within" "$work/stderr" && fail "a component had to be killed at stop"
+echo PASS
