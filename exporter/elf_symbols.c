@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/array_grow.h"
+
 /* A build-id longer than this is not one any linker writes; refuse to hex it. */
 #define ES_BUILD_ID_MAX 64
 
@@ -38,23 +40,6 @@ struct elf_symbols {
 	bool has_symtab;
 };
 
-static int es_grow(void **ptr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*ptr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*ptr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *sym, bool dyn)
 {
 	/* Versioned definitions read "__libc_start_main@@GLIBC_2.34" in a .symtab
@@ -65,9 +50,9 @@ static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *s
 
 	if (e->str_len + len + 1 > UINT32_MAX)
 		return -EOVERFLOW;
-	ret = es_grow((void **)&e->strtab, &e->str_cap, e->str_len + len + 1, 1);
+	ret = array_grow((void **)&e->strtab, &e->str_cap, e->str_len + len + 1, 1);
 	if (!ret)
-		ret = es_grow((void **)&e->syms, &e->cap, e->count + 1, sizeof(*e->syms));
+		ret = array_grow((void **)&e->syms, &e->cap, e->count + 1, sizeof(*e->syms));
 	if (ret)
 		return ret;
 	memcpy(e->strtab + e->str_len, name, len);

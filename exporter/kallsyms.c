@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array_grow.h"
 #include "common/file_read.h"
 
 /* /proc/kallsyms is 10-20 MiB on big kernels; refuse anything absurd. */
@@ -50,26 +51,9 @@ struct kallsyms {
 	uint64_t core_base;
 };
 
-static int ks_grow(void **ptr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*ptr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*ptr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static int ks_add_string(struct kallsyms *k, const char *s, size_t len, uint32_t *off)
 {
-	int ret = ks_grow((void **)&k->strtab, &k->str_cap, k->str_len + len + 1, 1);
+	int ret = array_grow((void **)&k->strtab, &k->str_cap, k->str_len + len + 1, 1);
 
 	if (ret)
 		return ret;
@@ -98,7 +82,7 @@ static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uin
 		if (k->nmodules - i >= 4)
 			break;
 	}
-	ret = ks_grow((void **)&k->modules, &k->modules_cap, k->nmodules + 1, sizeof(*k->modules));
+	ret = array_grow((void **)&k->modules, &k->modules_cap, k->nmodules + 1, sizeof(*k->modules));
 	if (ret)
 		return ret;
 	ret = ks_add_string(k, name, len, &k->modules[k->nmodules].name_off);
@@ -178,7 +162,7 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 			return ret;
 	}
 	/* Non-text symbols are kept for now: they bound the text symbols before them. */
-	ret = ks_grow((void **)&k->syms, &k->cap, k->count + 1, sizeof(*k->syms));
+	ret = array_grow((void **)&k->syms, &k->cap, k->count + 1, sizeof(*k->syms));
 	if (ret)
 		return ret;
 	k->syms[k->count] = (struct ks_sym){ .addr = addr, .module = module, .type = type,
