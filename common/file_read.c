@@ -9,10 +9,7 @@
 
 int file_read_all(const char *path, size_t max, char **out, size_t *len, char *err, size_t errlen)
 {
-	size_t cap = 16384, used = 0;
-	char *buf = NULL, *bigger;
-	ssize_t n;
-	int fd, rc = 0;
+	int fd, rc;
 
 	*out = NULL;
 	*len = 0;
@@ -22,6 +19,22 @@ int file_read_all(const char *path, size_t max, char **out, size_t *len, char *e
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
+	rc = file_read_fd(fd, path, max, out, len, err, errlen);
+	close(fd);
+	return rc;
+}
+
+int file_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, char *err,
+		 size_t errlen)
+{
+	size_t cap = 16384, used = 0;
+	char *buf = NULL, *bigger;
+	const char *path = name;
+	ssize_t n;
+	int rc = 0;
+
+	*out = NULL;
+	*len = 0;
 	for (;;) {
 		/* Keep one byte for the terminator. */
 		if (buf == NULL || used + 1 >= cap) {
@@ -64,7 +77,6 @@ int file_read_all(const char *path, size_t max, char **out, size_t *len, char *e
 	*len = used;
 	buf = NULL;
 out:
-	close(fd);
 	free(buf);
 	return rc;
 }

@@ -11,4 +11,9 @@
  */
 int file_read_all(const char *path, size_t max, char **out, size_t *len, char *err, size_t errlen);
 
+/* The same from an open fd (read from its current position; not closed).
+ * name is only for messages. */
+int file_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, char *err,
+		 size_t errlen);
+
 #endif

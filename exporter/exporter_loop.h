@@ -28,6 +28,7 @@ enum { EXPORTER_RESTARTS_LOADER, EXPORTER_RESTARTS_CONTROLLER, EXPORTER_RESTARTS
 struct exporter {
 	struct exporter_options opt;
 	struct shm_ring_consumer ring;
+	struct proc_source *src;      /* what the symbolizer reads: the loader (proc_source.h) */
 	struct symbolizer *sym;
 	struct profile *profile;      /* cumulative: what the files hold */
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */

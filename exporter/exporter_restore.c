@@ -12,6 +12,7 @@
 #include "exporter/pprof_reader.h"
 #include "exporter/profile.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/output_files.h"
 
 /* The previous exporter of this run: its profile back into ex->profile. */
 static void exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
@@ -24,7 +25,7 @@ static void exporter_reload_profile(struct exporter *ex, const struct exporter_s
 
 	if (old->flushes == 0)
 		return; /* it died before writing anything: nothing of this run to reload */
-	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, "profile.pb.gz", &p, err, sizeof(err));
+	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_PPROF, &p, err, sizeof(err));
 	if (rc != 0) {
 		log_error("restart: profile.pb.gz refused, starting a fresh profile: %s", err);
 		return;

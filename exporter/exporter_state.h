@@ -23,7 +23,9 @@
 
 #include <stdint.h>
 
-#define EXPORTER_STATE_FILE ".lowprof-exporter-state"
+#include "ipc/output_files.h"
+
+#define EXPORTER_STATE_FILE OUTPUT_FILE_EXPORTER_STATE
 
 struct exporter_state {
 	char run_id[33];          /* the supervisor's --run-id: 32 hex digits + NUL */

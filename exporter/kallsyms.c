@@ -299,6 +299,21 @@ int kallsyms_load(const char *path, struct kallsyms **out, char *err, size_t err
 	return ret;
 }
 
+int kallsyms_load_fd(int fd, const char *name, struct kallsyms **out, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int ret;
+
+	*out = NULL;
+	ret = file_read_fd(fd, name, KALLSYMS_MAX_FILE, &buf, &len, err, errlen);
+	if (ret != 0)
+		return ret;
+	ret = kallsyms_parse(buf, len, out, err, errlen);
+	free(buf);
+	return ret;
+}
+
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, struct kallsyms_result *res)
 {
 	size_t lo = 0, hi;

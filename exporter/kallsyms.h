@@ -33,6 +33,8 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 
 /* Same, reading the text from path (normally "/proc/kallsyms"). */
 int kallsyms_load(const char *path, struct kallsyms **out, char *err, size_t errlen);
+/* The same from an fd (the loader opens /proc/kallsyms for the exporter; not closed). */
+int kallsyms_load_fd(int fd, const char *name, struct kallsyms **out, char *err, size_t errlen);
 
 /*
  * Name addr: the nearest text symbol at or below it, provided addr lies

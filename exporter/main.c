@@ -3,7 +3,9 @@
  * symbolizes and aggregates them, and rewrites the output files every
  * --interval and once more at the end.
  *
- * Inherited fds (ipc/lowprof_fds.h): NOTIFY, SHM, EVENT, OUTDIR.
+ * Inherited fds (ipc/lowprof_fds.h): NOTIFY, SHM, EVENT, OUTDIR, SYMBOLS, and
+ * the TLS files as /dev/fd/N. It runs as --user with no capabilities and opens
+ * no path: what it symbolizes with comes from the loader over SYMBOLS.
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 #include "common/notify.h"
 #include "exporter/exporter_loop.h"
 #include "exporter/otlp_export.h"
+#include "exporter/proc_source.h"
 #include "exporter/profile.h"
 #include "exporter/symbolizer.h"
 #include "exporter/timeline.h"
@@ -30,6 +34,8 @@
 #define POLL_MS 200
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
+/* The longest the exporter waits for the loader to answer one symbol request. */
+#define SYMBOL_SOURCE_TIMEOUT_MS 1000
 
 static int exporter_signalfd(void)
 {
@@ -43,6 +49,18 @@ static int exporter_signalfd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The loader over LOWPROF_FD_SYMBOLS; without it (a bare exporter run by hand),
+ * /proc read directly, which works only with the privilege to read it. */
+static struct proc_source *exporter_proc_source(const struct exporter_options *o)
+{
+	struct stat st;
+
+	if (fstat(LOWPROF_FD_SYMBOLS, &st) == 0 && S_ISSOCK(st.st_mode))
+		return proc_source_broker_new(LOWPROF_FD_SYMBOLS, SYMBOL_SOURCE_TIMEOUT_MS);
+	log_warn("no symbol source socket (fd %d): reading /proc directly", LOWPROF_FD_SYMBOLS);
+	return proc_source_direct_new("/proc", "/usr/lib/debug", o->kallsyms_path);
+}
+
 int main(int argc, char **argv)
 {
 	static const char ready[] = "ready\n";
@@ -54,10 +72,6 @@ int main(int argc, char **argv)
 	size_t left;
 	int rc, sfd, timeout;
 	bool running = true, seccomp_log;
-	/* /proc/PID/maps and /proc/PID/root/... of any process (CAP_SYS_PTRACE), binaries
-	 * other users cannot read (CAP_DAC_READ_SEARCH), kallsyms addresses when
-	 * kernel.kptr_restrict >= 1 (CAP_SYSLOG). */
-	static const cap_value_t exporter_caps[] = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG};
 
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
@@ -69,20 +83,23 @@ int main(int argc, char **argv)
 	sfd = exporter_signalfd();
 	if (sfd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(errno));
+	ex.src = exporter_proc_source(&ex.opt);
+	if (ex.src == NULL)
+		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	/* Before any sandbox: reads the TLS files and resolves the collector's name. */
 	if (ex.opt.otlp_enabled) {
-		ex.otlp = otlp_export_new(&ex.opt.otlp, err, sizeof(err));
+		ex.otlp = otlp_export_new(&ex.opt.otlp, ex.src, err, sizeof(err));
 		if (ex.otlp == NULL)
 			fatal(LOWPROF_EXIT_FAILURE, "otlp: %s", err);
 	}
-	/* Still root until the loader hands it maps and files (docs/SECURITY.md): only
-	 * what reading them needs. Then the filter, before any sample is read. */
+	/* The supervisor starts us as --user with nothing; run by hand as root, drop
+	 * every capability all the same. Then the filter, before any sample is read. */
 	if (geteuid() == 0)
-		sandbox_limit_caps("exporter", exporter_caps, sizeof(exporter_caps) / sizeof(exporter_caps[0]));
+		sandbox_limit_caps("exporter", NULL, 0);
 	sandbox_enter("exporter", seccomp_log);
 	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
-	ex.sym = symbolizer_new(ex.opt.kallsyms_path, err, sizeof(err));
+	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
 	ex.profile = profile_new();
@@ -156,6 +173,7 @@ int main(int argc, char **argv)
 	profile_free(ex.profile);
 	timeline_free(ex.timeline);
 	symbolizer_free(ex.sym);
+	proc_source_free(ex.src);
 	shm_ring_consumer_detach(&ex.ring);
 	return LOWPROF_EXIT_OK;
 }

@@ -137,14 +137,34 @@ cleanup:
 	return ret;
 }
 
-/* Reads a whole (small) file; NULL with a message naming the option. */
+/*
+ * /dev/fd/N names an fd we inherited: the supervisor opens the TLS files (the
+ * exporter runs as --user and may not be able to) and passes them so. Opening
+ * /dev/fd/N again would check the file's permissions as us: duplicate it.
+ */
+static int otlp_client_open_file(const char *path)
+{
+	char *end;
+	long n;
+
+	if (strncmp(path, "/dev/fd/", 8) == 0 && path[8] >= '0' && path[8] <= '9') {
+		errno = 0;
+		n = strtol(path + 8, &end, 10);
+		if (errno == 0 && *end == '\0' && n >= 0 && n <= 1024)
+			return fcntl((int)n, F_DUPFD_CLOEXEC, 0);
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Reads a whole (small) file; NULL with a message naming the option. Read with
+ * pread from the start: an inherited fd's offset is shared with every exporter. */
 void *otlp_client_read_file(const char *path, const char *opt, size_t *lenp, char *err, size_t errlen)
 {
 	struct stat sb;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = otlp_client_open_file(path);
 
 	if (fd < 0) {
 		otlp_client_seterr(err, errlen, "%s '%s': %s", opt, path, strerror(errno));
@@ -161,7 +181,7 @@ void *otlp_client_read_file(const char *path, const char *opt, size_t *lenp, cha
 		goto fail;
 	}
 	while (len < (size_t)sb.st_size) {
-		n = read(fd, buf + len, (size_t)sb.st_size - len);
+		n = pread(fd, buf + len, (size_t)sb.st_size - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

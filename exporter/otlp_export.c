@@ -19,7 +19,8 @@ struct otlp_export {
 	char host_name[OTLP_ENCODER_HOST_NAME_MAX];
 };
 
-struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, char *err, size_t errlen)
+struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct proc_source *src,
+				    char *err, size_t errlen)
 {
 	struct otlp_export *x = calloc(1, sizeof(*x));
 
@@ -30,7 +31,7 @@ struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, char *
 	x->client = otlp_client_new(s, err, errlen);
 	if (x->client == NULL)
 		goto fail;
-	x->procs = process_info_new(NULL, 0);
+	x->procs = process_info_new(src, 0);
 	x->interval = profile_new();
 	if (x->procs == NULL || x->interval == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -19,11 +19,13 @@
 
 struct otlp_export;
 struct process_info_cache;
+struct proc_source;
 struct profile;
 struct timeline;
 
-/* NULL with a one-line reason in err. */
-struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, char *err, size_t errlen);
+/* src (not owned) answers for the processes' metadata. NULL with a one-line reason in err. */
+struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct proc_source *src,
+				    char *err, size_t errlen);
 void otlp_export_free(struct otlp_export *x);
 
 /* Where ingest puts the interval's samples and per-pid metadata. The interval

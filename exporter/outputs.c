@@ -9,6 +9,7 @@
 #include "exporter/folded_writer.h"
 #include "exporter/output_file.h"
 #include "exporter/pprof_writer.h"
+#include "ipc/output_files.h"
 #include "exporter/profile.h"
 #include "exporter/summary_json.h"
 #include "exporter/timeline.h"
@@ -134,10 +135,10 @@ int outputs_write_all(const struct profile *p, const struct outputs_context *ctx
 		const char *name;
 		int (*writer)(FILE *, void *);
 	} files[] = {
-		{"profile.pb.gz", outputs_pprof},
-		{"profile.folded", outputs_folded},
-		{"flamegraph.svg", outputs_svg},
-		{"summary.json", outputs_summary},
+		{OUTPUT_FILE_PPROF, outputs_pprof},
+		{OUTPUT_FILE_FOLDED, outputs_folded},
+		{OUTPUT_FILE_SVG, outputs_svg},
+		{OUTPUT_FILE_SUMMARY, outputs_summary},
 	};
 	struct outputs_job job;
 	char err[256];

@@ -203,6 +203,21 @@ int proc_maps_read_path(const char *path, struct proc_maps **out, char *err, siz
 	return ret;
 }
 
+int proc_maps_read_fd(int fd, const char *name, struct proc_maps **out, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int ret;
+
+	*out = NULL;
+	ret = file_read_fd(fd, name, PROC_MAPS_MAX_FILE, &buf, &len, err, errlen);
+	if (ret != 0)
+		return ret;
+	ret = proc_maps_parse(buf, len, out, err, errlen);
+	free(buf);
+	return ret;
+}
+
 int proc_maps_read_pid(pid_t pid, struct proc_maps **out, char *err, size_t errlen)
 {
 	char path[64];

@@ -44,6 +44,8 @@ int proc_maps_parse(const char *buf, size_t len, struct proc_maps **out, char *e
 
 /* Read and parse a maps file ("/proc/self/maps"). -ENOENT/-EACCES/... from open. */
 int proc_maps_read_path(const char *path, struct proc_maps **out, char *err, size_t errlen);
+/* The same from an fd the loader opened (read from its position; not closed). */
+int proc_maps_read_fd(int fd, const char *name, struct proc_maps **out, char *err, size_t errlen);
 
 /* Read and parse /proc/PID/maps. */
 int proc_maps_read_pid(pid_t pid, struct proc_maps **out, char *err, size_t errlen);

@@ -24,7 +24,7 @@ struct process_info_entry {
 };
 
 struct process_info_cache {
-	char *proc_root;
+	struct proc_source *src; /* not owned */
 	struct process_info_entry *entries;
 	size_t max_entries;
 	size_t count;
@@ -39,7 +39,7 @@ static size_t process_info_bucket(const struct process_info_cache *c, uint32_t p
 	return (size_t)((pid * 2654435769u) & (uint32_t)(c->nbuckets - 1));
 }
 
-struct process_info_cache *process_info_new(const char *proc_root, size_t max_entries)
+struct process_info_cache *process_info_new(struct proc_source *src, size_t max_entries)
 {
 	struct process_info_cache *c = calloc(1, sizeof(*c));
 	size_t i;
@@ -52,10 +52,10 @@ struct process_info_cache *process_info_new(const char *proc_root, size_t max_en
 	c->nbuckets = 16;
 	while (c->nbuckets < max_entries && c->nbuckets < (1u << 30))
 		c->nbuckets <<= 1;
-	c->proc_root = strdup(proc_root != NULL ? proc_root : "/proc");
+	c->src = src;
 	c->entries = calloc(max_entries, sizeof(*c->entries));
 	c->buckets = malloc(c->nbuckets * sizeof(*c->buckets));
-	if (c->proc_root == NULL || c->entries == NULL || c->buckets == NULL) {
+	if (c->entries == NULL || c->buckets == NULL) {
 		process_info_free(c);
 		return NULL;
 	}
@@ -76,7 +76,6 @@ void process_info_free(struct process_info_cache *c)
 	}
 	free(c->entries);
 	free(c->buckets);
-	free(c->proc_root);
 	free(c);
 }
 
@@ -229,56 +228,21 @@ bool process_info_parse_container_id(const char *text, size_t len,
 	return have_v1;
 }
 
-static void process_info_read_cgroup(const struct process_info_cache *c, uint32_t pid,
-				     struct process_info *info)
-{
-	char path[PATH_MAX];
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-	int fd = -1;
-
-	snprintf(path, sizeof(path), "%s/%u/cgroup", c->proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto cleanup;
-	buf = malloc(PROCESS_INFO_MAX_CGROUP_BYTES);
-	if (buf == NULL)
-		goto cleanup;
-	while (len < PROCESS_INFO_MAX_CGROUP_BYTES) {
-		n = read(fd, buf + len, PROCESS_INFO_MAX_CGROUP_BYTES - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	/* A file that fills the buffer is cut mid-line: parse the complete lines only. */
-	if (len == PROCESS_INFO_MAX_CGROUP_BYTES) {
-		while (len > 0 && buf[len - 1] != '\n')
-			len--;
-	}
-	if (!process_info_parse_container_id(buf, len, info->container_id))
-		info->container_id[0] = '\0';
-cleanup:
-	free(buf);
-	if (fd >= 0)
-		close(fd);
-}
-
-static char *process_info_read_exe(const struct process_info_cache *c, uint32_t pid)
+/* The executable path, " (deleted)" removed; the container id from the cgroup text. */
+static char *process_info_read(struct process_info_cache *c, uint32_t pid, struct process_info *info)
 {
 	static const char deleted[] = " (deleted)";
-	char path[PATH_MAX], target[PATH_MAX];
-	ssize_t n;
-	size_t len;
+	char target[PATH_MAX], *cgroup = NULL;
+	size_t len, cglen = 0;
 
-	snprintf(path, sizeof(path), "%s/%u/exe", c->proc_root, pid);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
+	if (proc_source_process(c->src, pid, target, sizeof(target), &cgroup, &cglen) != 0)
 		return NULL;
-	len = (size_t)n;
-	target[len] = '\0';
+	if (cgroup == NULL || !process_info_parse_container_id(cgroup, cglen, info->container_id))
+		info->container_id[0] = '\0';
+	free(cgroup);
+	len = strlen(target);
+	if (len == 0)
+		return NULL;
 	if (len > sizeof(deleted) - 1 && strcmp(target + len - (sizeof(deleted) - 1), deleted) == 0)
 		target[len - (sizeof(deleted) - 1)] = '\0';
 	return strdup(target);
@@ -302,11 +266,10 @@ const struct process_info *process_info_lookup(struct process_info_cache *c, uin
 	}
 	memset(e, 0, sizeof(*e));
 	e->info.pid = pid;
-	e->exe_path = process_info_read_exe(c, pid);
+	e->exe_path = process_info_read(c, pid, &e->info);
 	e->info.exe_path = e->exe_path != NULL ? e->exe_path : "";
 	slash = strrchr(e->info.exe_path, '/');
 	e->info.exe_name = slash != NULL ? slash + 1 : e->info.exe_path;
-	process_info_read_cgroup(c, pid, &e->info);
 	e->used = true;
 	b = process_info_bucket(c, pid);
 	e->next = c->buckets[b];

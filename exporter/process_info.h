@@ -8,9 +8,8 @@
  * encoded. A failed read is remembered too (no retry every interval). The
  * cache is bounded: past max_entries, the oldest entry is forgotten.
  *
- * Without CAP_SYS_PTRACE (or the same uid), /proc/PID/exe of another user's
- * process is unreadable: the path is then unknown and the encoder falls back
- * to the process's comm. /proc/PID/cgroup is readable by anyone.
+ * When the path cannot be had (a process already gone, a source without the
+ * privilege), it is unknown and the encoder falls back to the process's comm.
  *
  * Not thread-safe: the exporter's one thread owns it.
  */
@@ -21,12 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exporter/proc_source.h"
+
 /* A container id is 64 lowercase hex digits (docker, containerd, cri-o, podman). */
 #define PROCESS_INFO_CONTAINER_ID_LEN 64
 #define PROCESS_INFO_DEFAULT_MAX_ENTRIES 16384
-/* /proc/PID/cgroup is read up to this size: anything longer is malformed. */
-#define PROCESS_INFO_MAX_CGROUP_BYTES 65536
-
 struct process_info {
 	uint32_t pid;
 	const char *exe_path;   /* "" when unknown; " (deleted)" suffix removed */
@@ -36,12 +34,13 @@ struct process_info {
 
 struct process_info_cache;
 
-/* proc_root is "/proc" in production, a fixture directory in tests (NULL = "/proc").
+/* src (not owned, outlives the cache) answers for the processes: the loader in
+ * a real run, a fixture directory in tests (exporter/proc_source.h).
  * max_entries 0 = PROCESS_INFO_DEFAULT_MAX_ENTRIES. NULL on out of memory. */
-struct process_info_cache *process_info_new(const char *proc_root, size_t max_entries);
+struct process_info_cache *process_info_new(struct proc_source *src, size_t max_entries);
 void process_info_free(struct process_info_cache *c);
 
-/* The pid's metadata, read from proc_root at its first lookup. Never NULL:
+/* The pid's metadata, asked of the source at its first lookup. Never NULL:
  * fields are "" when unknown. Valid until the entry
  * is evicted (max_entries later lookups of new pids) or the cache is freed. */
 const struct process_info *process_info_lookup(struct process_info_cache *c, uint32_t pid);

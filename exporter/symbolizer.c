@@ -7,21 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "exporter/elf_symbols.h"
 #include "exporter/kallsyms.h"
 #include "exporter/proc_maps.h"
+#include "exporter/proc_source.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 /* A pid's maps are re-read for an unknown address at most this often. */
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
 /* A file we could not open (process gone, no access) is tried again after this. */
 #define SYM_FILE_RETRY_NS (10 * NSEC_PER_SEC)
+/* The loader did not answer (restarting): a file or kallsyms is asked again after this. */
+#define SYM_AGAIN_RETRY_NS NSEC_PER_SEC
+/* The vDSO image is a few pages; a header claiming more is not believed. */
+#define SYM_VDSO_MAX (1u << 20)
 #define SYM_BUCKETS 1024 /* power of two; chains absorb larger limits */
 
 static const char SYM_UNKNOWN[] = "[unknown]";
@@ -65,11 +70,14 @@ struct symbolizer {
 	size_t npids, nfiles, max_pids, max_files;
 	struct intern_node **strings;
 	size_t nstrings, string_buckets;
+	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
 	struct kallsyms *kallsyms;
+	bool kallsyms_done;       /* loaded, or failed for good */
+	bool kallsyms_reported;
+	uint64_t kallsyms_retry_ns;
 	char kernel_note[256];
 	struct elf_symbols *vdso;
 	const char *vdso_build_id;
-	char debug_root[256];     /* separate debug files: DIR/.build-id/xx/rest.debug */
 	struct symbolizer_stats stats;
 };
 
@@ -226,10 +234,16 @@ static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
 {
 	struct proc_maps *m = NULL;
 	char err[256];
+	int fd, rc;
 
 	p->read_at_ns = now;
 	s->stats.maps_reads++;
-	if (proc_maps_read_pid((pid_t)p->pid, &m, err, sizeof(err)) != 0)
+	fd = proc_source_open_maps(s->src, p->pid);
+	if (fd < 0)
+		return;
+	rc = proc_maps_read_fd(fd, "maps", &m, err, sizeof(err));
+	close(fd);
+	if (rc != 0)
 		return;
 	proc_maps_free(p->maps);
 	p->maps = m;
@@ -258,57 +272,20 @@ static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
 }
 
 /*
- * Open the file behind mapping e of pid, checking it is the mapped inode:
- * map_files is the mapped file itself (even deleted) but needs privilege;
- * /proc/PID/root/PATH reaches into a container's mount namespace; PATH
- * alone serves processes that have exited. Overlayfs reports its own st_dev
- * but the real st_ino, so the namespace paths check the inode only.
- */
-static int file_open(uint32_t pid, const struct proc_maps_entry *e, uint64_t dev)
-{
-	char path[4096 + 64];
-	struct stat st;
-	int fd, i;
-
-	for (i = 0; i < 3; i++) {
-		if (i == 0)
-			snprintf(path, sizeof(path), "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
-				 pid, e->start, e->end);
-		else if (e->deleted || e->path[0] != '/')
-			break;
-		else if (i == 1)
-			snprintf(path, sizeof(path), "/proc/%" PRIu32 "/root%s", pid, e->path);
-		else
-			snprintf(path, sizeof(path), "%s", e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == e->inode &&
-		    (i < 2 || (uint64_t)st.st_dev == dev))
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-
-/*
  * A stripped binary (no .symtab) may have its full symbol table in a separate
  * debug file found by build id, as Debian's -dbgsym packages install them.
  * Accepted only when its own build id is the same.
  */
-static struct elf_symbols *file_debug_symbols(const struct symbolizer *s, const char *build_id)
+static struct elf_symbols *file_debug_symbols(struct symbolizer *s, const char *build_id)
 {
 	struct elf_symbols *dbg = NULL;
-	char path[512], err[128];
+	char err[128];
 	const char *id;
 	int fd;
 
-	if (s->debug_root[0] == '\0' || strlen(build_id) < 3)
+	if (strlen(build_id) < 3)
 		return NULL;
-	if ((size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", s->debug_root, build_id,
-			     build_id + 2) >= sizeof(path))
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = proc_source_open_debug_file(s->src, build_id);
 	if (fd < 0)
 		return NULL;
 	if (elf_symbols_open_fd(fd, &dbg, err, sizeof(err)) == 0) {
@@ -325,7 +302,7 @@ static struct elf_symbols *file_debug_symbols(const struct symbolizer *s, const 
 static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 				 const struct proc_maps_entry *e, uint64_t now)
 {
-	uint64_t dev = makedev(e->dev_major, e->dev_minor);
+	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
 	struct sym_file **pp = file_slot(s, dev, e->inode);
 	struct sym_file *f = *pp;
 	char err[256];
@@ -346,9 +323,9 @@ static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 		lru_push_front(&s->file_lru, &f->lru);
 		s->nfiles++;
 	}
-	fd = file_open(pid, e, dev);
+	fd = proc_source_open_mapped_file(s->src, pid, e);
 	if (fd < 0) {
-		f->retry_at_ns = now + SYM_FILE_RETRY_NS;
+		f->retry_at_ns = now + (fd == -EAGAIN ? SYM_AGAIN_RETRY_NS : SYM_FILE_RETRY_NS);
 		s->stats.file_errors++;
 	} else {
 		if (elf_symbols_open_fd(fd, &f->elf, err, sizeof(err)) == 0) {
@@ -456,12 +433,18 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 	return 0;
 }
 
+static void sym_load_kallsyms(struct symbolizer *s);
+static void sym_report_kallsyms(struct symbolizer *s);
+
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out)
 {
 	struct kallsyms_result r;
-	uint64_t base = kallsyms_core_base(s->kallsyms);
+	uint64_t base;
 	const char *function, *module = SYM_KERNEL;
 
+	sym_load_kallsyms(s);
+	sym_report_kallsyms(s);
+	base = kallsyms_core_base(s->kallsyms);
 	frame_unknown(out, addr, true);
 	s->stats.lookups++;
 	if (kallsyms_lookup(s->kallsyms, addr, &r) == 0) {
@@ -492,11 +475,6 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 		pid_remove(s, p);
 }
 
-void symbolizer_set_debug_root(struct symbolizer *s, const char *dir)
-{
-	snprintf(s->debug_root, sizeof(s->debug_root), "%s", dir ? dir : "");
-}
-
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files)
 {
 	s->max_pids = max_pids ? max_pids : 1;
@@ -509,7 +487,7 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	*out = s->stats;
 	out->pids_cached = s->npids;
 	out->files_cached = s->nfiles;
-	out->kernel_symbols = kallsyms_count(s->kallsyms);
+	out->kernel_symbols = s->kallsyms ? kallsyms_count(s->kallsyms) : 0;
 	out->kernel_restricted = kallsyms_restricted(s->kallsyms);
 }
 
@@ -518,44 +496,92 @@ const char *symbolizer_kernel_note(const struct symbolizer *s)
 	return s->kernel_note[0] ? s->kernel_note : NULL;
 }
 
-static void sym_load_kallsyms(struct symbolizer *s, const char *path)
+/*
+ * kallsyms at the first kernel frame, not at creation: the exporter starts
+ * before the loader that hands it over. Asked again while the loader does not
+ * answer; any other failure is final and explained by symbolizer_kernel_note().
+ */
+static void sym_load_kallsyms(struct symbolizer *s)
 {
+	uint64_t now;
 	char err[200];
+	int fd, rc;
 
-	if (!path) {
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "no kallsyms file configured");
+	if (s->kallsyms_done)
+		return;
+	now = sym_now_ns();
+	if (now < s->kallsyms_retry_ns)
+		return;
+	fd = proc_source_open_kallsyms(s->src);
+	if (fd == -EAGAIN) {
+		s->kallsyms_retry_ns = now + SYM_AGAIN_RETRY_NS;
+		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms not yet received from the loader");
 		return;
 	}
-	if (kallsyms_load(path, &s->kallsyms, err, sizeof(err)) != 0) {
+	s->kallsyms_done = true;
+	if (fd < 0) {
+		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", strerror(-fd));
+		return;
+	}
+	rc = kallsyms_load_fd(fd, "kallsyms", &s->kallsyms, err, sizeof(err));
+	close(fd);
+	if (rc != 0) {
 		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
 		return;
 	}
+	s->kernel_note[0] = '\0';
 	if (kallsyms_restricted(s->kallsyms))
 		snprintf(s->kernel_note, sizeof(s->kernel_note),
-			 "%s shows only zero addresses (kptr_restrict): reading it needs CAP_SYSLOG",
-			 path);
+			 "kallsyms shows only zero addresses (kptr_restrict): reading it needs CAP_SYSLOG");
+}
+
+/* Said once, when kallsyms has been settled: why kernel frames will be unnamed. */
+static void sym_report_kallsyms(struct symbolizer *s)
+{
+	if (s->kallsyms_reported || !s->kallsyms_done)
+		return;
+	s->kallsyms_reported = true;
+	if (s->kernel_note[0] != '\0')
+		log_warn("kernel frames unnamed: %s", s->kernel_note);
+	else
+		log_debug("kernel symbols: %zu", kallsyms_count(s->kallsyms));
+}
+
+/* The vDSO image's extent from its own ELF headers (it is the kernel's, whole
+ * in memory): the end of the section headers or of the last segment. 0 if odd. */
+static size_t sym_vdso_size(uint64_t base)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
+	const Elf64_Phdr *ph;
+	uint64_t end;
+	unsigned i;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > SYM_VDSO_MAX)
+		return 0;
+	end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	ph = (const Elf64_Phdr *)(uintptr_t)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum && i < 64; i++) {
+		if (ph[i].p_offset + ph[i].p_filesz > end)
+			end = ph[i].p_offset + ph[i].p_filesz;
+	}
+	return end <= SYM_VDSO_MAX ? (size_t)end : 0;
 }
 
 /* Every process maps the same vDSO as ours: read it once from our own memory. */
 static void sym_load_vdso(struct symbolizer *s)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	const struct proc_maps_entry *e;
-	struct proc_maps *m = NULL;
+	size_t size = base ? sym_vdso_size(base) : 0;
 	char err[256];
 
-	if (!base || proc_maps_read_path("/proc/self/maps", &m, err, sizeof(err)) != 0)
-		return;
-	e = proc_maps_find(m, base);
-	if (e && e->start == base && strcmp(e->path, SYM_VDSO) == 0 &&
-	    elf_symbols_open_mem((const void *)(uintptr_t)base, e->end - e->start, &s->vdso,
-				 err, sizeof(err)) == 0 &&
+	if (size > 0 &&
+	    elf_symbols_open_mem((const void *)(uintptr_t)base, size, &s->vdso, err, sizeof(err)) == 0 &&
 	    elf_symbols_build_id(s->vdso))
 		s->vdso_build_id = sym_intern(s, elf_symbols_build_id(s->vdso));
-	proc_maps_free(m);
 }
 
-struct symbolizer *symbolizer_new(const char *kallsyms_path, char *err, size_t errlen)
+struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
@@ -565,12 +591,11 @@ struct symbolizer *symbolizer_new(const char *kallsyms_path, char *err, size_t e
 	s->file_lru.prev = s->file_lru.next = &s->file_lru;
 	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
-	snprintf(s->debug_root, sizeof(s->debug_root), "/usr/lib/debug");
+	s->src = src;
 	s->string_buckets = 4096;
 	s->strings = calloc(s->string_buckets, sizeof(*s->strings));
 	if (!s->strings)
 		goto nomem;
-	sym_load_kallsyms(s, kallsyms_path);
 	sym_load_vdso(s);
 	return s;
 nomem:

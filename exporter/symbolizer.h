@@ -2,15 +2,19 @@
  * The exporter's symbolizer: names raw sampled addresses (pid + user
  * instruction pointer, or kernel instruction pointer) as struct frame.
  *
- * User frames: /proc/PID/maps is read the first time a pid is seen and kept
- * after the process exits (short-lived processes are still named); it is
- * re-read, at most once per second per pid, when an address falls in no known
- * mapping. Mapped files are opened through /proc/PID/map_files, then
- * /proc/PID/root/PATH (containers), then PATH, each checked against the
- * mapping's inode; their symbol tables are cached by (device, inode) and
- * shared by every process. vDSO frames resolve from the exporter's own vDSO.
+ Everything outside the exporter's own memory comes from a proc_source
+ * (exporter/proc_source.h): in a real run the loader hands it over, since the
+ * exporter may open no path.
  *
- * Kernel frames: from a kallsyms file read once at creation.
+ * User frames: a pid's maps are read the first time the pid is seen and kept
+ * after the process exits (short-lived processes are still named); they are
+ * re-read, at most once per second per pid, when an address falls in no known
+ * mapping. Mapped files come from the source checked against the mapping's
+ * inode; their symbol tables (and those of separate debug files found by
+ * build id) are cached by (device, inode) and shared by every process. vDSO
+ * frames resolve from the exporter's own vDSO.
+ *
+ * Kernel frames: from kallsyms, asked for at the first kernel frame.
  *
  * Memory: at most max_pids process maps and max_files symbol tables are
  * cached, least recently used evicted first. Strings in returned frames are
@@ -25,6 +29,7 @@
 #include <stdint.h>
 
 #include "exporter/frame.h"
+#include "exporter/proc_source.h"
 
 #define SYMBOLIZER_DEFAULT_MAX_PIDS 4096
 #define SYMBOLIZER_DEFAULT_MAX_FILES 1024
@@ -44,17 +49,15 @@ struct symbolizer_stats {
 };
 
 /*
- * kallsyms_path: normally "/proc/kallsyms"; NULL for no kernel symbols. A
- * kallsyms file that cannot be read or is restricted is not an error: kernel
- * frames are then unnamed and symbolizer_kernel_note() says why.
+ * src (not owned; it must outlive the symbolizer) gives maps, files and
+ * kallsyms. A kallsyms that cannot be had or is restricted is not an error:
+ * kernel frames are then unnamed and symbolizer_kernel_note() says why.
  * Returns NULL only when out of memory, with a reason in err.
  */
-struct symbolizer *symbolizer_new(const char *kallsyms_path, char *err, size_t errlen);
+struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen);
 
 /* Change the cache bounds (minimum 1 each); evicts at once if over them. */
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
-/* Where separate debug files live (default /usr/lib/debug); NULL or "" turns them off. */
-void symbolizer_set_debug_root(struct symbolizer *s, const char *dir);
 
 /*
  * Fill *out for user address addr of process pid. Every field is set: an

@@ -13,6 +13,11 @@ enum lowprof_inherited_fd {
 	LOWPROF_FD_OUTDIR = 7,  /* exporter: O_DIRECTORY fd of the output directory */
 	LOWPROF_FD_UNWIND = 8,  /* SOCK_SEQPACKET: loader <-> lowprof-unwinder (ELF parsing) */
 	LOWPROF_FD_AUDIT = 9,   /* loader: the audit log, opened O_APPEND by the supervisor */
+	LOWPROF_FD_SYMBOLS = 10, /* SOCK_SEQPACKET: exporter <-> loader symbol source (ipc/sym_wire.h) */
+	/* exporter: the TLS files, opened by the supervisor, named /dev/fd/N in its options */
+	LOWPROF_FD_TLS_CA = 11,
+	LOWPROF_FD_TLS_CERT = 12,
+	LOWPROF_FD_TLS_KEY = 13,
 };
 
 enum lowprof_exit_code {

@@ -24,6 +24,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{"unwind-table-mb", required_argument, NULL, 'U'},
 		{"controller-uid", required_argument, NULL, 'C'},
 		{"pin-dir", required_argument, NULL, 'P'},
+		{"exporter-uid", required_argument, NULL, 'E'},
+		{"debug-dir", required_argument, NULL, 'G'},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned v;
@@ -41,6 +43,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->unwind = LOADER_UNWIND_AUTO;
 	out->unwind_table_mb = LOADER_UNWIND_TABLE_MB_DEFAULT;
 	out->controller_uid = -1;
+	out->exporter_uid = -1;
+	out->debug_dir = LOADER_DEBUG_DIR_DEFAULT;
 	optind = 1;
 	opterr = 0;
 	for (;;) {
@@ -108,6 +112,18 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)
 				goto bad_value;
 			out->controller_uid = (long)v;
+			break;
+		case 'E':
+			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)
+				goto bad_value;
+			out->exporter_uid = (long)v;
+			break;
+		case 'G':
+			/* Absolute, and never a path that climbs out of where it points. */
+			if (optarg[0] != '/' || strstr(optarg, "..") != NULL ||
+			    strlen(optarg) > LOADER_DEBUG_DIR_MAX)
+				goto bad_value;
+			out->debug_dir = optarg;
 			break;
 		case 'p':
 			if (number_parse_uint(optarg, 1, 0x7fffffff, &v) != 0)

@@ -11,6 +11,10 @@
  * 20 MiB of rows (docs/BENCHMARKS.md); twice that leaves room. */
 #define LOADER_UNWIND_TABLE_MB_DEFAULT 48
 #define LOADER_UNWIND_TABLE_MB_MAX 2048
+/* --debug-dir default: where Debian's dbgsym packages install debug files. */
+#define LOADER_DEBUG_DIR_DEFAULT "/usr/lib/debug"
+/* --debug-dir: an absolute path at most this long (the broker builds paths under it). */
+#define LOADER_DEBUG_DIR_MAX 512
 
 /* --unwind: auto lets the throttle choose (DWARF while healthy); dwarf and fp
  * pin the mode whatever the tier (frequency and depth still follow it). */
@@ -35,6 +39,8 @@ struct loader_options {
 	pid_t pids[LOADER_MAX_PIDS];
 	size_t npids;
 	long controller_uid;        /* --controller-uid: the only uid the control socket accepts; -1: any */
+	long exporter_uid;          /* --exporter-uid: the only uid the symbol socket serves; -1: any */
+	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */
 };
 
 /* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */

@@ -8,8 +8,13 @@
  * when the controller goes silent, and forwards one timeline entry per
  * control interval to the exporter.
  *
- * Inherited fds (ipc/lowprof_fds.h): NOTIFY, SHM, EVENT, and CONTROL when a
- * controller runs (without it, the settings stay fixed).
+ * It is the exporter's broker too (symbol_broker.c): the exporter runs
+ * without privileges and asks for /proc/PID/maps, mapped binaries, debug
+ * files, kallsyms and process details, which the loader checks and opens.
+ *
+ * Inherited fds (ipc/lowprof_fds.h): NOTIFY, SHM, EVENT, CONTROL when a
+ * controller runs (without it, the settings stay fixed), and SYMBOLS when an
+ * exporter needs the broker (without it, none runs).
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -39,6 +44,7 @@
 #include "loader/drain.h"
 #include "loader/loader_options.h"
 #include "loader/proc_tracker.h"
+#include "loader/symbol_broker.h"
 #include "loader/audit_log.h"
 #include "loader/loader_audit.h"
 #include "seccomp/sandbox.h"
@@ -100,6 +106,7 @@ struct loader {
 	struct drain dr;
 	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
 	struct control_server cs;
+	struct symbol_broker sb;      /* the exporter's symbol sources; sb.fd -1: none */
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
 	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
 	bool have_host_prev;
@@ -288,6 +295,47 @@ static void loader_control_start(struct loader *l)
 		log_info("no control socket: fixed settings, no fail-safe");
 }
 
+/* fd 10 is the symbol socket only if the supervisor passed one (a SEQPACKET socket). */
+static int loader_symbols_fd(void)
+{
+	struct stat st;
+	socklen_t len = sizeof(int);
+	int type = 0;
+
+	if (fstat(LOWPROF_FD_SYMBOLS, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	if (getsockopt(LOWPROF_FD_SYMBOLS, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+	    type != SOCK_SEQPACKET) {
+		log_warn("fd %d is not a SOCK_SEQPACKET socket: no symbol broker", LOWPROF_FD_SYMBOLS);
+		return -1;
+	}
+	return LOWPROF_FD_SYMBOLS;
+}
+
+static void loader_symbols_start(struct loader *l)
+{
+	struct symbol_broker_config cfg;
+	int fd = loader_symbols_fd();
+
+	l->sb.fd = -1;
+	if (fd < 0) {
+		log_info("no symbol socket: no symbol broker for the exporter");
+		return;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.proc_root = "/proc";
+	cfg.debug_root = l->opt.debug_dir;
+	/* The monitor's checks: only the exporter's uid, at a bounded rate. */
+	cfg.check_peer = l->opt.exporter_uid >= 0;
+	cfg.exporter_uid = (uid_t)l->opt.exporter_uid;
+	cfg.rate_per_s = SYMBOL_BROKER_RATE_PER_S;
+	cfg.burst = SYMBOL_BROKER_RATE_BURST;
+	if (symbol_broker_init(&l->sb, fd, &cfg, loader_monotonic_ns()) != 0) {
+		log_warn("symbol broker: bad configuration: no symbol broker");
+		close(fd);
+	}
+}
+
 /* Publish the cumulative counters into the shared ring for the exporter. */
 static void loader_publish_stats(struct bpf_session *sess, struct drain *dr,
 				 const struct loader_options *opt)
@@ -371,15 +419,25 @@ static void loader_control_tick(struct loader *l, uint64_t now)
  * (docs/SECURITY.md; a missing one is a configuration error naming it), take
  * the audit log fd, then install the seccomp filter.
  */
-static void loader_sandbox(const struct loader_options *opt, bool seccomp_log)
+static void loader_sandbox(bool seccomp_log)
 {
-	/* BPF objects; perf events of every CPU; other processes' /proc/PID/root for
-	 * their binaries (DWARF tables); binaries their owners keep unreadable. */
-	static const cap_value_t caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH};
-	size_t ncaps = opt->unwind == LOADER_UNWIND_FP ? 2 : 4;
+	/*
+	 * In every unwind mode, since the loader is also the exporter's broker:
+	 *  - CAP_BPF: maps, programs, BTF;
+	 *  - CAP_PERFMON: perf events of every CPU, kernel stacks;
+	 *  - CAP_SYS_PTRACE: the ptrace-mode read check of every process's
+	 *    /proc/PID/maps, /proc/PID/root (binaries, for DWARF tables and for
+	 *    the exporter) and /proc/PID/exe;
+	 *  - CAP_DAC_READ_SEARCH: binaries and debug files their owners keep
+	 *    unreadable to others (read-only bypass, no write);
+	 *  - CAP_SYSLOG: real addresses in /proc/kallsyms, decided by the opener's
+	 *    credentials when the broker opens it for the exporter.
+	 */
+	static const cap_value_t caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
+					   CAP_SYSLOG};
 	struct stat st;
 
-	sandbox_limit_caps("loader", caps, ncaps);
+	sandbox_limit_caps("loader", caps, sizeof(caps) / sizeof(caps[0]));
 	if (fstat(LOWPROF_FD_AUDIT, &st) == 0 && S_ISREG(st.st_mode)) {
 		fcntl(LOWPROF_FD_AUDIT, F_SETFD, FD_CLOEXEC);
 		audit_log_open(LOWPROF_FD_AUDIT);
@@ -392,7 +450,7 @@ int main(int argc, char **argv)
 	static struct loader l; /* large (reader buffers): not on the stack */
 	struct bpf_session_settings set;
 	struct control_throttle healthy;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	unsigned ticks_per_stats, ticks = 0;
 	char err[512];
 	int rc, sfd, tfd, status = LOWPROF_EXIT_FAILURE;
@@ -403,7 +461,10 @@ int main(int argc, char **argv)
 	rc = loader_options_parse(argc, argv, &l.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
-	loader_sandbox(&l.opt, seccomp_log);
+	loader_sandbox(seccomp_log);
+	/* Until their start functions run: the cleanup path closes them (not fd 0). */
+	l.cs.fd = -1;
+	l.sb.fd = -1;
 	libbpf_set_print(loader_libbpf_print);
 	signal(SIGPIPE, SIG_IGN);
 	l.agent_root = getppid();
@@ -451,6 +512,7 @@ int main(int argc, char **argv)
 	}
 	proc_tracker_start(&l.pt, &l.sess);
 	loader_control_start(&l);
+	loader_symbols_start(&l);
 	loader_counters(&l, &l.tl_base);
 	loader_host_cpu(&l);
 	l.next_control_ns = l.tl_base.monotonic_ns + l.control_interval_ns;
@@ -467,11 +529,14 @@ int main(int argc, char **argv)
 	pfd[1].fd = tfd;
 	pfd[1].events = POLLIN;
 	pfd[2].events = POLLIN;
+	pfd[3].events = POLLIN;
 	while (running) {
-		/* A negative fd is ignored by poll: the controller is gone. */
+		/* A negative fd is ignored by poll: the controller (or exporter) is gone. */
 		pfd[2].fd = l.cs.fd;
 		pfd[2].revents = 0;
-		if (poll(pfd, 3, -1) < 0) {
+		pfd[3].fd = l.sb.fd;
+		pfd[3].revents = 0;
+		if (poll(pfd, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %s", strerror(errno));
@@ -487,6 +552,9 @@ int main(int argc, char **argv)
 		}
 		if (pfd[2].revents != 0)
 			control_server_handle(&l.cs, loader_monotonic_ns());
+		/* Before the drain tick: the exporter waits for each reply. */
+		if (pfd[3].revents != 0)
+			symbol_broker_handle(&l.sb, loader_monotonic_ns());
 		if (pfd[1].revents & POLLIN) {
 			uint64_t expirations;
 
@@ -515,6 +583,7 @@ out_drain:
 	drain_fini(&l.dr);
 out_session:
 	control_server_close(&l.cs);
+	symbol_broker_close(&l.sb);
 	if (l.have_host_prev)
 		host_load_stat_free(&l.host_prev);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the

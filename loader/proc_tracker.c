@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "common/log.h"
 #include "loader/bpf_session.h"
 #include "loader/loader_options.h"
+#include "loader/mapped_file.h"
 
 #define PT_TICK_BUDGET_NS (20 * 1000000ULL)  /* at most 20 ms of work per drain tick */
 #define PT_PENDING_PER_TICK 256
@@ -35,13 +35,6 @@ struct proc_entry {
 	struct unwind_file *files[PT_MAX_FILES_PER_PROC]; /* one reference each */
 	struct proc_entry *next;
 	bool queued;
-};
-
-/* One executable mapping as /proc/PID/maps shows it. */
-struct pt_mapping {
-	uint64_t start, end, pgoff, ino;
-	unsigned major, minor;
-	char path[4096];
 };
 
 static uint64_t pt_now_ns(void)
@@ -120,34 +113,9 @@ static int pt_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Open the file behind a mapping, making sure it is the very file mapped. */
-static int pt_open_mapping(pid_t pid, const struct pt_mapping *m, struct stat *st)
-{
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd >= 0 && fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_ino == m->ino &&
-	    major(st->st_dev) == m->major && minor(st->st_dev) == m->minor)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	/* Deleted or replaced since it was mapped: map_files still reaches the mapped file
-	 * (needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN; without, frame pointers). */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
-		 m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd >= 0 && fstat(fd, st) == 0 && S_ISREG(st->st_mode) && st->st_ino == m->ino)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
 /* The cached file for a mapping, parsing it if it is new. NULL: no table. */
 static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
-				       const struct pt_mapping *m)
+				       const struct mapped_file *m)
 {
 	struct unwind_file_key key;
 	struct unwind_file *f;
@@ -159,7 +127,8 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 	char err[256];
 	int fd;
 
-	fd = pt_open_mapping(pid, m, &st);
+	/* The very file mapped, whatever the path names now (loader/mapped_file.h). */
+	fd = mapped_file_open("/proc", pid, m, &st);
 	if (fd < 0)
 		return NULL;
 	memset(&key, 0, sizeof(key));
@@ -203,27 +172,11 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 	return f;
 }
 
-/* Executable, file-backed mappings from one /proc/PID/maps line. */
-static bool pt_parse_maps_line(const char *line, struct pt_mapping *m)
-{
-	char perms[8];
-	int path_at = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &m->start,
-		   &m->end, perms, &m->pgoff, &m->major, &m->minor, &m->ino, &path_at) < 7)
-		return false;
-	if (perms[2] != 'x' || m->ino == 0 || path_at == 0 || line[path_at] != '/')
-		return false;
-	snprintf(m->path, sizeof(m->path), "%s", line + path_at);
-	m->path[strcspn(m->path, "\n")] = '\0';
-	return m->start < m->end;
-}
-
 int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid)
 {
 	struct lowprof_unwind_proc *p = NULL;
 	struct proc_entry *e, **pp;
-	struct pt_mapping *m = NULL;
+	struct mapped_file *m = NULL;
 	char path[64], *line = NULL;
 	size_t cap = 0;
 	FILE *f = NULL;
@@ -266,7 +219,8 @@ int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid)
 			struct unwind_file *file;
 			uint64_t bias = 0;
 
-			if (!pt_parse_maps_line(line, m))
+			/* Executable, file-backed mappings only. */
+			if (!mapped_file_parse_line(line, m) || !mapped_file_executable(m))
 				continue;
 			file = pt_file_for(pt, pid, m);
 			um->start = m->start;

@@ -181,7 +181,7 @@ static enum unwinder_result uc_wait_reply(struct unwinder_client *c, struct unwi
 		}
 		if (rc <= 0)
 			continue;
-		n = unwinder_recv(c->sock, r, sizeof(*r), memfd, err, errlen);
+		n = fdpass_recv(c->sock, r, sizeof(*r), memfd, err, errlen);
 		if (n == 0) {
 			snprintf(err, errlen, "lowprof-unwinder closed its socket");
 			return UNWINDER_UNAVAILABLE;
@@ -226,7 +226,7 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 	c->requests++;
 	req.magic = UNWINDER_REQUEST_MAGIC;
 	req.seq = ++c->seq;
-	rc = unwinder_send(c->sock, &req, sizeof(req), file_fd);
+	rc = fdpass_send(c->sock, &req, sizeof(req), file_fd);
 	if (rc != 0) {
 		c->failures++;
 		snprintf(err, errlen, "sending to lowprof-unwinder: %s", strerror(-rc));

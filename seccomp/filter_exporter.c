@@ -1,15 +1,17 @@
 /*
- * lowprof-exporter: reads the shared ring, symbolizes, writes files relative
- * to the output directory fd, and exports OTLP over libcurl (sockets, poll,
- * TLS randomness; threads only, never processes). No exec, no ptrace.
+ * lowprof-exporter: reads the shared ring, symbolizes with what the loader
+ * hands it over the symbol socket (fds: recvmsg), writes files relative to
+ * the output directory fd, and exports OTLP over libcurl (sockets, poll, TLS
+ * randomness; threads only, never processes). It opens no path: openat,
+ * unlinkat and renameat only relative to the output directory, open refused.
+ * No exec, no ptrace.
  */
 #include "seccomp/seccomp_policy.h"
 
 static const char *const exporter_allow[] = {
-	/* symbolization: /proc/PID/maps, mapped binaries, /proc/kallsyms */
-	"openat", "open", "getdents64", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
-	/* output files: openat(dirfd), fsync, renameat, unlinkat of a stale temporary */
-	"fsync", "fdatasync", "renameat", "renameat2", "unlinkat", "ftruncate", "fchmod",
+	/* output files, relative to the output directory only (SECCOMP_POLICY_PATHS_IN_OUTDIR):
+	 * openat, renameat of NAME.tmp over NAME, unlinkat of a stale temporary */
+	"openat", "renameat", "renameat2", "unlinkat", "fsync", "fdatasync", "ftruncate", "fchmod",
 	"signalfd4", "timerfd_create", "timerfd_settime", "timerfd_gettime", "eventfd2",
 	/* notification channel and OTLP/HTTP (libcurl, OpenSSL) */
 	"socket", "connect", "getsockopt", "setsockopt", "getsockname", "getpeername", "shutdown",
@@ -20,13 +22,16 @@ static const char *const exporter_allow[] = {
 	NULL,
 };
 
+/* Probes by libc, libcurl and OpenSSL (configuration files, /etc/localtime): answered
+ * as a file nobody may read. */
 static const char *const exporter_eacces[] = {"ioctl", "sched_getaffinity", "uname", "statfs",
-					      "fstatfs", NULL};
+					      "fstatfs", "open", "access", "faccessat", "faccessat2",
+					      "readlink", "readlinkat", "getdents64", NULL};
 
 const struct seccomp_policy seccomp_policy_exporter = {
 	.component = "exporter",
 	.allow = exporter_allow,
 	.eacces = exporter_eacces,
 	.eperm = NULL,
-	.flags = SECCOMP_POLICY_THREADS_ONLY,
+	.flags = SECCOMP_POLICY_THREADS_ONLY | SECCOMP_POLICY_PATHS_IN_OUTDIR,
 };

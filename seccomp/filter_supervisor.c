@@ -24,6 +24,8 @@ static const char *const supervisor_allow[] = {
 	"sendto", "recvfrom", "sendmsg", "recvmsg", "getsockopt", "setsockopt",
 	"signalfd4", "eventfd2", "memfd_create", "ftruncate", "mkdir", "chmod", "fchmod",
 	"unlink", "unlinkat", "rmdir", "getdents64", "uname", "statfs", "fstatfs",
+	/* handing the output directory and lowprof's files in it to --user (output_dir.c) */
+	"fchown", "fchownat",
 	NULL,
 };
 

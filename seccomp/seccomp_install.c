@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/lowprof_fds.h"
+
 #define SECCOMP_MAX_NAMES 512
 
 enum seccomp_entry_action {
@@ -145,6 +147,40 @@ static uint32_t seccomp_entry_scmp_action(enum seccomp_entry_action a)
 	}
 }
 
+/* The calls that take a directory fd and a path (SECCOMP_POLICY_PATHS_IN_OUTDIR). */
+static bool seccomp_is_path_call(const char *name)
+{
+	return strcmp(name, "openat") == 0 || strcmp(name, "unlinkat") == 0 ||
+	       strcmp(name, "renameat") == 0 || strcmp(name, "renameat2") == 0;
+}
+
+/*
+ * Allowed when every directory fd is the output directory's, EACCES otherwise.
+ * Whole 64-bit comparisons: glibc passes an int fd sign-extended, so AT_FDCWD
+ * (-100) never equals it, and the two rules never both match.
+ */
+static int seccomp_add_outdir_rules(scmp_filter_ctx ctx, int nr, const char *name)
+{
+	const scmp_datum_t dir = LOWPROF_FD_OUTDIR;
+	bool two_dirs = strncmp(name, "renameat", 8) == 0; /* old and new directory fds */
+	int rc;
+
+	if (two_dirs) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, dir),
+				      SCMP_A2(SCMP_CMP_EQ, dir));
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), nr, 1, SCMP_A0(SCMP_CMP_NE, dir));
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), nr, 2, SCMP_A0(SCMP_CMP_EQ, dir),
+					      SCMP_A2(SCMP_CMP_NE, dir));
+		return rc;
+	}
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, dir));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), nr, 1, SCMP_A0(SCMP_CMP_NE, dir));
+	return rc;
+}
+
 static int seccomp_add_entry(scmp_filter_ctx ctx, const struct seccomp_set *s,
 			     const struct seccomp_entry *e, char *err, size_t errlen)
 {
@@ -163,6 +199,9 @@ static int seccomp_add_entry(scmp_filter_ctx ctx, const struct seccomp_set *s,
 		 (s->flags & SECCOMP_POLICY_KILL_PROBE_ONLY))
 		/* int argument: compare the low 32 bits only (the upper half is not defined). */
 		rc = seccomp_rule_add(ctx, action, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0));
+	else if (e->action == SECCOMP_ENTRY_ALLOW && (s->flags & SECCOMP_POLICY_PATHS_IN_OUTDIR) &&
+		 seccomp_is_path_call(e->name))
+		rc = seccomp_add_outdir_rules(ctx, nr, e->name);
 	else
 		rc = seccomp_rule_add(ctx, action, nr, 0);
 	if (rc != 0)

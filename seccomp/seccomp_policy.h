@@ -20,6 +20,11 @@ enum seccomp_policy_flags {
 	SECCOMP_POLICY_THREADS_ONLY = 1u << 0,
 	/* kill only with signal 0 (a liveness probe, never a signal). */
 	SECCOMP_POLICY_KILL_PROBE_ONLY = 1u << 1,
+	/* openat, unlinkat, renameat(2) only relative to LOWPROF_FD_OUTDIR: any
+	 * other directory fd (AT_FDCWD: an absolute or relative path) is EACCES.
+	 * With open itself refused, the component can reach no path but its
+	 * output directory's. */
+	SECCOMP_POLICY_PATHS_IN_OUTDIR = 1u << 2,
 };
 
 struct seccomp_policy {

@@ -13,10 +13,10 @@
  *  - CAP_SETUID, CAP_SETGID: the controller and unwinder switch to --user;
  *  - CAP_SETPCAP: they (and the loader) empty their bounding sets;
  *  - CAP_KILL: signalling children that run as another user;
- *  - the loader's set (CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH)
- *    and the exporter's (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG): a root
- *    child's capabilities after exec are at most the supervisor's permitted set
- *    (NO_NEW_PRIVS), so these stay permitted here, though never used here.
+ *  - the loader's set (CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
+ *    CAP_SYSLOG): a root child's capabilities after exec are at most the
+ *    supervisor's permitted set (NO_NEW_PRIVS), so these stay permitted here,
+ *    though never used here. Every other component runs as --user with none.
  */
 static const cap_value_t supervise_caps[] = {
 	CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL,

@@ -25,6 +25,7 @@
 #include "seccomp/sandbox.h"
 #include "supervisor/component.h"
 #include "supervisor/harden.h"
+#include "supervisor/output_dir.h"
 #include "supervisor/privdrop.h"
 #include "supervisor/sd_notify.h"
 #include "supervisor/status_report.h"
@@ -52,7 +53,9 @@ struct supervisor {
 	int status_fd;
 	int control_fd[2];       /* socketpair: [0] the loader's end, [1] the controller's */
 	int unwind_fd[2];        /* socketpair: [0] the loader's end, [1] the unwinder's */
-	struct privdrop_user user; /* controller and unwinder run as this user */
+	int symbols_fd[2];       /* socketpair: [0] the loader's end, [1] the exporter's */
+	int tls_fd[3];           /* --otlp-ca, --otlp-client-cert, --otlp-client-key; -1: none */
+	struct privdrop_user user; /* controller, unwinder and exporter run as this user */
 	char pin_dir[256];       /* this run's bpffs pins; "" when pinning is unavailable */
 	int64_t started_ms;
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
@@ -86,8 +89,10 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "lowprof-loader");
 	if (o->seccomp_log)
 		component_add_arg(ld, SANDBOX_SECCOMP_LOG_ARG);
-	/* Only the controller's uid may speak on the control socket. */
+	/* Only the controller's uid may speak on the control socket, the exporter's on
+	 * the symbol socket. */
 	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->user.uid);
+	component_add_arg(ld, "--exporter-uid=%u", (unsigned)sv->user.uid);
 	component_add_arg(ld, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ld, "--ringbuf-kb=%u", o->ringbuf_kb);
 	component_add_arg(ld, "--max-depth=%u", o->max_depth);
@@ -105,6 +110,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);
 	component_add_fd(ld, sv->unwind_fd[0], LOWPROF_FD_UNWIND);
+	component_add_fd(ld, sv->symbols_fd[0], LOWPROF_FD_SYMBOLS);
 	if (sv->audit_fd >= 0)
 		component_add_fd(ld, sv->audit_fd, LOWPROF_FD_AUDIT);
 
@@ -152,17 +158,46 @@ static void supervise_build_components(struct supervisor *sv)
 				  o->otlp.compression == OTLP_COMPRESSION_GZIP ? "gzip" : "none");
 		for (i = 0; i < o->otlp.nheaders; i++)
 			component_add_arg(ex, "--otlp-header=%s", o->otlp.headers[i]);
-		if (o->otlp.ca_file != NULL)
-			component_add_arg(ex, "--otlp-ca=%s", o->otlp.ca_file);
-		if (o->otlp.client_cert != NULL)
-			component_add_arg(ex, "--otlp-client-cert=%s", o->otlp.client_cert);
-		if (o->otlp.client_key != NULL)
-			component_add_arg(ex, "--otlp-client-key=%s", o->otlp.client_key);
+		/* Opened here, as root: --user may not be able to read them. */
+		if (sv->tls_fd[0] >= 0)
+			component_add_arg(ex, "--otlp-ca=/dev/fd/%d", LOWPROF_FD_TLS_CA);
+		if (sv->tls_fd[1] >= 0)
+			component_add_arg(ex, "--otlp-client-cert=/dev/fd/%d", LOWPROF_FD_TLS_CERT);
+		if (sv->tls_fd[2] >= 0)
+			component_add_arg(ex, "--otlp-client-key=/dev/fd/%d", LOWPROF_FD_TLS_KEY);
 		component_add_arg(ex, "--otlp-queue-bytes=%zu", o->otlp.queue_max_bytes);
 	}
 	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
+	component_add_fd(ex, sv->symbols_fd[1], LOWPROF_FD_SYMBOLS);
+	for (i = 0; i < 3; i++) {
+		if (sv->tls_fd[i] >= 0)
+			component_add_fd(ex, sv->tls_fd[i], LOWPROF_FD_TLS_CA + (int)i);
+	}
+	/* No capabilities, not root: it gets maps, files and kallsyms from the loader. */
+	ex->run_as = &sv->user;
+}
+
+/* The TLS files, opened once for every exporter of the run. */
+static int supervise_open_tls(struct supervisor *sv)
+{
+	const char *paths[3] = {sv->opt->otlp.ca_file, sv->opt->otlp.client_cert,
+				sv->opt->otlp.client_key};
+	static const char *const opts[3] = {"--otlp-ca", "--otlp-client-cert", "--otlp-client-key"};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		sv->tls_fd[i] = -1;
+		if (!sv->opt->otlp_enabled || paths[i] == NULL)
+			continue;
+		sv->tls_fd[i] = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (sv->tls_fd[i] < 0) {
+			log_error("%s %s: %s", opts[i], paths[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The audit log: opened here, once, so every loader appends to the same file
@@ -223,6 +258,10 @@ static int supervise_setup(struct supervisor *sv)
 		log_error("eventfd/output directory: %s", strerror(errno));
 		return -1;
 	}
+	if (output_dir_hand_over(sv->outdir_fd, sv->opt->output_dir, &sv->user, err, sizeof(err)) != 0) {
+		log_error("%s", err);
+		return -1;
+	}
 	/* A stream: the wire protocol frames its own messages (ipc/wire.h). The supervisor
 	 * keeps both ends so either side can be restarted onto the same connection. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv->control_fd) != 0) {
@@ -235,11 +274,19 @@ static int supervise_setup(struct supervisor *sv)
 		log_error("SO_PASSCRED: %s", strerror(errno));
 		return -1;
 	}
-	/* SEQPACKET: one request or reply per message, with its fd (unwind/unwinder_proto.h). */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->unwind_fd) != 0) {
+	/* SEQPACKET: one request or reply per message, with its fd (unwind/unwinder_proto.h,
+	 * ipc/sym_wire.h). The loader checks the exporter's credentials on each request. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->unwind_fd) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->symbols_fd) != 0) {
 		log_error("socketpair: %s", strerror(errno));
 		return -1;
 	}
+	if (setsockopt(sv->symbols_fd[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) != 0) {
+		log_error("SO_PASSCRED: %s", strerror(errno));
+		return -1;
+	}
+	if (supervise_open_tls(sv) != 0)
+		return -1;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -618,8 +665,10 @@ int supervise_run(const struct supervisor_options *opt)
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
 	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = sv.audit_fd = -1;
+	sv.tls_fd[0] = sv.tls_fd[1] = sv.tls_fd[2] = -1;
 	sv.control_fd[0] = sv.control_fd[1] = -1;
 	sv.unwind_fd[0] = sv.unwind_fd[1] = -1;
+	sv.symbols_fd[0] = sv.symbols_fd[1] = -1;
 	sv.sampling_since_ms = -1;
 	sv.end_ms = -1;
 	sv.started_ms = supervise_now_ms();

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 	if (write(LOWPROF_FD_NOTIFY, "ready\n", 6) < 0 && errno != EBADF)
 		log_warn("readiness notification failed: %s", strerror(errno));
 	for (;;) {
-		n = unwinder_recv(LOWPROF_FD_UNWIND, buf, sizeof(buf), &fd, err, sizeof(err));
+		n = fdpass_recv(LOWPROF_FD_UNWIND, buf, sizeof(buf), &fd, err, sizeof(err));
 		if (n == 0)
 			return LOWPROF_EXIT_OK; /* the loader is gone */
 		if (n < 0)
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 		close(fd);
 		if (memfd < 0)
 			reply.nsegments = 0;
-		rc = unwinder_send(LOWPROF_FD_UNWIND, &reply, sizeof(reply), memfd);
+		rc = fdpass_send(LOWPROF_FD_UNWIND, &reply, sizeof(reply), memfd);
 		if (memfd >= 0)
 			close(memfd);
 		if (rc == -EPIPE || rc == -ECONNRESET)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/fd_pass.h"
 #include "unwind/unwind_table.h"
 
 #define UNWINDER_REQUEST_MAGIC 0x51555043u /* "CPUQ" little-endian */
@@ -54,18 +55,6 @@ struct unwinder_reply {
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 	char msg[UNWINDER_MSG_LEN]; /* NUL-terminated */
 };
-
-/* One message with at most one fd (fd < 0: none). 0 or -errno. */
-int unwinder_send(int sock, const void *buf, size_t len, int fd);
-
-/*
- * Receive one message into buf (at most len bytes) with at most one fd,
- * close-on-exec. Refuses (-EPROTO, the reason in err) a truncated message,
- * truncated control data, a control message that is not SCM_RIGHTS of one
- * fd, or more than one fd; every fd received is closed on refusal.
- * Returns the message length (0: peer closed) or -errno; *fd is -1 or the fd.
- */
-ssize_t unwinder_recv(int sock, void *buf, size_t len, int *fd, char *err, size_t errlen);
 
 /* Checks of what came in (0 or -1 with err). */
 int unwinder_request_check(const void *buf, size_t n, int fd, uint32_t *seq, char *err,

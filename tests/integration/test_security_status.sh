@@ -1,11 +1,13 @@
 #!/bin/sh
 # Least privilege during a real run (docs/SECURITY.md): each component's
 # /proc/PID/status, then the audit log of the run.
-#  - controller, unwinder: CapEff, CapPrm, CapBnd zero, NoNewPrivs 1, Seccomp 2, Uid not 0;
-#  - loader: exactly CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH, Seccomp 2;
-#  - exporter (until it gets maps and files from the loader): root with exactly
-#    CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG, NoNewPrivs 1, Seccomp 2;
+#  - controller, unwinder, exporter: CapEff, CapPrm, CapBnd zero, NoNewPrivs 1,
+#    Seccomp 2, Uid not 0;
+#  - loader: exactly CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH
+#    CAP_SYSLOG, Seccomp 2;
 #  - supervisor: Seccomp 2;
+#  - the exporter, with nothing, still names kernel frames (kallsyms from the
+#    loader) and owns its output files, while audit.log stays root's (0600);
 #  - audit.log: every line valid JSON; the load, every attach, each map update
 #    the controller asked for, the detach; `lowprof audit` reads it all.
 #   usage: test_security_status.sh BIN_DIR SOURCE_DIR
@@ -44,13 +46,25 @@ child() { ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" '$2 == c { print $1 }' 
 # CAP_DAC_READ_SEARCH 2, CAP_SYS_PTRACE 19, CAP_SYSLOG 34, CAP_PERFMON 38, CAP_BPF 39
 check "$(child lowprof-control)" controller 0 1
 check "$(child lowprof-unwinde)" unwinder 0 1
-check "$(child lowprof-loader)" loader c000080004 0
-check "$(child lowprof-exporte)" exporter 400080004 0
+check "$(child lowprof-exporte)" exporter 0 1
+check "$(child lowprof-loader)" loader c400080004 0
+exporter_uid=$(field "$(child lowprof-exporte)" Uid)
 [ "$(field "$sup" Seccomp)" = 2 ] || fail "supervisor: Seccomp $(field "$sup" Seccomp), expected 2"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 
 log="$work/out/audit.log"
 [ -s "$log" ] || fail "no audit log at $log"
+# The exporter writes as --user; the audit log is the loader's, and root's alone.
+for f in profile.pb.gz profile.folded flamegraph.svg summary.json; do
+	[ "$(stat -c %u "$work/out/$f")" = "$exporter_uid" ] ||
+		fail "$f is owned by uid $(stat -c %u "$work/out/$f"), not the exporter's $exporter_uid"
+done
+[ "$(stat -c '%u %a' "$log")" = "0 600" ] || fail "audit.log is $(stat -c '%u %a' "$log"), expected root's, 600"
+[ -k "$work/out" ] || fail "the output directory lacks the sticky bit that protects audit.log"
+# Kernel frames named through the loader's kallsyms (the exporter cannot open it).
+grep -q '[a-z_]_\[k\]' "$work/out/profile.folded" || fail "no named kernel frame in profile.folded"
+if grep -q 'kallsyms unreadable\|kptr_restrict' "$work/stderr"; then fail "kernel symbols unavailable: $(grep kallsyms "$work/stderr")"; fi
+echo "output files owned by uid $exporter_uid, audit.log root 0600, kernel frames named"
 ncpu=$(grep -c '"event":"attach"' "$log" || true)
 python3 - "$log" "$work/stderr" <<'PY'
 import json, re, sys

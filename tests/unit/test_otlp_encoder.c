@@ -139,6 +139,7 @@ static void test_decode(void **state)
 	struct profile *p = make_profile();
 	char procdir[512], path[512], cmd[2048];
 	struct process_info_cache *procs;
+	struct proc_source *procsrc;
 	uint8_t *buf;
 	size_t len;
 	char *text;
@@ -147,7 +148,8 @@ static void test_decode(void **state)
 	(void)state;
 	fake_proc();
 	snprintf(procdir, sizeof(procdir), "%s/proc", tmpdir);
-	procs = process_info_new(procdir, 0);
+	procsrc = proc_source_direct_new(procdir, NULL, NULL);
+	procs = process_info_new(procsrc, 0);
 	assert_non_null(procs);
 	buf = encode(p, procs, &len);
 	snprintf(path, sizeof(path), "%s/req.pb", tmpdir);
@@ -195,6 +197,7 @@ static void test_decode(void **state)
 	assert_non_null(strstr(text, "total count 25\n"));
 	free(text);
 	process_info_free(procs);
+	proc_source_free(procsrc);
 	profile_free(p);
 }
 

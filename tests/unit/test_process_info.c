@@ -140,7 +140,8 @@ static void remove_pid(uint32_t pid)
 
 static void test_cache(void **state)
 {
-	struct process_info_cache *c = process_info_new(tmpdir, 4);
+	struct proc_source *src = proc_source_direct_new(tmpdir, NULL, NULL);
+	struct process_info_cache *c = process_info_new(src, 4);
 	const struct process_info *pi;
 	uint32_t pid;
 
@@ -187,11 +188,13 @@ static void test_cache(void **state)
 	pi = process_info_lookup(c, 100);
 	assert_string_equal(pi->exe_path, "");
 	process_info_free(c);
+	proc_source_free(src);
 }
 
 static void test_self(void **state)
 {
-	struct process_info_cache *c = process_info_new(NULL, 0);
+	struct proc_source *src = proc_source_direct_new("/proc", NULL, NULL);
+	struct process_info_cache *c = process_info_new(src, 0);
 	const struct process_info *pi;
 
 	(void)state;
@@ -200,6 +203,7 @@ static void test_self(void **state)
 	assert_string_equal(pi->exe_name, "test_process_info");
 	assert_true(pi->exe_path[0] == '/');
 	process_info_free(c);
+	proc_source_free(src);
 }
 
 static int setup(void **state)

@@ -40,10 +40,32 @@ static uint64_t marker_addr(void)
 	return (uint64_t)(uintptr_t)&lowprof_symbolizer_test_marker;
 }
 
+/* The symbolizer does not own its source: the tests keep theirs here. */
+static struct proc_source *sources[32];
+static size_t nsources;
+
+static struct proc_source *direct(const char *debug_root, const char *kallsyms)
+{
+	struct proc_source *src = proc_source_direct_new("/proc", debug_root, kallsyms);
+
+	assert_non_null(src);
+	assert_true(nsources < sizeof(sources) / sizeof(sources[0]));
+	sources[nsources++] = src;
+	return src;
+}
+
+static int free_sources(void **state)
+{
+	(void)state;
+	while (nsources > 0)
+		proc_source_free(sources[--nsources]);
+	return 0;
+}
+
 static struct symbolizer *new_sym(void)
 {
 	char err[256] = "";
-	struct symbolizer *s = symbolizer_new("/proc/kallsyms", err, sizeof(err));
+	struct symbolizer *s = symbolizer_new(direct("/usr/lib/debug", "/proc/kallsyms"), err, sizeof(err));
 
 	if (!s)
 		fail_msg("symbolizer_new: %s", err);
@@ -242,19 +264,23 @@ static void test_kernel_restricted(void **state)
 	(void)state;
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-	s = symbolizer_new(path, err, sizeof(err));
-	unlink(path);
+	s = symbolizer_new(direct(NULL, path), err, sizeof(err));
 	assert_non_null(s);
+	/* kallsyms is asked for at the first kernel frame, not before. */
+	assert_null(symbolizer_kernel_note(s));
+	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ULL, &f), 0);
+	unlink(path);
+	assert_string_equal(f.function, "[kernel]+0xffffffff81000000");
 	assert_non_null(strstr(symbolizer_kernel_note(s), "kptr_restrict"));
 	symbolizer_stats(s, &st);
 	assert_true(st.kernel_restricted);
-	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ULL, &f), 0);
-	assert_string_equal(f.function, "[kernel]+0xffffffff81000000");
 	symbolizer_free(s);
 
-	s = symbolizer_new("/nonexistent/kallsyms", err, sizeof(err));
+	s = symbolizer_new(direct(NULL, "/nonexistent/kallsyms"), err, sizeof(err));
 	assert_non_null(s);
-	assert_non_null(strstr(symbolizer_kernel_note(s), "/nonexistent/kallsyms"));
+	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ULL, &f), 0);
+	assert_false(f.symbolized);
+	assert_non_null(strstr(symbolizer_kernel_note(s), "kallsyms unreadable"));
 	symbolizer_free(s);
 }
 
@@ -497,8 +523,8 @@ static void test_separate_debug_file(void **state)
 	usleep(200000);
 
 	/* Without a debug file: the stripped binary cannot name it. */
-	plain = new_sym();
-	symbolizer_set_debug_root(plain, "");
+	plain = symbolizer_new(direct("", "/proc/kallsyms"), err, sizeof(err));
+	assert_non_null(plain);
 	assert_int_equal(symbolizer_user_frame(plain, (uint32_t)child, vaddr, &f), 0);
 	assert_false(f.symbolized);
 	snprintf(unnamed, sizeof(unnamed), "%s", f.function);
@@ -509,10 +535,9 @@ static void test_separate_debug_file(void **state)
 	snprintf(sub, sizeof(sub), "mkdir -p %s/root/.build-id/%.2s && cp %s/prog.debug %s/root/.build-id/%.2s/%s.debug",
 		 dir, id, dir, dir, id, id + 2);
 	assert_int_equal(system(sub), 0);
-	with_debug = symbolizer_new("/proc/kallsyms", err, sizeof(err));
-	assert_non_null(with_debug);
 	snprintf(sub, sizeof(sub), "%s/root", dir);
-	symbolizer_set_debug_root(with_debug, sub);
+	with_debug = symbolizer_new(direct(sub, "/proc/kallsyms"), err, sizeof(err));
+	assert_non_null(with_debug);
 	assert_int_equal(symbolizer_user_frame(with_debug, (uint32_t)child, vaddr, &f), 0);
 	assert_true(f.symbolized);
 	assert_string_equal(f.function, "lowprof_hidden_worker");
@@ -523,9 +548,9 @@ static void test_separate_debug_file(void **state)
 		 "objcopy --only-keep-debug other other.debug && cp other.debug root/.build-id/%.2s/%s.debug",
 		 dir, id, id + 2);
 	assert_int_equal(system(sub), 0);
-	with_debug = symbolizer_new("/proc/kallsyms", err, sizeof(err));
 	snprintf(sub, sizeof(sub), "%s/root", dir);
-	symbolizer_set_debug_root(with_debug, sub);
+	with_debug = symbolizer_new(direct(sub, "/proc/kallsyms"), err, sizeof(err));
+	assert_non_null(with_debug);
 	assert_int_equal(symbolizer_user_frame(with_debug, (uint32_t)child, vaddr, &f), 0);
 	assert_false(f.symbolized);
 	symbolizer_free(with_debug);
@@ -588,5 +613,5 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_forget),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, free_sources);
 }

@@ -209,7 +209,7 @@ static enum unwinder_result client_against(void (*reply)(int sock, uint32_t seq)
 		char e[128];
 
 		close(sv[0]);
-		if (unwinder_recv(sv[1], &req, sizeof(req), &fd, e, sizeof(e)) != sizeof(req))
+		if (fdpass_recv(sv[1], &req, sizeof(req), &fd, e, sizeof(e)) != sizeof(req))
 			_exit(1);
 		close(fd);
 		reply(sv[1], req.seq);
@@ -271,7 +271,7 @@ static void reply_ok(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = len;
-	unwinder_send(sock, &r, sizeof(r), fd);
+	fdpass_send(sock, &r, sizeof(r), fd);
 }
 
 static void reply_stale_then_ok(int sock, uint32_t seq)
@@ -281,7 +281,7 @@ static void reply_stale_then_ok(int sock, uint32_t seq)
 	base_reply(&r, seq - 1);
 	r.status = EINVAL;
 	r.nsegments = 0;
-	unwinder_send(sock, &r, sizeof(r), -1);
+	fdpass_send(sock, &r, sizeof(r), -1);
 	reply_ok(sock, seq);
 }
 
@@ -291,7 +291,7 @@ static void reply_no_fd(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = 48;
-	unwinder_send(sock, &r, sizeof(r), -1);
+	fdpass_send(sock, &r, sizeof(r), -1);
 }
 
 static void reply_two_fds(int sock, uint32_t seq)
@@ -333,7 +333,7 @@ static void reply_truncated(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = len;
-	unwinder_send(sock, &r, offsetof(struct unwinder_reply, msg), fd);
+	fdpass_send(sock, &r, offsetof(struct unwinder_reply, msg), fd);
 }
 
 static void reply_oversized(int sock, uint32_t seq)
@@ -347,7 +347,7 @@ static void reply_oversized(int sock, uint32_t seq)
 	r.table_len = len;
 	memset(big, 0, sizeof(big));
 	memcpy(big, &r, sizeof(r));
-	unwinder_send(sock, big, sizeof(big), fd);
+	fdpass_send(sock, big, sizeof(big), fd);
 }
 
 static void reply_huge_table(int sock, uint32_t seq)
@@ -358,7 +358,7 @@ static void reply_huge_table(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = (uint64_t)MAX_TABLE + 16;
-	unwinder_send(sock, &r, sizeof(r), fd);
+	fdpass_send(sock, &r, sizeof(r), fd);
 }
 
 static void reply_unsealed(int sock, uint32_t seq)
@@ -369,7 +369,7 @@ static void reply_unsealed(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = len;
-	unwinder_send(sock, &r, sizeof(r), fd);
+	fdpass_send(sock, &r, sizeof(r), fd);
 }
 
 static void reply_wrong_len(int sock, uint32_t seq)
@@ -380,7 +380,7 @@ static void reply_wrong_len(int sock, uint32_t seq)
 
 	base_reply(&r, seq);
 	r.table_len = len - 16;
-	unwinder_send(sock, &r, sizeof(r), fd);
+	fdpass_send(sock, &r, sizeof(r), fd);
 }
 
 static void reply_rows_outside(int sock, uint32_t seq)
@@ -392,7 +392,7 @@ static void reply_rows_outside(int sock, uint32_t seq)
 	base_reply(&r, seq);
 	r.seg[0].vaddr = 0x100000; /* the rows at 0x1000 are outside the code */
 	r.table_len = len;
-	unwinder_send(sock, &r, sizeof(r), fd);
+	fdpass_send(sock, &r, sizeof(r), fd);
 }
 
 static void reply_nothing(int sock, uint32_t seq)

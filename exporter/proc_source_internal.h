@@ -1,0 +1,23 @@
+/* The two proc_source implementations behind exporter/proc_source.h. */
+#ifndef LOWPROF_EXPORTER_PROC_SOURCE_INTERNAL_H
+#define LOWPROF_EXPORTER_PROC_SOURCE_INTERNAL_H
+
+#include "exporter/proc_source.h"
+
+struct proc_source_ops {
+	int (*open_maps)(struct proc_source *src, uint32_t pid);
+	int (*open_mapped_file)(struct proc_source *src, uint32_t pid, const struct proc_maps_entry *e);
+	int (*open_debug_file)(struct proc_source *src, const char *build_id);
+	int (*open_kallsyms)(struct proc_source *src);
+	int (*process)(struct proc_source *src, uint32_t pid, char *exe, size_t exelen, char **cgroup,
+		       size_t *cgroup_len);
+	void (*free)(struct proc_source *src);
+};
+
+/* Each implementation embeds this first. */
+struct proc_source {
+	const struct proc_source_ops *ops;
+	struct proc_source_stats stats;
+};
+
+#endif

@@ -1,0 +1,127 @@
+/* fd_pass: one SOCK_SEQPACKET message with at most one fd (see the header). */
+#define _GNU_SOURCE
+#include "ipc/fd_pass.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Room for a few fds, so that a peer sending two is seen (and both closed)
+ * rather than silently cut by the kernel. */
+#define FDPASS_CMSG_FDS 4
+
+static int fdpass_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fdpass_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int fdpass_send(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr msg;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EMSGSIZE;
+	return 0;
+}
+
+ssize_t fdpass_recv(int sock, void *buf, size_t len, int *fd, char *err, size_t errlen)
+{
+	union {
+		char buf[CMSG_SPACE(FDPASS_CMSG_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr msg;
+	struct cmsghdr *c;
+	int fds[FDPASS_CMSG_FDS * 2];
+	size_t nfds = 0, i, k;
+	ssize_t n;
+	const char *bad = NULL;
+
+	*fd = -1;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	do {
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		int e = errno;
+
+		fdpass_fail(err, errlen, "recvmsg: %s", strerror(e));
+		return -e;
+	}
+	/* Collect every fd first, so that each one is closed whatever is wrong. */
+	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+		size_t payload;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+			bad = "control message other than SCM_RIGHTS";
+			continue;
+		}
+		if (c->cmsg_len < CMSG_LEN(0)) {
+			bad = "short control message";
+			continue;
+		}
+		payload = c->cmsg_len - CMSG_LEN(0);
+		if (payload % sizeof(int) != 0)
+			bad = "SCM_RIGHTS length not a multiple of an fd";
+		for (k = 0; k + sizeof(int) <= payload && nfds < sizeof(fds) / sizeof(fds[0]); k += sizeof(int))
+			memcpy(&fds[nfds++], CMSG_DATA(c) + k, sizeof(int));
+	}
+	if (msg.msg_flags & MSG_CTRUNC)
+		bad = "control data truncated (MSG_CTRUNC)";
+	else if (msg.msg_flags & MSG_TRUNC)
+		bad = "message longer than expected (MSG_TRUNC)";
+	else if (nfds > 1)
+		bad = "more than one fd in a message";
+	if (bad != NULL) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		fdpass_fail(err, errlen, "%s", bad);
+		return -EPROTO;
+	}
+	if (nfds == 1)
+		*fd = fds[0];
+	return n;
+}

@@ -1,0 +1,23 @@
+/*
+ * The files the exporter keeps in the output directory. The supervisor needs
+ * the list too: it hands the directory (and these files, left by an earlier
+ * run as another user) to the exporter's --user before starting it.
+ */
+#ifndef LOWPROF_IPC_OUTPUT_FILES_H
+#define LOWPROF_IPC_OUTPUT_FILES_H
+
+#define OUTPUT_FILE_PPROF "profile.pb.gz"
+#define OUTPUT_FILE_FOLDED "profile.folded"
+#define OUTPUT_FILE_SVG "flamegraph.svg"
+#define OUTPUT_FILE_SUMMARY "summary.json"
+/* The exporter's restart record (exporter/exporter_state.h). */
+#define OUTPUT_FILE_EXPORTER_STATE ".lowprof-exporter-state"
+/* Each file is written as NAME.tmp, then renamed over NAME. */
+#define OUTPUT_FILE_TMP_SUFFIX ".tmp"
+
+/* Every file above, NULL-terminated. */
+#define OUTPUT_FILES_ALL                                                                        \
+	{OUTPUT_FILE_PPROF, OUTPUT_FILE_FOLDED, OUTPUT_FILE_SVG, OUTPUT_FILE_SUMMARY,            \
+	 OUTPUT_FILE_EXPORTER_STATE, NULL}
+
+#endif /* LOWPROF_IPC_OUTPUT_FILES_H */

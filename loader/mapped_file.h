@@ -1,0 +1,48 @@
+/*
+ * mapped_file: a mapping as /proc/PID/maps shows it, and opening the very file
+ * mapped there. Shared by the process tracker (binaries for unwind tables)
+ * and the symbol broker (binaries for the exporter).
+ *
+ * The path in a maps line is only a hint: the process may have replaced it
+ * (a rename, a symlink) since it mapped the file. mapped_file_open() therefore
+ * opens the path with O_PATH first, which has no side effect whatever it
+ * names (a device, a FIFO), checks that it is a regular file with the inode
+ * and device of the maps line, and only then opens that inode for reading.
+ */
+#ifndef LOWPROF_LOADER_MAPPED_FILE_H
+#define LOWPROF_LOADER_MAPPED_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* The path length /proc/PID/maps can show (PATH_MAX). */
+#define MAPPED_FILE_PATH_MAX 4096
+
+/* One /proc/PID/maps line. */
+struct mapped_file {
+	uint64_t start, end, pgoff, ino;
+	unsigned major, minor;
+	char perms[5];  /* "r-xp" */
+	bool deleted;   /* the path ends in " (deleted)": only map_files reaches it */
+	char path[MAPPED_FILE_PATH_MAX]; /* "" for anonymous mappings; " (deleted)" kept */
+};
+
+/* Parse one maps line (any kind of mapping). false: not a maps line, or start >= end. */
+bool mapped_file_parse_line(const char *line, struct mapped_file *m);
+
+/* An executable mapping of a file: 'x' permission, an inode, an absolute path. */
+bool mapped_file_executable(const struct mapped_file *m);
+
+/*
+ * Open the file behind m in process pid read-only (O_CLOEXEC | O_NONBLOCK |
+ * O_NOCTTY): PROC_ROOT/PID/root/PATH when it is a regular file with m's inode
+ * and device, else PROC_ROOT/PID/map_files/START-END when it has m's inode
+ * (that needs CAP_CHECKPOINT_RESTORE, which the loader does not keep: a file
+ * deleted or replaced since it was mapped is then out of reach). Returns the
+ * fd with its stat in *st, or -errno (-ESTALE: the path names another file).
+ */
+int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, struct stat *st);
+
+#endif /* LOWPROF_LOADER_MAPPED_FILE_H */

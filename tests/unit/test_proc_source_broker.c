@@ -1,0 +1,224 @@
+/*
+ * The exporter's side of the symbol socket (exporter/proc_source_broker.c)
+ * against a scripted loader on a real SOCK_SEQPACKET socketpair: answers with
+ * real fds are used; stale answers (other ids) are skipped and their fds
+ * closed; a malformed answer, an fd missing where one is due, or one where
+ * none belongs is refused; silence times out with -EAGAIN, after which the
+ * source asks nothing for a while instead of waiting again.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exporter/proc_source.h"
+#include "ipc/fd_pass.h"
+#include "ipc/sym_wire.h"
+
+enum script {
+	ANSWER_FD,        /* a stale answer first, then the right one with an fd */
+	ANSWER_NO_FD,     /* success without the fd an open needs */
+	ANSWER_GARBAGE,   /* bytes that are no reply, then silence */
+	ANSWER_PROCESS,   /* exe path and cgroup text, no fd */
+	ANSWER_ERROR,     /* ENOENT */
+	ANSWER_NOTHING,   /* silence */
+};
+
+struct loader_script {
+	int sock;
+	enum script what;
+	uint32_t last_kind;
+};
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* One request in, the scripted answer out. */
+static void *fake_loader(void *arg)
+{
+	struct loader_script *ls = arg;
+	Lowprof__Sym__SymRequest *req = NULL;
+	Lowprof__Sym__SymReply rep = LOWPROF__SYM__SYM_REPLY__INIT;
+	char err[160];
+	int fd;
+
+	if (sym_wire_recv_request(ls->sock, &req, err, sizeof(err)) != 1)
+		return NULL;
+	ls->last_kind = req->what_case;
+	rep.id = req->id;
+	switch (ls->what) {
+	case ANSWER_FD:
+		rep.id = req->id + 1000; /* stale, with an fd the source must close */
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		sym_wire_send_reply(ls->sock, &rep, fd);
+		close(fd);
+		rep.id = req->id;
+		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		sym_wire_send_reply(ls->sock, &rep, fd);
+		close(fd);
+		break;
+	case ANSWER_NO_FD:
+		sym_wire_send_reply(ls->sock, &rep, -1);
+		break;
+	case ANSWER_GARBAGE:
+		fdpass_send(ls->sock, "\xff\xff\xff", 3, -1);
+		break;
+	case ANSWER_PROCESS:
+		rep.exe_path = "/usr/bin/sleep";
+		rep.cgroup.data = (uint8_t *)"0::/system.slice/docker-0123.scope\n";
+		rep.cgroup.len = strlen((const char *)rep.cgroup.data);
+		sym_wire_send_reply(ls->sock, &rep, -1);
+		break;
+	case ANSWER_ERROR:
+		rep.error = ENOENT;
+		rep.reason = "no such file";
+		sym_wire_send_reply(ls->sock, &rep, -1);
+		break;
+	case ANSWER_NOTHING:
+		break;
+	}
+	sym_wire_free_request(req);
+	return NULL;
+}
+
+static int pair[2];
+static struct proc_source *src;
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+	src = proc_source_broker_new(pair[0], 200);
+	assert_non_null(src);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	proc_source_free(src);
+	close(pair[0]);
+	close(pair[1]);
+	return 0;
+}
+
+/* Run one call against the scripted loader; returns the call's result. */
+#define WITH_LOADER(script, call, result)                                                  \
+	do {                                                                               \
+		struct loader_script ls = {pair[1], (script), 0};                          \
+		pthread_t t;                                                               \
+		assert_int_equal(pthread_create(&t, NULL, fake_loader, &ls), 0);          \
+		(result) = (call);                                                         \
+		pthread_join(t, NULL);                                                     \
+	} while (0)
+
+static void test_fd_answer_and_stale_skipped(void **state)
+{
+	int before = count_fds(), fd;
+	char buf[64];
+
+	(void)state;
+	WITH_LOADER(ANSWER_FD, proc_source_open_maps(src, 42), fd);
+	assert_true(fd >= 0);
+	/* The right fd: /proc/self/maps of the "loader" (this process) reads as maps. */
+	assert_true(read(fd, buf, sizeof(buf)) > 0);
+	assert_non_null(memchr(buf, '-', sizeof(buf)));
+	close(fd);
+	assert_int_equal(count_fds(), before); /* the stale answer's fd was closed */
+}
+
+static void test_refusals(void **state)
+{
+	struct proc_maps_entry e;
+	int rc;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	e.start = 0x1000;
+	e.end = 0x2000;
+	e.inode = 5;
+	WITH_LOADER(ANSWER_NO_FD, proc_source_open_mapped_file(src, 7, &e), rc);
+	assert_int_equal(rc, -EPROTO);
+	WITH_LOADER(ANSWER_ERROR, proc_source_open_debug_file(src, "abcdef"), rc);
+	assert_int_equal(rc, -ENOENT);
+	/* A malformed build id never leaves the exporter. */
+	assert_int_equal(proc_source_open_debug_file(src, "../../etc/shadow"), -EINVAL);
+}
+
+static void test_process_answer(void **state)
+{
+	char exe[64], *cgroup;
+	size_t len;
+	int rc;
+
+	(void)state;
+	WITH_LOADER(ANSWER_PROCESS, proc_source_process(src, 9, exe, sizeof(exe), &cgroup, &len), rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(exe, "/usr/bin/sleep");
+	assert_non_null(cgroup);
+	assert_int_equal(len, strlen("0::/system.slice/docker-0123.scope\n"));
+	assert_memory_equal(cgroup, "0::/", 4);
+	free(cgroup);
+}
+
+static void test_silence_then_backoff(void **state)
+{
+	struct proc_source_stats st;
+	struct timespec a, b;
+	long ms;
+	int rc;
+
+	(void)state;
+	WITH_LOADER(ANSWER_GARBAGE, proc_source_open_kallsyms(src), rc);
+	assert_int_equal(rc, -EAGAIN);
+	/* Backing off: the next call does not wait for the loader at all. */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(proc_source_open_maps(src, 1), -EAGAIN);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms < 50);
+	proc_source_get_stats(src, &st);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.unavailable, 1);
+	/* After the back-off the loader is asked again. */
+	usleep(1100 * 1000);
+	WITH_LOADER(ANSWER_NOTHING, proc_source_open_maps(src, 1), rc);
+	assert_int_equal(rc, -EAGAIN);
+	proc_source_get_stats(src, &st);
+	assert_int_equal(st.timeouts, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fd_answer_and_stale_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_answer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silence_then_backoff, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
