@@ -227,15 +227,17 @@ int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_R
 	return 0;
 }
 
-void exporter_read_supervisor(struct exporter *ex)
+bool exporter_read_supervisor(struct exporter *ex)
 {
 	char msg[256];
 	ssize_t n;
 
 	for (;;) {
 		n = recv(LOWPROF_FD_NOTIFY, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
-		if (n <= 0)
-			return; /* nothing more (EAGAIN), no supervisor (EBADF), or closed */
+		if (n == 0)
+			return true; /* the supervisor is gone: its end closed */
+		if (n < 0)
+			return false; /* nothing more (EAGAIN), or no supervisor at all (EBADF) */
 		if ((size_t)n > sizeof(msg) ||
 		    exporter_parse_restarts(msg, (size_t)n, ex->restarts) != 0)
 			log_warn_f("unexpected message from the supervisor refused (%zd bytes)", n);

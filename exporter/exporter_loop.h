@@ -63,8 +63,9 @@ void exporter_write(struct exporter *ex);
 /* Tells the supervisor the export counters (`lowprof status`) when they changed. */
 void exporter_report_export(struct exporter *ex);
 
-/* Reads what the supervisor sent on the notification fd, without blocking. */
-void exporter_read_supervisor(struct exporter *ex);
+/* Reads what the supervisor sent on the notification fd, without blocking.
+ * true: the supervisor is gone (its end of the channel closed). */
+bool exporter_read_supervisor(struct exporter *ex);
 
 /* "restarts loader=N controller=N exporter=N" (len bytes, an optional final
  * newline): 0 and out[] set, or -1 for anything else. */

@@ -141,8 +141,13 @@ int main(int argc, char **argv)
 			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
 				running = false;
 		}
-		if (pfd[2].revents & POLLIN)
-			exporter_read_supervisor(&ex);
+		/* A hang-up is the supervisor gone (killed): finish like on SIGTERM, rather
+		 * than poll a dead channel. */
+		if ((pfd[2].revents & (POLLIN | POLLHUP)) && exporter_read_supervisor(&ex)) {
+			log_warn("the supervisor is gone: writing the profile and stopping");
+			pfd[2].fd = -1;
+			running = false;
+		}
 		while (exporter_read_batch(&ex) == EXPORTER_RECORDS_PER_BATCH && running)
 			;
 		if (exporter_clock_ns(CLOCK_MONOTONIC) >= next_write_ns) {

@@ -524,10 +524,24 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns)
 	return 0;
 }
 
+/* Rate refusals counted since the last record: their own record once the
+ * second is over (a flood that stopped leaves no later refusal to carry them). */
+static void control_flush_rate_audit(struct control_server *cs, uint64_t now_ns)
+{
+	if (cs->rate_audit_suppressed == 0 ||
+	    (now_ns != UINT64_MAX && now_ns - cs->rate_last_audit_ns < 1000000000ULL))
+		return;
+	control_audit(cs, "request_refused", "summary", EBUSY, "rate limit exceeded");
+	cs->rate_audit_suppressed = 0;
+	if (now_ns != UINT64_MAX)
+		cs->rate_last_audit_ns = now_ns;
+}
+
 bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 {
 	char why[128];
 
+	control_flush_rate_audit(cs, now_ns);
 	/* Without a control socket there is nothing to fall silent. */
 	if (!cs->served || cs->failsafe || cs->fd < 0 || cs->cfg.interval_ns == 0)
 		return false;
@@ -551,6 +565,7 @@ bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 
 void control_server_close(struct control_server *cs)
 {
+	control_flush_rate_audit(cs, UINT64_MAX);
 	if (cs->fd >= 0)
 		close(cs->fd);
 	cs->fd = -1;

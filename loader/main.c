@@ -49,6 +49,10 @@
 #include "loader/loader_audit.h"
 #include "seccomp/sandbox.h"
 
+/* At a clean stop, the symbol socket is served until it is quiet this long, at most the max. */
+#define LOADER_SYMBOLS_QUIET_MS 300
+#define LOADER_SYMBOLS_GRACE_MAX_NS (2ULL * 1000000000ULL)
+
 static int loader_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's debug output is the verifier log and friends: only with -v. */
@@ -445,6 +449,26 @@ static void loader_sandbox(bool seccomp_log)
 	sandbox_enter("loader", seccomp_log);
 }
 
+/*
+ * After the last drain the exporter still symbolizes what it has not read yet,
+ * and the supervisor stops it only once we are gone: keep answering it until
+ * it has been quiet for a moment (bounded, the stop must not hang on it).
+ */
+static void loader_symbols_grace(struct loader *l)
+{
+	uint64_t end = loader_monotonic_ns() + LOADER_SYMBOLS_GRACE_MAX_NS;
+	struct pollfd p;
+
+	while (l->sb.fd >= 0 && loader_monotonic_ns() < end) {
+		p.fd = l->sb.fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		if (poll(&p, 1, LOADER_SYMBOLS_QUIET_MS) <= 0)
+			break;
+		symbol_broker_handle(&l->sb, loader_monotonic_ns());
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct loader l; /* large (reader buffers): not on the stack */
@@ -565,6 +589,7 @@ int main(int argc, char **argv)
 				log_warn("ring_buffer__consume: %s", strerror(-rc));
 			proc_tracker_tick(&l.pt);
 			loader_control_tick(&l, loader_monotonic_ns());
+			symbol_broker_tick(&l.sb, loader_monotonic_ns());
 			if (++ticks % ticks_per_stats == 0) {
 				loader_publish_stats(&l.sess, &l.dr, &l.opt);
 				/* Liveness: the supervisor expects a line every second. */
@@ -576,6 +601,7 @@ int main(int argc, char **argv)
 	perf_events_disable(&l.sess.events);
 	drain_run(&l.dr);
 	loader_publish_stats(&l.sess, &l.dr, &l.opt);
+	loader_symbols_grace(&l);
 	status = LOWPROF_EXIT_OK;
 	clean_stop = true;
 out_drain:

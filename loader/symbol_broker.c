@@ -627,9 +627,30 @@ int symbol_broker_handle(struct symbol_broker *b, uint64_t now_ns)
 	return 0;
 }
 
+void symbol_broker_tick(struct symbol_broker *b, uint64_t now_ns)
+{
+	/* Refusals counted but not yet on the record: a flood that stopped leaves
+	 * no later refusal to carry them, so they get a record of their own, once
+	 * the second since the last rate record is over (or at close). */
+	if (b->rate_audit_suppressed > 0 &&
+	    (now_ns == UINT64_MAX || now_ns - b->rate_last_audit_ns >= SB_SEC)) {
+		symbol_broker_audit(b, NULL, "summary", EBUSY, "rate limit exceeded",
+				    b->rate_audit_suppressed);
+		b->rate_audit_suppressed = 0;
+		b->rate_last_audit_ns = now_ns == UINT64_MAX ? b->rate_last_audit_ns : now_ns;
+	}
+	if (b->audit_suppressed > 0 &&
+	    (now_ns == UINT64_MAX || symbol_broker_take(&b->audit_tokens, &b->audit_tokens_ns,
+							SYMBOL_BROKER_AUDIT_PER_S,
+							SYMBOL_BROKER_AUDIT_BURST, now_ns)))
+		symbol_broker_audit(b, NULL, "summary", EINVAL, "refusals over the audit budget", 0);
+}
+
 void symbol_broker_close(struct symbol_broker *b)
 {
 	const struct symbol_broker_stats *s = &b->st;
+
+	symbol_broker_tick(b, UINT64_MAX);
 
 	if (s->served + s->errors + s->refused + s->malformed > 0)
 		log_info("symbol broker: %llu served, %llu errors, %llu refused (%llu rate-limited), "

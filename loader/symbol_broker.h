@@ -105,7 +105,13 @@ int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_br
  */
 int symbol_broker_handle(struct symbol_broker *b, uint64_t now_ns);
 
-/* Log the counters (once, at shutdown) and close the socket. */
+/*
+ * Periodically (the drain timer): refusals counted but not audited one by one
+ * get their summary record once the current audit second is over.
+ */
+void symbol_broker_tick(struct symbol_broker *b, uint64_t now_ns);
+
+/* Audit what is still counted, log the counters (once, at shutdown), close the socket. */
 void symbol_broker_close(struct symbol_broker *b);
 
 #endif /* LOWPROF_LOADER_SYMBOL_BROKER_H */

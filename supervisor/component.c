@@ -131,10 +131,6 @@ int component_spawn(struct component *c, int64_t now_ms)
 		/* The supervisor blocks signals for its signalfd; the child starts clean. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* If the supervisor is killed, each component stops cleanly (SIGTERM) instead
-		 * of running on unsupervised; a supervisor already gone means stop now. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
-			_exit(LOWPROF_EXIT_FAILURE);
 		signal(SIGPIPE, SIG_DFL);
 		if (c->run_as != NULL) {
 			char err[256];
@@ -144,6 +140,11 @@ int component_spawn(struct component *c, int64_t now_ms)
 				_exit(LOWPROF_EXIT_CONFIG);
 			}
 		}
+		/* If the supervisor is killed, each component stops cleanly (SIGTERM) instead
+		 * of running on unsupervised; a supervisor already gone means stop now. After
+		 * the switch to --user: changing credentials clears the parent-death signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(LOWPROF_EXIT_FAILURE);
 		execv(c->path, c->argv);
 		fprintf(stderr, "lowprof: exec %s: %s\n", c->path, strerror(errno));
 		_exit(LOWPROF_EXIT_CONFIG);

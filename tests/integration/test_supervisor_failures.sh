@@ -57,12 +57,24 @@ stale=/sys/fs/bpf/lowprof/$sup
 [ -d "$stale" ] || fail "no pins for run $sup"
 progs=$(for l in "$stale"/link_cpu*; do bpftool link show pinned "$l" -j; done |
 	python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))')
+children=$(ps -o pid= --ppid "$sup" | tr -s ' \n' ' ')
 pkill -9 -P "$sup" -f lowprof-loader
 sleep 0.3
 kill -9 "$sup"
 sup=""
 sleep 1
 [ -d "$stale" ] || fail "expected orphaned pins in $stale after SIGKILLs"
+# The components stop with their supervisor (PR_SET_PDEATHSIG, set after the
+# switch to --user, which would clear it): none runs on unsupervised.
+i=0
+for c in $children; do
+	while kill -0 "$c" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -le 100 ] || fail "component $c ($(cat /proc/$c/comm 2>/dev/null)) outlived its supervisor"
+		sleep 0.1
+	done
+done
+echo "ok: every component stopped with its SIGKILLed supervisor"
 "$BIN/lowprof" --duration 2 --output "$work/out3" --run-dir "$work/run3" 2>"$work/stderr3" ||
 	fail "the next lowprof failed: $(cat "$work/stderr3")"
 [ ! -e "$stale" ] || fail "the next lowprof left the stale pins of a killed run: $(ls "$stale")"
