@@ -72,6 +72,7 @@ static void pt_forget(struct proc_tracker *pt, pid_t pid)
 	if (e == NULL)
 		return;
 	unwind_maps_proc_delete(&pt->maps, (uint32_t)pid);
+	unwind_audit_proc_delete(&pt->audit, (uint32_t)pid);
 	pt_release_files(pt, e);
 	*pp = e->next;
 	free(e);
@@ -123,6 +124,7 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 	enum unwinder_result res;
 	struct stat st;
+	uint64_t evicted;
 	uint32_t nseg;
 	char err[256];
 	int fd;
@@ -161,7 +163,11 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 		log_warn("unwind table of %s refused: %s (frame pointers for it)", m->path, err);
 		return unwind_maps_add_refused(&pt->maps, &key);
 	}
+	evicted = pt->maps.evictions;
 	f = unwind_maps_add(&pt->maps, &key, &t, seg, nseg);
+	if (f != NULL && f->state == UNWIND_FILE_READY)
+		unwind_audit_rows(m->path, (uint64_t)key.dev, (uint64_t)key.ino, f->first_row, f->nrows,
+				  pt->maps.evictions - evicted);
 	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)
 		log_warn("unwind table of %s (%zu rows) does not fit in --unwind-table-mb", m->path,
 			 t.nrows);
@@ -242,6 +248,7 @@ int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid)
 	}
 	/* /proc/PID/maps is sorted by address, which is what the walker's search needs. */
 	rc = unwind_maps_proc_write(&pt->maps, (uint32_t)pid, p);
+	unwind_audit_proc_update(&pt->audit, (uint32_t)pid, -rc);
 	if (rc != 0) {
 		log_warn("unwind_procs update for pid %d: %s", (int)pid, strerror(-rc));
 		goto out;
@@ -344,6 +351,7 @@ void proc_tracker_tick(struct proc_tracker *pt)
 		pt->last_sweep_ns = now;
 		pt_sweep(pt);
 	}
+	unwind_audit_flush(&pt->audit);
 	pt->st.work_ns += pt_now_ns() - start;
 	if (now - pt->last_report_ns >= PT_REPORT_NS &&
 	    pt->reported_rows != pt->st.files_parsed + pt->st.procs_loaded) {
@@ -434,6 +442,7 @@ void proc_tracker_fini(struct proc_tracker *pt)
 
 	if (pt->maps.rows == NULL)
 		return; /* never initialised (--unwind=fp) */
+	unwind_audit_flush(&pt->audit);
 	if (pt->active)
 		proc_tracker_log_usage(pt);
 	bpf_link__destroy(pt->exec_link);

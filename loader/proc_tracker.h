@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "loader/unwind_audit.h"
 #include "loader/unwind_maps.h"
 #include "loader/unwinder_client.h"
 
@@ -62,6 +63,7 @@ struct proc_tracker {
 	uint64_t last_sweep_ns, last_report_ns;
 	uint64_t reported_rows;
 	struct proc_tracker_stats st;
+	struct unwind_audit audit; /* unwind_procs writes, audited per tick */
 	unsigned choice;  /* enum loader_unwind_choice */
 	bool active;      /* tables in use (DWARF possible) */
 	bool have_client;
