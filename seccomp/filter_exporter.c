@@ -2,7 +2,7 @@
  * lowprof-exporter: reads the shared ring, symbolizes with what the loader
  * hands it over the symbol socket (fds: recvmsg), writes files relative to
  * the output directory fd, and exports OTLP over libcurl (sockets, poll, TLS
- * randomness; threads only, never processes). It opens no path: openat,
+ * randomness; threads only, never processes; TCP sockets only). It opens no path: openat,
  * unlinkat and renameat only relative to the output directory, open refused.
  * No exec, no ptrace.
  */
@@ -33,5 +33,6 @@ const struct seccomp_policy seccomp_policy_exporter = {
 	.allow = exporter_allow,
 	.eacces = exporter_eacces,
 	.eperm = NULL,
-	.flags = SECCOMP_POLICY_THREADS_ONLY | SECCOMP_POLICY_PATHS_IN_OUTDIR,
+	.flags = SECCOMP_POLICY_THREADS_ONLY | SECCOMP_POLICY_PATHS_IN_OUTDIR |
+		 SECCOMP_POLICY_INET_SOCKETS_ONLY,
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ipc/lowprof_fds.h"
 
@@ -181,6 +182,31 @@ static int seccomp_add_outdir_rules(scmp_filter_ctx ctx, int nr, const char *nam
 	return rc;
 }
 
+/*
+ * socket(AF_INET or AF_INET6, ...) only; every other family EACCES (an
+ * allowlist entry, not a kill: a library probing for a local daemon's Unix
+ * socket is told no). The domain is an int passed sign-extended, so whole
+ * 64-bit comparisons cover the families below AF_INET, between the two, and
+ * above AF_INET6 (negative values included, as huge unsigned ones).
+ */
+static int seccomp_add_inet_rules(scmp_filter_ctx ctx, int nr)
+{
+	const uint32_t deny = SCMP_ACT_ERRNO(EACCES);
+	scmp_datum_t family;
+	int rc;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, deny, nr, 1, SCMP_A0(SCMP_CMP_LT, AF_INET));
+	for (family = AF_INET + 1; rc == 0 && family < AF_INET6; family++)
+		rc = seccomp_rule_add(ctx, deny, nr, 1, SCMP_A0(SCMP_CMP_EQ, family));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, deny, nr, 1, SCMP_A0(SCMP_CMP_GT, AF_INET6));
+	return rc;
+}
+
 static int seccomp_add_entry(scmp_filter_ctx ctx, const struct seccomp_set *s,
 			     const struct seccomp_entry *e, char *err, size_t errlen)
 {
@@ -202,6 +228,9 @@ static int seccomp_add_entry(scmp_filter_ctx ctx, const struct seccomp_set *s,
 	else if (e->action == SECCOMP_ENTRY_ALLOW && (s->flags & SECCOMP_POLICY_PATHS_IN_OUTDIR) &&
 		 seccomp_is_path_call(e->name))
 		rc = seccomp_add_outdir_rules(ctx, nr, e->name);
+	else if (e->action == SECCOMP_ENTRY_ALLOW && strcmp(e->name, "socket") == 0 &&
+		 (s->flags & SECCOMP_POLICY_INET_SOCKETS_ONLY))
+		rc = seccomp_add_inet_rules(ctx, nr);
 	else
 		rc = seccomp_rule_add(ctx, action, nr, 0);
 	if (rc != 0)

@@ -25,6 +25,9 @@ enum seccomp_policy_flags {
 	 * With open itself refused, the component can reach no path but its
 	 * output directory's. */
 	SECCOMP_POLICY_PATHS_IN_OUTDIR = 1u << 2,
+	/* socket only for AF_INET and AF_INET6 (TCP to a collector); any other
+	 * family (netlink, packet, a Unix socket to a local daemon) is EACCES. */
+	SECCOMP_POLICY_INET_SOCKETS_ONLY = 1u << 3,
 };
 
 struct seccomp_policy {

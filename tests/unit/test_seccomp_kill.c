@@ -3,7 +3,8 @@
  * filter is installed in a forked child that then calls ptrace (on no
  * allowlist), and the parent sees the signal. With the LOG flavour the same
  * call returns instead. An allowed call (getpid) and an EACCES probe work.
- * The exporter's filter confines every path call to its output directory fd.
+ * The exporter's filter confines every path call to its output directory fd
+ * and its sockets to TCP/IP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,10 +121,26 @@ static int exporter_paths_child(const char *dir)
 		return 29;
 	if (unlinkat(LOWPROF_FD_OUTDIR, "a", 0) != 0)
 		return 30;
+	/* The network as OTLP needs it: TCP over IPv4 or IPv6, no other family. */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 31;
+	close(fd);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EACCES)
+		return 32;
+	if (fd >= 0)
+		close(fd);
+	if (socket(AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EACCES)
+		return 33;
+	if (socket(AF_NETLINK, SOCK_RAW, 0) >= 0 || errno != EACCES)
+		return 34;
+	if (socket(AF_PACKET, SOCK_RAW, 0) >= 0 || errno != EACCES)
+		return 35;
 	return 0;
 }
 
-static void test_exporter_paths_only_in_outdir(void **state)
+static void test_exporter_paths_and_sockets(void **state)
 {
 	char dir[] = "/tmp/lowprof-seccomp-XXXXXX";
 	int status;
@@ -146,7 +164,7 @@ int main(void)
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_log_mode_survives),
 		cmocka_unit_test(test_allowed_and_probe),
-		cmocka_unit_test(test_exporter_paths_only_in_outdir),
+		cmocka_unit_test(test_exporter_paths_and_sockets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
