@@ -90,6 +90,12 @@ struct dwarf_walk {
 	__u32 n;         /* user frames recorded */
 	__u32 max;       /* max_depth */
 	__u32 last_map;  /* mapping of the previous frame: the next is often in it too */
+	/* The row found for the previous lookup address: recursion (and a loop
+	 * calling the same function) returns to the same address frame after
+	 * frame, and then skips both binary searches. */
+	__u64 cached_lookup;
+	__u32 cached_row;
+	bool cached;
 	bool signal_pc;  /* pc is exact (first frame, or interrupted by a signal) */
 	bool bp_valid;
 	bool truncated;
@@ -185,11 +191,11 @@ static __always_inline struct lowprof_unwind_mapping *dwarf_find_mapping(struct 
 	return m;
 }
 
-/* The row covering the ELF address pc in [first, first + n), or NULL. */
-static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __u32 n, __u64 pc)
+/* The row covering the ELF address pc in [first, first + n) and its index, or NULL. */
+static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __u32 n, __u64 pc,
+								  __u32 *idx)
 {
 	struct dwarf_search q = {};
-	__u32 idx;
 
 	q.key = pc;
 	q.first = first;
@@ -197,8 +203,8 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __
 	bpf_loop(LOWPROF_UNWIND_ROW_STEPS, dwarf_row_search_cb, &q, 0);
 	if (q.lo == 0)
 		return NULL;
-	idx = first + q.lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	*idx = first + q.lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, idx);
 }
 
 /*
@@ -229,12 +235,19 @@ static __always_inline int dwarf_fp_step(struct dwarf_walk *w)
 static __always_inline int dwarf_step(struct dwarf_walk *w)
 {
 	struct lowprof_unwind_mapping *m;
-	struct lowprof_unwind_row *r;
+	struct lowprof_unwind_row *r = NULL;
 	__u64 pc = w->pc, lookup, cfa, ra, bp;
+	__u32 idx;
 	__u8 kind;
 
 	/* A return address may be just past a call ending its function (noreturn). */
 	lookup = w->signal_pc ? pc : pc - 1;
+	if (w->cached && lookup == w->cached_lookup) {
+		idx = w->cached_row;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	}
+	if (r)
+		goto found;
 	m = dwarf_find_mapping(w, lookup);
 	if (!m) {
 		w->st->missing_mapping++;
@@ -245,9 +258,13 @@ static __always_inline int dwarf_step(struct dwarf_walk *w)
 		w->st->missing_table++;
 		return dwarf_fp_step(w);
 	}
-	r = dwarf_find_row(m->first_row, m->nrows, lookup - m->bias);
+	r = dwarf_find_row(m->first_row, m->nrows, lookup - m->bias, &idx);
 	if (!r)
 		return dwarf_fp_step(w);
+	w->cached_lookup = lookup;
+	w->cached_row = idx;
+	w->cached = true;
+found:
 	kind = r->cfa_kind;
 	switch (kind) {
 	case UW_CFA_END:
