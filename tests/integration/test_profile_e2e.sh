@@ -23,7 +23,8 @@ sup=$!
 sleep 3
 ps -o pid=,comm= --ppid "$sup" >"$work/children" || true
 grep -q "lowprof-loader" "$work/children" || fail "no lowprof-loader child of the supervisor: $(cat "$work/children")"
-grep -q "lowprof-export" "$work/children"  # comm is cut at 15 characters || fail "no lowprof-exporter child of the supervisor"
+# comm is cut at 15 characters
+grep -q "lowprof-export" "$work/children" || fail "no lowprof-exporter child of the supervisor"
 grep -q "lowprof-control" "$work/children" || fail "no lowprof-controller child of the supervisor"
 grep -q "lowprof-unwinde" "$work/children" || fail "no lowprof-unwinder child of the supervisor"
 [ "$(grep -c . "$work/children")" -eq 4 ] || fail "expected exactly 4 children: $(cat "$work/children")"
@@ -32,6 +33,24 @@ grep -q "lowprof-unwinde" "$work/children" || fail "no lowprof-unwinder child of
 grep -q "^loader *running" "$work/status" || fail "lowprof status: $(cat "$work/status")"
 "$BIN/lowprof" status --json --run-dir "$work/run" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["components"]) == 4' \
 	|| fail "lowprof status --json"
+# Requests the status socket does not know get an error line, not silence.
+python3 - "$work/run/status.sock" <<'PY' || fail "status socket replies"
+import socket, sys
+def ask(req):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(req.encode() + b"\n")
+    reply = s.recv(16384).decode()
+    s.close()
+    return reply
+for req, want in [("bogus", "error: unknown request"),
+                  ("restart nothing", "error: no component named 'nothing'"),
+                  ("restart loader", "loader is running, not failed: nothing to do")]:
+    got = ask(req)
+    if not got.startswith(want):
+        sys.exit(f"FAIL: {req!r}: got {got!r}, want {want!r}")
+print("status socket: unknown and refused requests answered")
+PY
 # --interval 2: the files exist before the run ends.
 [ -s "$work/out/profile.folded" ] || fail "profile.folded not written during the run (--interval 2)"
 
