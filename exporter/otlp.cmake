@@ -4,6 +4,9 @@ lowprof_protobuf_c(OTLP_PROTO_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/otlp/profiles.pro
 target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/process_info.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder_intern.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder_locations.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/otlp_encoder_samples.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp/otlp_intern.c
   ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client.c
   ${OTLP_PROTO_SRCS})
