@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define MAPPED_FILE_DELETED " (deleted)"
@@ -42,7 +41,7 @@ bool mapped_file_executable(const struct mapped_file *m)
  * through PROC_ROOT/self/fd. Returns the fd, or -errno (-ESTALE: not the file).
  */
 static int mapped_file_open_checked(const char *proc_root, const char *path,
-				    const struct mapped_file *m, bool check_dev, struct stat *st)
+				    const struct mapped_file *m, struct stat *st)
 {
 	char self[128];
 	int pfd, fd, err;
@@ -55,8 +54,7 @@ static int mapped_file_open_checked(const char *proc_root, const char *path,
 		close(pfd);
 		return err;
 	}
-	if (!S_ISREG(st->st_mode) || st->st_ino != m->ino ||
-	    (check_dev && (major(st->st_dev) != m->major || minor(st->st_dev) != m->minor))) {
+	if (!S_ISREG(st->st_mode) || st->st_ino != m->ino) {
 		close(pfd);
 		return -ESTALE;
 	}
@@ -72,10 +70,13 @@ int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file 
 	char path[MAPPED_FILE_PATH_MAX + 256];
 	int fd, first = -ENOENT;
 
-	/* " (deleted)" is not part of any name: the file is gone from its path. */
+	/* " (deleted)" is not part of any name: the file is gone from its path.
+	 * Through the process's root the inode is checked, not the device: overlayfs
+	 * (containers) reports its own st_dev there, while maps shows the lower
+	 * file system's device and the real inode. */
 	if (!m->deleted) {
 		snprintf(path, sizeof(path), "%s/%d/root%s", proc_root, (int)pid, m->path);
-		fd = mapped_file_open_checked(proc_root, path, m, true, st);
+		fd = mapped_file_open_checked(proc_root, path, m, st);
 		if (fd >= 0)
 			return fd;
 		first = fd;
@@ -84,7 +85,7 @@ int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file 
 	 * mapped file itself (with CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN). */
 	snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
 		 m->start, m->end);
-	fd = mapped_file_open_checked(proc_root, path, m, false, st);
+	fd = mapped_file_open_checked(proc_root, path, m, st);
 	if (fd >= 0)
 		return fd;
 	/* The path's error says more than map_files' usual EPERM. */

@@ -7,7 +7,9 @@
  * (a rename, a symlink) since it mapped the file. mapped_file_open() therefore
  * opens the path with O_PATH first, which has no side effect whatever it
  * names (a device, a FIFO), checks that it is a regular file with the inode
- * and device of the maps line, and only then opens that inode for reading.
+ * of the maps line, and only then opens that inode for reading. (The device
+ * is not compared: overlayfs, under containers, reports its own st_dev while
+ * maps shows the lower file system's.)
  */
 #ifndef LOWPROF_LOADER_MAPPED_FILE_H
 #define LOWPROF_LOADER_MAPPED_FILE_H
@@ -37,8 +39,8 @@ bool mapped_file_executable(const struct mapped_file *m);
 
 /*
  * Open the file behind m in process pid read-only (O_CLOEXEC | O_NONBLOCK |
- * O_NOCTTY): PROC_ROOT/PID/root/PATH when it is a regular file with m's inode
- * and device, else PROC_ROOT/PID/map_files/START-END when it has m's inode
+ * O_NOCTTY): PROC_ROOT/PID/root/PATH when it is a regular file with m's inode,
+ * else PROC_ROOT/PID/map_files/START-END when it has m's inode
  * (that needs CAP_CHECKPOINT_RESTORE, which the loader does not keep: a file
  * deleted or replaced since it was mapped is then out of reach). Returns the
  * fd with its stat in *st, or -errno (-ESTALE: the path names another file).
