@@ -16,4 +16,4 @@ install(TARGETS lowprof-exporter DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/lowprof
 
 lowprof_unit_test(test_timeline ${CMAKE_SOURCE_DIR}/tests/unit/test_timeline.c LIBS lowprof_exporter_core)
 
-lowprof_unit_test(test_pprof_reader ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_reader.c LIBS lowprof_exporter_core)
+lowprof_unit_test(test_pprof_reader ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_reader.c LIBS lowprof_exporter_core lowprof_test_support)

@@ -13,7 +13,7 @@ target_sources(lowprof_exporter_core PRIVATE
   ${PPROF_SRCS})
 
 lowprof_unit_test(test_profile ${CMAKE_SOURCE_DIR}/tests/unit/test_profile.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_pprof_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_writer.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_folded_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_folded_writer.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_flamegraph_svg ${CMAKE_SOURCE_DIR}/tests/unit/test_flamegraph_svg.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_summary_json ${CMAKE_SOURCE_DIR}/tests/unit/test_summary_json.c LIBS lowprof_exporter_core)
+lowprof_unit_test(test_pprof_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_writer.c LIBS lowprof_exporter_core lowprof_test_support)
+lowprof_unit_test(test_folded_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_folded_writer.c LIBS lowprof_exporter_core lowprof_test_support)
+lowprof_unit_test(test_flamegraph_svg ${CMAKE_SOURCE_DIR}/tests/unit/test_flamegraph_svg.c LIBS lowprof_exporter_core lowprof_test_support)
+lowprof_unit_test(test_summary_json ${CMAKE_SOURCE_DIR}/tests/unit/test_summary_json.c LIBS lowprof_exporter_core lowprof_test_support)

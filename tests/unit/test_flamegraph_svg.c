@@ -12,34 +12,23 @@
 
 #include "exporter/flamegraph_svg.h"
 #include "exporter/profile.h"
+#include "test_support.h"
 
-static char tmpdir[] = "/tmp/test_flamegraph_XXXXXX";
-
-static struct frame uf(const char *fn, uint64_t off)
-{
-	struct frame f = { .function = fn, .module = "/bin/app", .address = 0x400000 + off,
-			   .module_offset = off, .map_start = 0x400000, .map_end = 0x500000,
-			   .symbolized = true };
-	return f;
-}
-
-static struct frame kf(const char *fn, uint64_t addr)
-{
-	struct frame f = { .function = fn, .module = "[kernel.kallsyms]", .address = addr,
-			   .kernel = true, .symbolized = true };
-	return f;
-}
+#define APP "/bin/app"
 
 static struct profile *make_profile(void)
 {
 	struct profile *p = profile_new();
-	struct frame sys[] = { kf("ksys_write", 0xffffffff81000100ULL), uf("write", 0x10),
-			       uf("main", 0x20) };
-	struct frame calc[] = { uf("operator<<&\">'", 0x30), uf("main", 0x20) };
-	struct frame bad[] = { uf("bad\xff\x01utf8", 0x40), uf("main", 0x20) };
-	struct frame tiny[] = { uf("tiny_leaf", 0x50), uf("main", 0x20) };
-	struct frame cut[] = { uf("deep", 0x60) };
-	struct frame idle[] = { kf("default_idle", 0xffffffff81000200ULL) };
+	struct frame sys[] = { ts_kernel_frame("ksys_write", 0xffffffff81000100ULL),
+			       ts_user_frame("write", APP, 0x10), ts_user_frame("main", APP, 0x20) };
+	struct frame calc[] = { ts_user_frame("operator<<&\">'", APP, 0x30),
+				ts_user_frame("main", APP, 0x20) };
+	struct frame bad[] = { ts_user_frame("bad\xff\x01utf8", APP, 0x40),
+			       ts_user_frame("main", APP, 0x20) };
+	struct frame tiny[] = { ts_user_frame("tiny_leaf", APP, 0x50),
+				ts_user_frame("main", APP, 0x20) };
+	struct frame cut[] = { ts_user_frame("deep", APP, 0x60) };
+	struct frame idle[] = { ts_kernel_frame("default_idle", 0xffffffff81000200ULL) };
 
 	assert_int_equal(profile_add_sample(p, 1, 1, "app", sys, 3, false, 600, 0), 0);
 	assert_int_equal(profile_add_sample(p, 2, 2, "app", sys, 3, false, 400, 0), 0);
@@ -59,16 +48,13 @@ static char *render(const struct profile *p, const struct flamegraph_options *o,
 	char path[512], cmd[1024];
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *ms = open_memstream(&buf, &len), *f;
+	FILE *ms = open_memstream(&buf, &len);
 
 	assert_non_null(ms);
 	assert_int_equal(flamegraph_write_svg(p, ms, o), 0);
 	fclose(ms);
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s", ts_tmpdir, name);
+	ts_write_file(path, buf, len);
 	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
 	assert_int_equal(system(cmd), 0);
 	return buf;
@@ -164,21 +150,6 @@ static void test_svg_options(void **state)
 	profile_free(p);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,5 +157,5 @@ int main(void)
 		cmocka_unit_test(test_svg_options),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

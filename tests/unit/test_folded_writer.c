@@ -11,45 +11,21 @@
 
 #include "exporter/folded_writer.h"
 #include "exporter/profile.h"
-
-static struct frame uf(const char *fn, const char *mod, uint64_t off)
-{
-	struct frame f = { .function = fn, .module = mod, .address = 0x400000 + off,
-			   .module_offset = off, .map_start = 0x400000, .map_end = 0x500000,
-			   .symbolized = true };
-	return f;
-}
-
-static struct frame kf(const char *fn, uint64_t addr)
-{
-	struct frame f = { .function = fn, .module = "[kernel.kallsyms]", .address = addr,
-			   .kernel = true, .symbolized = true };
-	return f;
-}
-
-static char *folded(const struct profile *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *ms = open_memstream(&buf, &len);
-
-	assert_non_null(ms);
-	assert_int_equal(folded_write(p, ms), 0);
-	fclose(ms);
-	return buf;
-}
+#include "test_support.h"
 
 static void test_lines(void **state)
 {
 	struct profile *p = profile_new();
 	/* Leaf first, as sampled: kernel frames, then user frames. */
-	struct frame sys[] = { kf("do_syscall_64", 0xffffffff81000100ULL),
-			       uf("write", "/lib/libc.so.6", 0x10), uf("main", "/bin/app", 0x20) };
-	struct frame cut[] = { uf("work", "/bin/app", 0x30), uf("loop", "/bin/app", 0x40) };
-	struct frame odd[] = { uf("a;b c\nd\x01" "e", "/bin/my prog", 0x50) };
+	struct frame sys[] = { ts_kernel_frame("do_syscall_64", 0xffffffff81000100ULL),
+			       ts_user_frame("write", "/lib/libc.so.6", 0x10),
+			       ts_user_frame("main", "/bin/app", 0x20) };
+	struct frame cut[] = { ts_user_frame("work", "/bin/app", 0x30),
+			       ts_user_frame("loop", "/bin/app", 0x40) };
+	struct frame odd[] = { ts_user_frame("a;b c\nd\x01" "e", "/bin/my prog", 0x50) };
 	/* Same name, different module: one line in folded output. */
-	struct frame f1[] = { uf("f", "/bin/one", 0x60) };
-	struct frame f2[] = { uf("f", "/bin/two", 0x70) };
+	struct frame f1[] = { ts_user_frame("f", "/bin/one", 0x60) };
+	struct frame f2[] = { ts_user_frame("f", "/bin/two", 0x70) };
 	char *text;
 
 	(void)state;
@@ -60,7 +36,7 @@ static void test_lines(void **state)
 	assert_int_equal(profile_add_sample(p, 6, 6, "", f1, 1, false, 1, 0), 0);
 	assert_int_equal(profile_add_sample(p, 7, 7, "", f2, 1, false, 4, 0), 0);
 	assert_int_equal(profile_add_sample(p, 8, 8, "idle", NULL, 0, false, 9, 0), 0);
-	text = folded(p);
+	text = ts_folded_text(p);
 	assert_string_equal(text,
 			    "[unknown];f 5\n"
 			    "app;[truncated];loop;work 1\n"
@@ -74,9 +50,9 @@ static void test_lines(void **state)
 static void test_sorting_prefixes(void **state)
 {
 	struct profile *p = profile_new();
-	struct frame ab[] = { uf("b", "/x", 1), uf("a", "/x", 2) };
-	struct frame a[] = { uf("a", "/x", 2) };
-	struct frame a_b[] = { uf("a!", "/x", 3) };
+	struct frame ab[] = { ts_user_frame("b", "/x", 1), ts_user_frame("a", "/x", 2) };
+	struct frame a[] = { ts_user_frame("a", "/x", 2) };
+	struct frame a_b[] = { ts_user_frame("a!", "/x", 3) };
 	char *text;
 
 	(void)state;
@@ -84,13 +60,13 @@ static void test_sorting_prefixes(void **state)
 	assert_int_equal(profile_add_sample(p, 1, 1, "x", ab, 2, false, 1, 0), 0);
 	assert_int_equal(profile_add_sample(p, 1, 1, "x", a_b, 1, false, 1, 0), 0);
 	assert_int_equal(profile_add_sample(p, 1, 1, "x", a, 1, false, 1, 0), 0);
-	text = folded(p);
+	text = ts_folded_text(p);
 	assert_string_equal(text, "x;a 1\nx;a! 1\nx;a;b 1\n");
 	free(text);
 	profile_free(p);
 
 	p = profile_new();
-	text = folded(p);
+	text = ts_folded_text(p);
 	assert_string_equal(text, "");
 	free(text);
 	profile_free(p);

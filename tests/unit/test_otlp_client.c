@@ -21,13 +21,9 @@
 #include "exporter/otlp_client.h"
 #include "exporter/otlp_encoder.h"
 #include "exporter/profile.h"
+#include "test_support.h"
 
 #define SINK LOWPROF_SOURCE_DIR "/tests/otlp/http_sink.py"
-#define DECODE "protoc -I /work/shared/reference/proto --decode " \
-	"opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest " \
-	"opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
-
-static char tmpdir[] = "/tmp/test_otlp_client_XXXXXX";
 
 struct sink {
 	pid_t pid;
@@ -49,7 +45,7 @@ static void sink_start(struct sink *s, const char *name, const char *script)
 	uint64_t deadline = now_ms() + 10000;
 	FILE *f;
 
-	snprintf(s->dir, sizeof(s->dir), "%s/%s", tmpdir, name);
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", ts_tmpdir, name);
 	assert_int_equal(mkdir(s->dir, 0700), 0);
 	s->pid = fork();
 	assert_true(s->pid >= 0);
@@ -81,30 +77,6 @@ static bool sink_has(const struct sink *s, int n)
 
 	snprintf(path, sizeof(path), "%s/req-%d.body", s->dir, n);
 	return access(path, F_OK) == 0;
-}
-
-static char *run(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t len = 0, n;
-	char chunk[4096];
-
-	assert_non_null(f);
-	for (;;) {
-		n = fread(chunk, 1, sizeof(chunk), f);
-		if (n == 0)
-			break;
-		buf = realloc(buf, len + n + 1);
-		assert_non_null(buf);
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	if (buf == NULL)
-		buf = calloc(1, 1);
-	buf[len] = '\0';
-	*status = pclose(f);
-	return buf;
 }
 
 static uint8_t *encoded_profile(size_t *len)
@@ -252,13 +224,13 @@ static void test_deliver_gzip(void **state)
 	assert_string_equal(json, cmd);
 
 	snprintf(cmd, sizeof(cmd), "cat %s/req-1.headers", sink.dir);
-	text = run(cmd, &status);
+	text = ts_run(cmd, &status);
 	assert_non_null(strstr(text, "Content-Type: application/x-protobuf"));
 	assert_non_null(strstr(text, "Content-Encoding: gzip"));
 	assert_non_null(strstr(text, "X-Scope-OrgID: tenant-1"));
 	free(text);
-	snprintf(cmd, sizeof(cmd), "gzip -dc < %s/req-1.body | " DECODE, sink.dir);
-	text = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), "gzip -dc < %s/req-1.body | " TS_OTLP_DECODE, sink.dir);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(text, "string_table: \"compute_leaf\""));
 	assert_non_null(strstr(text, "string_value: \"0123abcd\""));
@@ -303,7 +275,7 @@ static void retry_after(const char *name, const char *script)
 	assert_true(sink_has(&sink, 2));
 	assert_false(sink_has(&sink, 3));
 	snprintf(cmd, sizeof(cmd), "cmp %s/req-1.body %s/req-2.body", sink.dir, sink.dir);
-	text = run(cmd, &status);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	free(text);
 	free(buf);
@@ -447,21 +419,6 @@ static void test_odd_responses(void **state)
 	sink_stop(&sink);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 /* A self-signed certificate for 127.0.0.1 in dir/NAME.pem, key in dir/NAME.key. */
 static void make_cert(const char *dir, const char *name)
 {
@@ -492,11 +449,11 @@ static void test_tls_with_ca(void **state)
 	size_t len;
 
 	(void)state;
-	make_cert(tmpdir, "server");
-	make_cert(tmpdir, "stranger");
-	snprintf(cert, sizeof(cert), "%s/server.pem", tmpdir);
-	snprintf(key, sizeof(key), "%s/server.key", tmpdir);
-	snprintf(other, sizeof(other), "%s/stranger.pem", tmpdir);
+	make_cert(ts_tmpdir, "server");
+	make_cert(ts_tmpdir, "stranger");
+	snprintf(cert, sizeof(cert), "%s/server.pem", ts_tmpdir);
+	snprintf(key, sizeof(key), "%s/server.key", ts_tmpdir);
+	snprintf(other, sizeof(other), "%s/stranger.pem", ts_tmpdir);
 	setenv("SINK_TLS_CERT", cert, 1);
 	setenv("SINK_TLS_KEY", key, 1);
 	sink_start(&sink, "tls", "200");
@@ -551,5 +508,5 @@ int main(void)
 		cmocka_unit_test(test_tls_with_ca),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

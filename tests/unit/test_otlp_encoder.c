@@ -16,105 +16,32 @@
 #include "exporter/otlp_encoder.h"
 #include "exporter/process_info.h"
 #include "exporter/profile.h"
+#include "test_support.h"
 
-#define DECODE "protoc -I /work/shared/reference/proto --decode " \
-	"opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest " \
-	"opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 #define CHECKER LOWPROF_SOURCE_DIR "/tests/otlp/check_request.py"
 #define CID "3f4e0c7a9b2d18e6f5a4c3b2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2"
-#define PERIOD 52631578ULL
+#define CGROUP "0::/system.slice/docker-" CID ".scope\n"
 
-static char tmpdir[] = "/tmp/test_otlp_encoder_XXXXXX";
-
-static struct frame uf(const char *fn, const char *mod, uint64_t off)
-{
-	struct frame f = {
-		.function = fn, .module = mod, .build_id = "0123abcd",
-		.address = 0x555500000000ULL + off, .module_offset = off,
-		.map_start = 0x555500000000ULL, .map_end = 0x555500100000ULL,
-		.map_file_offset = 0, .symbolized = true,
-	};
-	return f;
-}
-
-static struct frame kf(const char *fn, uint64_t addr)
-{
-	struct frame f = { .function = fn, .module = "[kernel.kallsyms]", .address = addr,
-			   .kernel = true, .symbolized = true };
-	return f;
-}
-
+/* The known profile plus a process whose comm and function name are invalid UTF-8. */
 static struct profile *make_profile(void)
 {
-	struct profile *p = profile_new();
-	struct frame s1[] = { kf("do_sys_write", 0xffffffff81100000ULL),
-			      uf("write_leaf", "/usr/lib/libc.so.6", 0x1000),
-			      uf("main", "/usr/bin/app", 0x2000) };
-	struct frame s2[] = { uf("compute_leaf", "/usr/bin/app", 0x3000),
-			      uf("main", "/usr/bin/app", 0x2000) };
-	struct frame s3[] = { uf("deep_leaf", "/usr/bin/app", 0x4000) };
-	struct frame s4[] = { uf("bad\xff\xfename", "/usr/bin/app", 0x5000) };
+	struct profile *p = ts_known_profile();
+	struct frame s4[] = { ts_pie_frame("bad\xff\xfename", "/usr/bin/app", 0x5000) };
 
-	assert_non_null(p);
-	assert_int_equal(profile_add_sample(p, 100, 101, "app", s1, 3, false, 7, 7 * PERIOD), 0);
-	assert_int_equal(profile_add_sample(p, 100, 101, "app", s2, 2, false, 11, 11 * PERIOD), 0);
-	assert_int_equal(profile_add_sample(p, 200, 201, "worker", s2, 2, false, 2, 2 * PERIOD), 0);
-	assert_int_equal(profile_add_sample(p, 200, 202, "worker", s2, 2, false, 1, PERIOD), 0);
-	assert_int_equal(profile_add_sample(p, 200, 203, "worker", s3, 1, true, 3, 3 * PERIOD), 0);
-	assert_int_equal(profile_add_sample(p, 300, 300, "x\xc3", s4, 1, false, 1, PERIOD), 0);
-	profile_set_time(p, 1700000000000000000ULL, 1700000010000000000ULL);
+	assert_int_equal(profile_add_sample(p, 300, 300, "x\xc3", s4, 1, false, 1, TS_PERIOD_NS), 0);
 	return p;
-}
-
-static char *run(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t len = 0, n;
-	char chunk[4096];
-
-	assert_non_null(f);
-	for (;;) {
-		n = fread(chunk, 1, sizeof(chunk), f);
-		if (n == 0)
-			break;
-		buf = realloc(buf, len + n + 1);
-		assert_non_null(buf);
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	if (buf == NULL)
-		buf = calloc(1, 1);
-	buf[len] = '\0';
-	*status = pclose(f);
-	return buf;
-}
-
-static void save(const char *path, const uint8_t *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
 }
 
 static void fake_proc(void)
 {
 	char path[512];
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/proc/100", tmpdir);
-	assert_int_equal(system("true"), 0);
-	snprintf(path, sizeof(path), "mkdir -p %s/proc/100 %s/proc/200", tmpdir, tmpdir);
+	snprintf(path, sizeof(path), "mkdir -p %s/proc/100 %s/proc/200", ts_tmpdir, ts_tmpdir);
 	assert_int_equal(system(path), 0);
-	snprintf(path, sizeof(path), "%s/proc/100/exe", tmpdir);
+	snprintf(path, sizeof(path), "%s/proc/100/exe", ts_tmpdir);
 	assert_int_equal(symlink("/usr/bin/app", path), 0);
-	snprintf(path, sizeof(path), "%s/proc/100/cgroup", tmpdir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("0::/system.slice/docker-" CID ".scope\n", f);
-	fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/100/cgroup", ts_tmpdir);
+	ts_write_file(path, CGROUP, strlen(CGROUP));
 }
 
 static uint8_t *encode(struct profile *p, struct process_info_cache *procs, size_t *len)
@@ -147,17 +74,17 @@ static void test_decode(void **state)
 
 	(void)state;
 	fake_proc();
-	snprintf(procdir, sizeof(procdir), "%s/proc", tmpdir);
+	snprintf(procdir, sizeof(procdir), "%s/proc", ts_tmpdir);
 	procsrc = proc_source_direct_new(procdir, NULL, NULL);
 	procs = process_info_new(procsrc, 0);
 	assert_non_null(procs);
 	buf = encode(p, procs, &len);
-	snprintf(path, sizeof(path), "%s/req.pb", tmpdir);
-	save(path, buf, len);
+	snprintf(path, sizeof(path), "%s/req.pb", ts_tmpdir);
+	ts_write_file(path, buf, len);
 	free(buf);
 
-	snprintf(cmd, sizeof(cmd), DECODE " < %s", path);
-	text = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), TS_OTLP_DECODE " < %s", path);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	/* names, build id, resource and sample attributes, types, time */
 	assert_non_null(strstr(text, "string_table: \"write_leaf\""));
@@ -185,8 +112,8 @@ static void test_decode(void **state)
 
 	/* Structural checks over the decoded text: zero elements, index ranges,
 	 * dedup, per-function totals. */
-	snprintf(cmd, sizeof(cmd), DECODE " < %s | python3 " CHECKER, path);
-	text = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), TS_OTLP_DECODE " < %s | python3 " CHECKER, path);
+	text = ts_run(cmd, &status);
 	printf("%s", text);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(text, "samples 5 stacks 5\n"));
@@ -212,30 +139,15 @@ static void test_empty(void **state)
 
 	(void)state;
 	buf = encode(p, NULL, &len);
-	snprintf(path, sizeof(path), "%s/empty.pb", tmpdir);
-	save(path, buf, len);
+	snprintf(path, sizeof(path), "%s/empty.pb", ts_tmpdir);
+	ts_write_file(path, buf, len);
 	free(buf);
-	snprintf(cmd, sizeof(cmd), DECODE " < %s | python3 " CHECKER, path);
-	text = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), TS_OTLP_DECODE " < %s | python3 " CHECKER, path);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(text, "samples 0 stacks 1\n"));
 	free(text);
 	profile_free(p);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -245,5 +157,5 @@ int main(void)
 		cmocka_unit_test(test_empty),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

@@ -20,10 +20,10 @@
 
 #include "exporter/exporter_loop.h"
 #include "exporter/exporter_state.h"
-#include "exporter/folded_writer.h"
 #include "exporter/pprof_reader.h"
 #include "exporter/pprof_writer.h"
 #include "exporter/profile.h"
+#include "test_support.h"
 
 static struct profile *sample_profile(void)
 {
@@ -60,18 +60,6 @@ static struct profile *sample_profile(void)
 	return p;
 }
 
-static char *folded_text(const struct profile *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(folded_write(p, f), 0);
-	fclose(f);
-	return buf;
-}
-
 static uint8_t *pprof_bytes(const struct profile *p, size_t *len)
 {
 	char *buf = NULL, err[256];
@@ -100,8 +88,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(a.samples, b.samples);
 	assert_int_equal(a.cpu_ns, b.cpu_ns);
 	assert_int_equal(a.stacks, b.stacks);
-	fa = folded_text(p);
-	fb = folded_text(q);
+	fa = ts_folded_text(p);
+	fb = ts_folded_text(q);
 	assert_string_equal(fa, fb);
 	profile_get_time(q, &start, &end);
 	assert_int_equal(start, 1000000000ULL);

@@ -13,73 +13,9 @@
 
 #include "exporter/pprof_writer.h"
 #include "exporter/profile.h"
+#include "test_support.h"
 
 #define PPROF_PROTO_DIR "/work/shared/reference/proto/pprof"
-
-static char tmpdir[] = "/tmp/test_pprof_XXXXXX";
-
-static struct frame uf(const char *fn, const char *mod, uint64_t off)
-{
-	struct frame f = {
-		.function = fn, .module = mod, .build_id = "0123abcd",
-		.address = 0x555500000000ULL + off, .module_offset = off,
-		.map_start = 0x555500000000ULL, .map_end = 0x555500100000ULL,
-		.map_file_offset = 0, .symbolized = true,
-	};
-	return f;
-}
-
-static struct frame kf(const char *fn, uint64_t addr)
-{
-	struct frame f = { .function = fn, .module = "[kernel.kallsyms]", .address = addr,
-			   .kernel = true, .symbolized = true };
-	return f;
-}
-
-static struct profile *make_profile(void)
-{
-	struct profile *p = profile_new();
-	struct frame s1[] = { kf("do_sys_write", 0xffffffff81100000ULL),
-			      uf("write_leaf", "/usr/lib/libc.so.6", 0x1000),
-			      uf("main", "/usr/bin/app", 0x2000) };
-	struct frame s2[] = { uf("compute_leaf", "/usr/bin/app", 0x3000),
-			      uf("main", "/usr/bin/app", 0x2000) };
-	struct frame s3[] = { uf("deep_leaf", "/usr/bin/app", 0x4000) };
-
-	assert_non_null(p);
-	assert_int_equal(profile_add_sample(p, 100, 101, "app", s1, 3, false, 7, 7 * 52631578ULL), 0);
-	assert_int_equal(profile_add_sample(p, 100, 101, "app", s2, 2, false, 11, 11 * 52631578ULL), 0);
-	assert_int_equal(profile_add_sample(p, 200, 201, "worker", s2, 2, false, 2, 2 * 52631578ULL), 0);
-	assert_int_equal(profile_add_sample(p, 200, 202, "worker", s2, 2, false, 1, 52631578ULL), 0);
-	assert_int_equal(profile_add_sample(p, 200, 203, "worker", s3, 1, true, 3, 3 * 52631578ULL), 0);
-	profile_set_time(p, 1700000000000000000ULL, 1700000010000000000ULL);
-	return p;
-}
-
-/* Runs cmd, returns its stdout (caller frees), and its exit status in *status. */
-static char *run(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = NULL;
-	size_t len = 0, n;
-	char chunk[4096];
-
-	assert_non_null(f);
-	for (;;) {
-		n = fread(chunk, 1, sizeof(chunk), f);
-		if (n == 0)
-			break;
-		buf = realloc(buf, len + n + 1);
-		assert_non_null(buf);
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	if (buf == NULL)
-		buf = calloc(1, 1);
-	buf[len] = '\0';
-	*status = pclose(f);
-	return buf;
-}
 
 static size_t count_substr(const char *hay, const char *needle)
 {
@@ -96,7 +32,6 @@ static void write_profile_file(const struct profile *p, const char *path)
 	char *mem = NULL;
 	size_t memlen = 0;
 	FILE *ms = open_memstream(&mem, &memlen);
-	FILE *f;
 
 	/* Encode into a memory stream (what the exporter's writers see), then save. */
 	assert_non_null(ms);
@@ -105,27 +40,24 @@ static void write_profile_file(const struct profile *p, const char *path)
 	assert_true(memlen > 18);
 	assert_int_equal((unsigned char)mem[0], 0x1f); /* gzip magic */
 	assert_int_equal((unsigned char)mem[1], 0x8b);
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(mem, 1, memlen, f), memlen);
-	fclose(f);
+	ts_write_file(path, mem, memlen);
 	free(mem);
 }
 
 static void test_protoc_decode(void **state)
 {
-	struct profile *p = make_profile();
+	struct profile *p = ts_known_profile();
 	char path[512], cmd[1024];
 	char *text;
 	int status;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/profile.pb.gz", tmpdir);
+	snprintf(path, sizeof(path), "%s/profile.pb.gz", ts_tmpdir);
 	write_profile_file(p, path);
 	snprintf(cmd, sizeof(cmd),
 		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto",
 		 path, PPROF_PROTO_DIR);
-	text = run(cmd, &status);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 
 	/* Four distinct stacks (the two worker threads merged). */
@@ -161,7 +93,7 @@ static void test_protoc_decode(void **state)
 	snprintf(cmd, sizeof(cmd),
 		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto"
 		 " | grep -c 'location_id'", path, PPROF_PROTO_DIR);
-	text = run(cmd, &status);
+	text = ts_run(cmd, &status);
 	assert_int_equal(atoi(text), 3 + 2 + 2 + 2); /* 3 + 2 + 2 + (1 + [truncated]) */
 	free(text);
 	profile_free(p);
@@ -169,7 +101,7 @@ static void test_protoc_decode(void **state)
 
 static void test_go_pprof(void **state)
 {
-	struct profile *p = make_profile();
+	struct profile *p = ts_known_profile();
 	char path[512], cmd[1024];
 	char *text;
 	int status;
@@ -180,12 +112,12 @@ static void test_go_pprof(void **state)
 		profile_free(p);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/go.pb.gz", tmpdir);
+	snprintf(path, sizeof(path), "%s/go.pb.gz", ts_tmpdir);
 	write_profile_file(p, path);
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=%s GOCACHE=%s/gocache PPROF_TMPDIR=%s go tool pprof -top %s 2>&1",
-		 tmpdir, tmpdir, tmpdir, path);
-	text = run(cmd, &status);
+		 ts_tmpdir, ts_tmpdir, ts_tmpdir, path);
+	text = ts_run(cmd, &status);
 	printf("%s", text);
 	assert_int_equal(status, 0);
 	assert_non_null(strstr(text, "compute_leaf"));
@@ -204,31 +136,16 @@ static void test_empty_profile(void **state)
 	int status;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/empty.pb.gz", tmpdir);
+	snprintf(path, sizeof(path), "%s/empty.pb.gz", ts_tmpdir);
 	write_profile_file(p, path);
 	snprintf(cmd, sizeof(cmd),
 		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto",
 		 path, PPROF_PROTO_DIR);
-	text = run(cmd, &status);
+	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	assert_null(strstr(text, "sample {"));
 	free(text);
 	profile_free(p);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
@@ -239,5 +156,5 @@ int main(void)
 		cmocka_unit_test(test_empty_profile),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

@@ -14,11 +14,10 @@
 #include <cmocka.h>
 
 #include "exporter/process_info.h"
+#include "test_support.h"
 
 #define ID_A "3f4e0c7a9b2d18e6f5a4c3b2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2"
 #define ID_B "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
-static char tmpdir[] = "/tmp/test_process_info_XXXXXX";
 
 static bool parse(const char *text, char *out)
 {
@@ -105,28 +104,19 @@ static void test_malformed(void **state)
 	free(big);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void make_pid(uint32_t pid, const char *exe, const char *cgroup)
 {
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/%u", tmpdir, pid);
+	snprintf(path, sizeof(path), "%s/%u", ts_tmpdir, pid);
 	assert_int_equal(mkdir(path, 0755), 0);
 	if (exe != NULL) {
-		snprintf(path, sizeof(path), "%s/%u/exe", tmpdir, pid);
+		snprintf(path, sizeof(path), "%s/%u/exe", ts_tmpdir, pid);
 		assert_int_equal(symlink(exe, path), 0);
 	}
 	if (cgroup != NULL) {
-		snprintf(path, sizeof(path), "%s/%u/cgroup", tmpdir, pid);
-		write_file(path, cgroup);
+		snprintf(path, sizeof(path), "%s/%u/cgroup", ts_tmpdir, pid);
+		ts_write_file(path, cgroup, strlen(cgroup));
 	}
 }
 
@@ -134,13 +124,13 @@ static void remove_pid(uint32_t pid)
 {
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s/%u", tmpdir, pid);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/%u", ts_tmpdir, pid);
 	assert_int_equal(system(cmd), 0);
 }
 
 static void test_cache(void **state)
 {
-	struct proc_source *src = proc_source_direct_new(tmpdir, NULL, NULL);
+	struct proc_source *src = proc_source_direct_new(ts_tmpdir, NULL, NULL);
 	struct process_info_cache *c = process_info_new(src, 4);
 	const struct process_info *pi;
 	uint32_t pid;
@@ -206,21 +196,6 @@ static void test_self(void **state)
 	proc_source_free(src);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,5 +206,5 @@ int main(void)
 		cmocka_unit_test(test_self),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

@@ -19,16 +19,9 @@
 #include "exporter/output_file.h"
 #include "exporter/profile.h"
 #include "exporter/summary_json.h"
+#include "test_support.h"
 
-static char tmpdir[] = "/tmp/test_summary_XXXXXX";
-
-static struct frame uf(const char *fn, uint64_t off)
-{
-	struct frame f = { .function = fn, .module = "/bin/app", .address = 0x400000 + off,
-			   .module_offset = off, .map_start = 0x400000, .map_end = 0x500000,
-			   .symbolized = true };
-	return f;
-}
+#define APP "/bin/app"
 
 static char *summary(const struct profile *p, const struct summary_info *info, int expect)
 {
@@ -48,12 +41,9 @@ static void check_json(const char *json, const char *name, const char *python)
 	char path[512], script[512], cmd[1200];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(json, f);
-	fclose(f);
-	snprintf(script, sizeof(script), "%s/%s.py", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s", ts_tmpdir, name);
+	ts_write_file(path, json, strlen(json));
+	snprintf(script, sizeof(script), "%s/%s.py", ts_tmpdir, name);
 	f = fopen(script, "w");
 	assert_non_null(f);
 	fprintf(f, "import json, sys\nd = json.load(open(sys.argv[1], encoding='utf-8'))\n%s\n",
@@ -69,9 +59,9 @@ static void check_json(const char *json, const char *name, const char *python)
 static void test_summary_values(void **state)
 {
 	struct profile *p = profile_new();
-	struct frame s1[] = { uf("hot", 1), uf("main", 2) };
-	struct frame s2[] = { uf("warm", 3), uf("main", 2) };
-	struct frame s3[] = { uf("hot", 1), uf("other", 4) };
+	struct frame s1[] = { ts_user_frame("hot", APP, 1), ts_user_frame("main", APP, 2) };
+	struct frame s2[] = { ts_user_frame("warm", APP, 3), ts_user_frame("main", APP, 2) };
+	struct frame s3[] = { ts_user_frame("hot", APP, 1), ts_user_frame("other", APP, 4) };
 	static const struct summary_extra extras[] = {
 		{ "overhead", "{\"cpu_pct\": 0.42, \"budget_pct\": 1.5}" },
 		{ "timeline", "[1, 2, 3]" },
@@ -123,7 +113,7 @@ static void test_summary_top_ten(void **state)
 		struct frame f;
 
 		snprintf(name, sizeof(name), "fn%02zu", i);
-		f = uf(name, i);
+		f = ts_user_frame(name, APP, i);
 		assert_int_equal(profile_add_sample(p, 1, 1, "x", &f, 1, false, 100 - i, 0), 0);
 	}
 	json = summary(p, NULL, 0);
@@ -138,7 +128,8 @@ static void test_summary_escaping(void **state)
 {
 	struct profile *p = profile_new();
 	/* Quotes, backslashes, control bytes, valid UTF-8, invalid bytes. */
-	struct frame f = uf("evil\"\\\n\t\x01\x1f\x7f caf\xc3\xa9 \xe2\x82\xac \xff\xc0\xaf end", 1);
+	struct frame f = ts_user_frame("evil\"\\\n\t\x01\x1f\x7f caf\xc3\xa9 \xe2\x82\xac \xff\xc0\xaf end",
+				       APP, 1);
 	static const struct summary_extra clash[] = { { "samples", "1" } };
 	static const struct summary_extra empty[] = { { "x", "  " } };
 	static const struct summary_extra dup[] = { { "x", "1" }, { "x", "2" } };
@@ -211,7 +202,7 @@ static void test_output_file(void **state)
 	pid_t child;
 
 	(void)state;
-	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = open(ts_tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(dirfd >= 0);
 	c.dirfd = dirfd;
 	c.name = "out.txt";
@@ -255,9 +246,9 @@ static void test_output_file(void **state)
 	assert_true(output_file_write_atomic(ro, "x.txt", test_writer, &c, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "x.txt.tmp"));
 	close(ro);
-	snprintf(dir, sizeof(dir), "%s/ro", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/ro", ts_tmpdir);
 	assert_int_equal(mkdir(dir, 0555), 0);
-	assert_int_equal(chmod(tmpdir, 0755), 0);
+	assert_int_equal(chmod(ts_tmpdir, 0755), 0);
 	ro = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(ro >= 0);
 	child = fork();
@@ -280,21 +271,6 @@ static void test_output_file(void **state)
 	umask(um);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[256];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,5 +280,5 @@ int main(void)
 		cmocka_unit_test(test_output_file),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
 }

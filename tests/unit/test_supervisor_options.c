@@ -227,7 +227,13 @@ int main(void)
 	if (mkdtemp(tmpdir) == NULL)
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	if (system("rm -rf /tmp/lowprof-opt.*") != 0)
-		fprintf(stderr, "cleanup failed\n");
+	/* Only this run's directory: another copy of the test may be running. */
+	{
+		char cmd[sizeof(tmpdir) + 16];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cleanup failed\n");
+	}
 	return rc;
 }
