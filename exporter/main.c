@@ -36,6 +36,9 @@
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
 #define SYMBOL_SOURCE_TIMEOUT_MS 1000
+/* At start, how long kallsyms may wait for a loader that is starting too (well
+ * inside the supervisor's readiness deadline). */
+#define KALLSYMS_START_TIMEOUT_MS 10000
 
 static int exporter_signalfd(void)
 {
@@ -102,6 +105,12 @@ int main(int argc, char **argv)
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
+	/* kallsyms before readiness: its parse (tens of ms) is start-up cost, not a
+	 * stall in the middle of sampling. The loader starts alongside us. */
+	proc_source_set_timeout(ex.src, KALLSYMS_START_TIMEOUT_MS);
+	if (!symbolizer_load_kernel_symbols(ex.sym))
+		log_warn("kallsyms not received from the loader at start: asked again at the first kernel frame");
+	proc_source_set_timeout(ex.src, SYMBOL_SOURCE_TIMEOUT_MS);
 	ex.profile = profile_new();
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
 	if (ex.profile == NULL || ex.timeline == NULL)

@@ -49,6 +49,12 @@ void proc_source_get_stats(const struct proc_source *src, struct proc_source_sta
 	*out = src->stats;
 }
 
+void proc_source_set_timeout(struct proc_source *src, unsigned timeout_ms)
+{
+	if (src->ops->set_timeout != NULL)
+		src->ops->set_timeout(src, timeout_ms);
+}
+
 void proc_source_free(struct proc_source *src)
 {
 	if (src != NULL)

@@ -72,4 +72,7 @@ int proc_source_process(struct proc_source *src, uint32_t pid, char *exe, size_t
 
 void proc_source_get_stats(const struct proc_source *src, struct proc_source_stats *out);
 
+/* The broker's wait for each answer from now on (the direct source has none). */
+void proc_source_set_timeout(struct proc_source *src, unsigned timeout_ms);
+
 #endif /* LOWPROF_EXPORTER_PROC_SOURCE_H */

@@ -225,6 +225,11 @@ static int psb_process(struct proc_source *src, uint32_t pid, char *exe, size_t 
 	return 0;
 }
 
+static void psb_set_timeout(struct proc_source *src, unsigned timeout_ms)
+{
+	psb(src)->timeout_ms = timeout_ms ? timeout_ms : 1;
+}
+
 static void psb_free(struct proc_source *src)
 {
 	free(src);
@@ -236,6 +241,7 @@ static const struct proc_source_ops psb_ops = {
 	.open_debug_file = psb_open_debug_file,
 	.open_kallsyms = psb_open_kallsyms,
 	.process = psb_process,
+	.set_timeout = psb_set_timeout,
 	.free = psb_free,
 };
 

@@ -467,6 +467,13 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *o
 	return 0;
 }
 
+bool symbolizer_load_kernel_symbols(struct symbolizer *s)
+{
+	sym_load_kallsyms(s);
+	sym_report_kallsyms(s);
+	return s->kallsyms_done;
+}
+
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct sym_pid *p = *pid_slot(s, pid);

@@ -81,6 +81,13 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
+/*
+ * Ask for kallsyms now rather than at the first kernel frame (its parse costs
+ * tens of milliseconds, better spent before sampling starts). false when it
+ * could not be had yet: the first kernel frame asks again.
+ */
+bool symbolizer_load_kernel_symbols(struct symbolizer *s);
+
 /* Why kernel frames are unnamed ("kptr_restrict ..."), or NULL when they can be named. */
 const char *symbolizer_kernel_note(const struct symbolizer *s);
 
