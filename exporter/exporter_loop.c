@@ -89,26 +89,60 @@ static void exporter_note_batch(struct exporter *ex)
 	}
 }
 
+/* Records read ahead of their handling, so that the new pids among them are
+ * asked of the loader together (symbolizer_prefetch_pids): one round trip per
+ * group rather than one per new process. */
+#define EXPORTER_LOOKAHEAD_RECORDS SYMBOLIZER_PREFETCH_MAX
+#define EXPORTER_LOOKAHEAD_BYTES (1u << 20) /* room for at least 16 records of the largest size */
+
+struct exporter_lookahead {
+	uint32_t type, len;
+	size_t off; /* in the arena */
+};
+
 int exporter_read_batch(struct exporter *ex)
 {
-	static uint64_t buf[SHM_RING_MAX_RECORD / sizeof(uint64_t)];
-	uint32_t type, len;
+	static uint64_t arena[EXPORTER_LOOKAHEAD_BYTES / sizeof(uint64_t)];
+	struct exporter_lookahead recs[EXPORTER_LOOKAHEAD_RECORDS];
+	uint32_t pids[EXPORTER_LOOKAHEAD_RECORDS];
+	struct sample_view sv;
+	size_t used, k, i, npids;
 	char err[256];
-	int n, rc;
+	bool empty = false;
+	int n = 0, rc;
 
-	if (ex->ring_broken)
-		return 0;
-	for (n = 0; n < EXPORTER_RECORDS_PER_BATCH; n++) {
-		rc = shm_ring_consumer_read(&ex->ring, &type, buf, sizeof(buf), &len, err, sizeof(err));
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			/* Never resync on a corrupt ring: report, keep what we have. */
-			log_error("shared ring violation, no more samples will be read: %s", err);
-			ex->ring_broken = true;
-			break;
+	while (n < EXPORTER_RECORDS_PER_BATCH && !empty && !ex->ring_broken) {
+		used = 0;
+		k = 0;
+		while (k < EXPORTER_LOOKAHEAD_RECORDS && n < EXPORTER_RECORDS_PER_BATCH &&
+		       used + SHM_RING_MAX_RECORD <= sizeof(arena)) {
+			rc = shm_ring_consumer_read(&ex->ring, &recs[k].type, (uint8_t *)arena + used,
+						    SHM_RING_MAX_RECORD, &recs[k].len, err, sizeof(err));
+			if (rc == 0) {
+				empty = true;
+				break;
+			}
+			if (rc < 0) {
+				/* Never resync on a corrupt ring: report, keep what we have. */
+				log_error("shared ring violation, no more samples will be read: %s", err);
+				ex->ring_broken = true;
+				break;
+			}
+			recs[k].off = used;
+			used += ((size_t)recs[k].len + 7) & ~(size_t)7;
+			k++;
+			n++;
 		}
-		exporter_handle_record(ex, type, buf, len);
+		npids = 0;
+		for (i = 0; i < k; i++) {
+			if (recs[i].type == LOWPROF_REC_SAMPLE &&
+			    sample_record_decode((uint8_t *)arena + recs[i].off, recs[i].len, &sv, err,
+						 sizeof(err)) == 0)
+				pids[npids++] = sv.hdr->pid;
+		}
+		symbolizer_prefetch_pids(ex->sym, pids, npids);
+		for (i = 0; i < k; i++)
+			exporter_handle_record(ex, recs[i].type, (uint8_t *)arena + recs[i].off, recs[i].len);
 	}
 	if (n > 0)
 		exporter_note_batch(ex);

@@ -18,6 +18,20 @@ int proc_source_open_maps(struct proc_source *src, uint32_t pid)
 	return proc_source_count(src, src->ops->open_maps(src, pid));
 }
 
+void proc_source_open_maps_many(struct proc_source *src, const uint32_t *pids, size_t n, int *fds)
+{
+	size_t i;
+
+	if (src->ops->open_maps_many == NULL) {
+		for (i = 0; i < n; i++)
+			fds[i] = proc_source_open_maps(src, pids[i]);
+		return;
+	}
+	src->ops->open_maps_many(src, pids, n, fds);
+	for (i = 0; i < n; i++)
+		proc_source_count(src, fds[i]);
+}
+
 int proc_source_open_mapped_file(struct proc_source *src, uint32_t pid,
 				 const struct proc_maps_entry *e)
 {

@@ -53,6 +53,9 @@ void proc_source_free(struct proc_source *src);
 
 /* /proc/PID/maps. */
 int proc_source_open_maps(struct proc_source *src, uint32_t pid);
+/* The same for n pids at once (the broker asks for all before waiting):
+ * fds[i] is the fd or -errno for pids[i]. */
+void proc_source_open_maps_many(struct proc_source *src, const uint32_t *pids, size_t n, int *fds);
 /* The file mapped by entry e of pid's maps, checked to be that very file (inode). */
 int proc_source_open_mapped_file(struct proc_source *src, uint32_t pid,
 				 const struct proc_maps_entry *e);

@@ -56,34 +56,74 @@ static void psb_unavailable(struct proc_source_broker *b, const char *why)
 	}
 }
 
+/* Answers nobody waits for any more (timed out, or meant for whoever else
+ * holds the socket): out of the way before asking, their fds closed. */
+static void psb_discard_pending(struct proc_source_broker *b)
+{
+	Lowprof__Sym__SymReply *r;
+	char err[160];
+	int fd, rc, n;
+
+	for (n = 0; n < 4096; n++) {
+		rc = sym_wire_recv_reply(b->sock, &r, &fd, err, sizeof(err));
+		if (rc == -EAGAIN || rc == 0)
+			return;
+		b->base.stats.stale++;
+		if (rc < 0)
+			continue; /* malformed: refused (its fd closed) by sym_wire */
+		if (fd >= 0)
+			close(fd);
+		sym_wire_free_reply(r);
+	}
+}
+
+/* Requests sent before their answers are awaited, at most (proc_source_open_maps_many). */
+#define BROKER_MAX_IN_FLIGHT 64
+
 /*
- * Send req and wait for its answer. Returns 0 with *rep (and *fd, -1 when
- * none) or -errno: the loader's error, -EAGAIN (no answer in time, or backing
- * off), -EPROTO (a malformed answer).
+ * Send n requests, then gather their answers (the loader answers in order,
+ * but any order is accepted, by id). For each i, rcs[i] is 0 with reps[i]
+ * (and fds[i], -1 when none), or -errno: the loader's error, -EAGAIN (not
+ * asked, or no answer in time: asked again later), -EPROTO (a malformed
+ * answer). Pipelining a batch costs one wake-up of each side instead of one
+ * per request.
  */
-static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
-		    Lowprof__Sym__SymReply **rep, int *fd)
+static void psb_call_many(struct proc_source_broker *b, Lowprof__Sym__SymRequest *const *reqs,
+			  size_t n, Lowprof__Sym__SymReply **reps, int *fds, int *rcs)
 {
 	uint64_t deadline, now = psb_now_ns();
+	size_t i, sent = 0, pending;
 	char err[160];
 	int rc, stale = 0;
 
-	*rep = NULL;
-	*fd = -1;
+	for (i = 0; i < n; i++) {
+		reps[i] = NULL;
+		fds[i] = -1;
+		rcs[i] = -EAGAIN;
+	}
 	if (now < b->unavailable_until_ns) {
-		b->base.stats.unavailable++;
-		return -EAGAIN;
+		b->base.stats.unavailable += n;
+		return;
 	}
-	if (++b->next_id == 0)
-		b->next_id = 1;
-	req->id = b->next_id;
-	rc = sym_wire_send_request(b->sock, req);
-	if (rc != 0) {
-		psb_unavailable(b, rc == -EAGAIN ? "the loader is not reading its socket" : strerror(-rc));
-		return -EAGAIN;
+	psb_discard_pending(b);
+	for (i = 0; i < n; i++) {
+		if (++b->next_id == 0)
+			b->next_id = 1;
+		reqs[i]->id = b->next_id;
+		rc = sym_wire_send_request(b->sock, reqs[i]);
+		if (rc != 0) {
+			if (sent == 0) {
+				psb_unavailable(b, rc == -EAGAIN ? "the loader is not reading its socket"
+								 : strerror(-rc));
+				return;
+			}
+			break; /* the rest stay -EAGAIN: asked again later */
+		}
+		sent++;
 	}
+	pending = sent;
 	deadline = now + (uint64_t)b->timeout_ms * NSEC_PER_MSEC;
-	for (;;) {
+	while (pending > 0) {
 		struct pollfd pfd = {.fd = b->sock, .events = POLLIN};
 		Lowprof__Sym__SymReply *r = NULL;
 		int rfd = -1;
@@ -92,11 +132,11 @@ static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
 		if (now >= deadline || stale > BROKER_MAX_STALE) {
 			b->base.stats.timeouts++;
 			psb_unavailable(b, "no answer from the loader");
-			return -EAGAIN;
+			return;
 		}
 		rc = poll(&pfd, 1, (int)((deadline - now) / NSEC_PER_MSEC) + 1);
 		if (rc < 0 && errno != EINTR)
-			return -errno;
+			return;
 		if (rc <= 0)
 			continue;
 		rc = sym_wire_recv_reply(b->sock, &r, &rfd, err, sizeof(err));
@@ -104,7 +144,7 @@ static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
 			continue;
 		if (rc == 0) {
 			psb_unavailable(b, "the symbol socket is closed");
-			return -EAGAIN;
+			return;
 		}
 		if (rc < 0) {
 			/* A malformed answer is the loader's bug or not the loader: refuse it. */
@@ -112,7 +152,11 @@ static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
 			stale++;
 			continue;
 		}
-		if (r->id != req->id) {
+		for (i = 0; i < sent; i++) {
+			if (reqs[i]->id == r->id && rcs[i] == -EAGAIN && reps[i] == NULL)
+				break;
+		}
+		if (i == sent) {
 			b->base.stats.stale++;
 			stale++;
 			if (rfd >= 0)
@@ -120,16 +164,29 @@ static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
 			sym_wire_free_reply(r);
 			continue;
 		}
+		pending--;
 		b->warned = false;
 		if (r->error != 0) {
-			rc = -r->error;
+			rcs[i] = -r->error;
 			sym_wire_free_reply(r);
-			return rc;
+			if (rcs[i] == -EAGAIN) /* not ours to retry at once: treat as an error */
+				rcs[i] = -EIO;
+			continue;
 		}
-		*rep = r;
-		*fd = rfd;
-		return 0;
+		rcs[i] = 0;
+		reps[i] = r;
+		fds[i] = rfd;
 	}
+}
+
+/* One request: 0 with *rep and *fd, or -errno (as psb_call_many). */
+static int psb_call(struct proc_source_broker *b, Lowprof__Sym__SymRequest *req,
+		    Lowprof__Sym__SymReply **rep, int *fd)
+{
+	int rc;
+
+	psb_call_many(b, &req, 1, rep, fd, &rc);
+	return rc;
 }
 
 /* A request whose success must carry an fd. */
@@ -153,6 +210,38 @@ static int psb_open_maps(struct proc_source *src, uint32_t pid)
 	req.what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_MAPS;
 	req.maps = &m;
 	return psb_call_fd(psb(src), &req);
+}
+
+static void psb_open_maps_many(struct proc_source *src, const uint32_t *pids, size_t n, int *fds)
+{
+	Lowprof__Sym__SymRequest req[BROKER_MAX_IN_FLIGHT], *reqp[BROKER_MAX_IN_FLIGHT];
+	Lowprof__Sym__MapsRequest m[BROKER_MAX_IN_FLIGHT];
+	Lowprof__Sym__SymReply *rep[BROKER_MAX_IN_FLIGHT];
+	int rc[BROKER_MAX_IN_FLIGHT];
+	size_t done, k, i;
+
+	for (done = 0; done < n; done += k) {
+		k = n - done < BROKER_MAX_IN_FLIGHT ? n - done : BROKER_MAX_IN_FLIGHT;
+		for (i = 0; i < k; i++) {
+			lowprof__sym__sym_request__init(&req[i]);
+			lowprof__sym__maps_request__init(&m[i]);
+			m[i].pid = pids[done + i];
+			req[i].what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_MAPS;
+			req[i].maps = &m[i];
+			reqp[i] = &req[i];
+		}
+		psb_call_many(psb(src), reqp, k, rep, &fds[done], rc);
+		for (i = 0; i < k; i++) {
+			sym_wire_free_reply(rep[i]);
+			if (rc[i] == 0 && fds[done + i] < 0)
+				rc[i] = -EPROTO;
+			if (rc[i] != 0) {
+				if (fds[done + i] >= 0)
+					close(fds[done + i]);
+				fds[done + i] = rc[i];
+			}
+		}
+	}
 }
 
 static int psb_open_mapped_file(struct proc_source *src, uint32_t pid, const struct proc_maps_entry *e)
@@ -237,6 +326,7 @@ static void psb_free(struct proc_source *src)
 
 static const struct proc_source_ops psb_ops = {
 	.open_maps = psb_open_maps,
+	.open_maps_many = psb_open_maps_many,
 	.open_mapped_file = psb_open_mapped_file,
 	.open_debug_file = psb_open_debug_file,
 	.open_kallsyms = psb_open_kallsyms,

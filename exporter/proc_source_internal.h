@@ -6,6 +6,8 @@
 
 struct proc_source_ops {
 	int (*open_maps)(struct proc_source *src, uint32_t pid);
+	/* NULL: open_maps one by one. */
+	void (*open_maps_many)(struct proc_source *src, const uint32_t *pids, size_t n, int *fds);
 	int (*open_mapped_file)(struct proc_source *src, uint32_t pid, const struct proc_maps_entry *e);
 	int (*open_debug_file)(struct proc_source *src, const char *build_id);
 	int (*open_kallsyms)(struct proc_source *src);

@@ -229,16 +229,16 @@ static void sym_evict(struct symbolizer *s)
 	}
 }
 
-/* (Re)read pid's maps; on failure (process gone) the maps already held are kept. */
-static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
+/* Parse the maps behind fd (or nothing for -errno) into p; on failure (process
+ * gone) the maps already held are kept. Closes fd. */
+static void pid_take_maps(struct symbolizer *s, struct sym_pid *p, int fd, uint64_t now)
 {
 	struct proc_maps *m = NULL;
 	char err[256];
-	int fd, rc;
+	int rc;
 
 	p->read_at_ns = now;
 	s->stats.maps_reads++;
-	fd = proc_source_open_maps(s->src, p->pid);
 	if (fd < 0)
 		return;
 	rc = proc_maps_read_fd(fd, "maps", &m, err, sizeof(err));
@@ -247,6 +247,25 @@ static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
 		return;
 	proc_maps_free(p->maps);
 	p->maps = m;
+}
+
+static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
+{
+	pid_take_maps(s, p, proc_source_open_maps(s->src, p->pid), now);
+}
+
+/* A new cache entry for pid (not cached yet), without its maps. NULL: out of memory. */
+static struct sym_pid *pid_new(struct symbolizer *s, struct sym_pid **pp, uint32_t pid)
+{
+	struct sym_pid *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	*pp = p;
+	lru_push_front(&s->pid_lru, &p->lru);
+	s->npids++;
+	return p;
 }
 
 static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
@@ -259,16 +278,44 @@ static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
 		lru_push_front(&s->pid_lru, &p->lru);
 		return p;
 	}
-	p = calloc(1, sizeof(*p));
+	p = pid_new(s, pp, pid);
 	if (!p)
 		return NULL;
-	p->pid = pid;
-	*pp = p;
-	lru_push_front(&s->pid_lru, &p->lru);
-	s->npids++;
 	pid_read_maps(s, p, now);
 	sym_evict(s);
 	return p;
+}
+
+void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t n)
+{
+	uint32_t want[SYMBOLIZER_PREFETCH_MAX];
+	int fds[SYMBOLIZER_PREFETCH_MAX];
+	uint64_t now = sym_now_ns();
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n && k < SYMBOLIZER_PREFETCH_MAX; i++) {
+		if (*pid_slot(s, pids[i]) != NULL)
+			continue;
+		for (j = 0; j < k && want[j] != pids[i]; j++)
+			;
+		if (j == k)
+			want[k++] = pids[i];
+	}
+	if (k == 0)
+		return;
+	proc_source_open_maps_many(s->src, want, k, fds);
+	for (i = 0; i < k; i++) {
+		struct sym_pid **pp = pid_slot(s, want[i]);
+		struct sym_pid *p = pid_new(s, pp, want[i]);
+
+		if (p == NULL) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+			continue;
+		}
+		pid_take_maps(s, p, fds[i], now);
+	}
+	sym_evict(s);
 }
 
 /*

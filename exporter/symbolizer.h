@@ -59,6 +59,18 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 /* Change the cache bounds (minimum 1 each); evicts at once if over them. */
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
 
+/* Most pids symbolizer_prefetch_pids asks for at once. */
+#define SYMBOLIZER_PREFETCH_MAX 64
+
+/*
+ * Read the maps of the pids not yet cached among pids[0..n) in one go (the
+ * broker pipelines the requests): call it with a batch's pids before
+ * symbolizing the batch, so that new processes cost one round trip to the
+ * loader together rather than one each. Duplicates and cached pids are
+ * skipped; at most SYMBOLIZER_PREFETCH_MAX are asked for.
+ */
+void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t n);
+
 /*
  * Fill *out for user address addr of process pid. Every field is set: an
  * address in a mapping without a symbol is "basename+0xFILEOFFSET", one in no

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ enum script {
 	ANSWER_PROCESS,   /* exe path and cgroup text, no fd */
 	ANSWER_ERROR,     /* ENOENT */
 	ANSWER_NOTHING,   /* silence */
+	ANSWER_MANY,      /* three requests, answered in reverse order, the middle one ENOENT */
 };
 
 struct loader_script {
@@ -65,6 +68,28 @@ static void *fake_loader(void *arg)
 	char err[160];
 	int fd;
 
+	if (ls->what == ANSWER_MANY) {
+		Lowprof__Sym__SymRequest *reqs[3];
+		int i;
+
+		for (i = 0; i < 3; i++) {
+			struct pollfd p = {.fd = ls->sock, .events = POLLIN};
+
+			poll(&p, 1, 2000);
+			if (sym_wire_recv_request(ls->sock, &reqs[i], err, sizeof(err)) != 1)
+				return NULL;
+		}
+		for (i = 2; i >= 0; i--) {
+			rep.id = reqs[i]->id;
+			rep.error = i == 1 ? ENOENT : 0;
+			fd = i == 1 ? -1 : open(i == 0 ? "/dev/null" : "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+			sym_wire_send_reply(ls->sock, &rep, fd);
+			if (fd >= 0)
+				close(fd);
+			sym_wire_free_request(reqs[i]);
+		}
+		return NULL;
+	}
 	if (sym_wire_recv_request(ls->sock, &req, err, sizeof(err)) != 1)
 		return NULL;
 	ls->last_kind = req->what_case;
@@ -98,6 +123,7 @@ static void *fake_loader(void *arg)
 		sym_wire_send_reply(ls->sock, &rep, -1);
 		break;
 	case ANSWER_NOTHING:
+	case ANSWER_MANY: /* handled above */
 		break;
 	}
 	sym_wire_free_request(req);
@@ -184,6 +210,32 @@ static void test_process_answer(void **state)
 	free(cgroup);
 }
 
+/* Pipelined: all three asked before any answer, answers matched by id in any order. */
+static void test_many_at_once(void **state)
+{
+	static const uint32_t pids[3] = {10, 11, 12};
+	struct loader_script ls = {pair[1], ANSWER_MANY, 0};
+	int before = count_fds(), fds[3];
+	struct stat a, b;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, fake_loader, &ls), 0);
+	proc_source_open_maps_many(src, pids, 3, fds);
+	pthread_join(t, NULL);
+	assert_true(fds[0] >= 0);
+	assert_int_equal(fds[1], -ENOENT);
+	assert_true(fds[2] >= 0);
+	/* Each fd is its own request's: /dev/null for the first, maps for the last. */
+	assert_int_equal(fstat(fds[0], &a), 0);
+	assert_true(S_ISCHR(a.st_mode));
+	assert_int_equal(fstat(fds[2], &b), 0);
+	assert_true(S_ISREG(b.st_mode));
+	close(fds[0]);
+	close(fds[2]);
+	assert_int_equal(count_fds(), before);
+}
+
 static void test_silence_then_backoff(void **state)
 {
 	struct proc_source_stats st;
@@ -217,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fd_answer_and_stale_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_answer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_then_backoff, setup, teardown),
 	};
 
