@@ -143,6 +143,9 @@ int exporter_read_batch(struct exporter *ex)
 		symbolizer_prefetch_pids(ex->sym, pids, npids);
 		for (i = 0; i < k; i++)
 			exporter_handle_record(ex, recs[i].type, (uint8_t *)arena + recs[i].off, recs[i].len);
+		/* A long batch on a starved host (each new pid or file waits for the
+		 * loader) must not look like a hung exporter: at most one ping a second. */
+		notify_ping();
 	}
 	if (n > 0)
 		exporter_note_batch(ex);
