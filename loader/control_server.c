@@ -241,25 +241,6 @@ static const struct control_request {
 	{LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE, CONTROL_PEER_ACTIVE, control_handle_get_state},
 };
 
-/* Token bucket: true if the request may go on. */
-static bool control_rate_take(struct control_server *cs, uint64_t now_ns)
-{
-	double burst = cs->cfg.rate_burst > 0 ? cs->cfg.rate_burst : CONTROL_RATE_BURST;
-
-	if (cs->cfg.rate_per_s == 0)
-		return true;
-	if (now_ns > cs->tokens_ns) {
-		cs->tokens += (double)(now_ns - cs->tokens_ns) / 1e9 * cs->cfg.rate_per_s;
-		if (cs->tokens > burst)
-			cs->tokens = burst;
-	}
-	cs->tokens_ns = now_ns;
-	if (cs->tokens < 1.0)
-		return false;
-	cs->tokens -= 1.0;
-	return true;
-}
-
 /* Past the bucket: refused with EBUSY; audited at most once a second (with a
  * count of the others), so that a flood cannot fill the disk through us. */
 static int control_refuse_rate(struct control_server *cs, const char *name, uint64_t now_ns)
@@ -287,7 +268,7 @@ static int control_dispatch(struct control_server *cs, const Lowprof__Ctl__Envel
 	char why[96];
 	size_t i;
 
-	if (!control_rate_take(cs, now_ns))
+	if (!token_bucket_take(&cs->rate, now_ns))
 		return control_refuse_rate(cs, name, now_ns);
 	for (i = 0; i < sizeof(control_requests) / sizeof(control_requests[0]); i++) {
 		if (control_requests[i].type != env->payload_case)
@@ -357,8 +338,8 @@ void control_server_init(struct control_server *cs, int fd, const struct control
 		cs->peer_pid = cred.pid;
 		cs->peer_uid = cred.uid;
 	}
-	cs->tokens = cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST;
-	cs->tokens_ns = now_ns;
+	token_bucket_init(&cs->rate, cfg->rate_per_s,
+			  cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST, now_ns);
 	if (cfg->check_peer) {
 		int one = 1;
 

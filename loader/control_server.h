@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/token_bucket.h"
 #include "ipc/wire.h"
 
 /* Intervals of silence after which the loader goes critical by itself. */
@@ -114,8 +115,7 @@ struct control_server {
 	uint64_t rate_limited;       /* of which for exceeding the token bucket */
 	uint64_t rate_audit_suppressed; /* rate refusals not audited one by one */
 	uint64_t rate_last_audit_ns;
-	double tokens;               /* token bucket */
-	uint64_t tokens_ns;          /* when tokens was last refilled */
+	struct token_bucket rate;    /* requests */
 	const char *actor;           /* who the current apply is for: "controller" or "loader" */
 };
 

@@ -47,23 +47,6 @@ static uint32_t symbol_broker_target_pid(const Lowprof__Sym__SymRequest *req)
 	}
 }
 
-/* Token bucket (as the control server's): true if the message may go on. */
-static bool symbol_broker_take(double *tokens, uint64_t *tokens_ns, unsigned per_s, unsigned burst,
-			       uint64_t now_ns)
-{
-	if (per_s == 0)
-		return true;
-	if (now_ns > *tokens_ns) {
-		*tokens += (double)(now_ns - *tokens_ns) / 1e9 * per_s;
-		if (*tokens > burst)
-			*tokens = burst;
-	}
-	*tokens_ns = now_ns;
-	if (*tokens < 1.0)
-		return false;
-	*tokens -= 1.0;
-	return true;
-}
 
 /*
  * The audit record of a refusal: who (the sender's SCM_CREDENTIALS, -1 when
@@ -133,8 +116,7 @@ static void symbol_broker_refuse(struct symbol_broker *b, const Lowprof__Sym__Sy
 	const char *what = sym_wire_request_name(req->what_case);
 
 	b->st.refused++;
-	if (symbol_broker_take(&b->audit_tokens, &b->audit_tokens_ns, SYMBOL_BROKER_AUDIT_PER_S,
-			       SYMBOL_BROKER_AUDIT_BURST, now_ns)) {
+	if (token_bucket_take(&b->audit_budget, now_ns)) {
 		log_warn("audit: exporter pid %d uid %d: %s refused: %s", (int)b->peer_pid,
 			 b->peer_uid == (uid_t)-1 ? -1 : (int)b->peer_uid, what, why);
 		symbol_broker_audit(b, req, what, errnum, why, 0);
@@ -149,8 +131,7 @@ static void symbol_broker_refuse(struct symbol_broker *b, const Lowprof__Sym__Sy
 static void symbol_broker_malformed(struct symbol_broker *b, const char *why, uint64_t now_ns)
 {
 	b->st.malformed++;
-	if (symbol_broker_take(&b->audit_tokens, &b->audit_tokens_ns, SYMBOL_BROKER_AUDIT_PER_S,
-			       SYMBOL_BROKER_AUDIT_BURST, now_ns)) {
+	if (token_bucket_take(&b->audit_budget, now_ns)) {
 		log_warn("audit: exporter pid %d: malformed message: %s", (int)b->peer_pid, why);
 		symbol_broker_audit(b, NULL, "malformed", EBADMSG, why, 0);
 	} else {
@@ -559,10 +540,8 @@ int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_br
 	 * kernel: the peer check, and who a refusal is audited under. */
 	if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0 && cfg->check_peer)
 		log_warn("SO_PASSCRED: %s: every symbol request will be refused", strerror(errno));
-	b->tokens = b->cfg.burst;
-	b->tokens_ns = now_ns;
-	b->audit_tokens = SYMBOL_BROKER_AUDIT_BURST;
-	b->audit_tokens_ns = now_ns;
+	token_bucket_init(&b->rate, b->cfg.rate_per_s, b->cfg.burst, now_ns);
+	token_bucket_init(&b->audit_budget, SYMBOL_BROKER_AUDIT_PER_S, SYMBOL_BROKER_AUDIT_BURST, now_ns);
 	return 0;
 }
 
@@ -610,7 +589,7 @@ int symbol_broker_handle(struct symbol_broker *b, uint64_t now_ns)
 		}
 		/* Every message, request or garbage, takes a token: the bucket bounds
 		 * the work (and the audit lines) a flood can cause. */
-		if (!symbol_broker_take(&b->tokens, &b->tokens_ns, b->cfg.rate_per_s, b->cfg.burst, now_ns)) {
+		if (!token_bucket_take(&b->rate, now_ns)) {
 			symbol_broker_refuse_rate(b, req, now_ns);
 		} else if (symbol_broker_check_sender(b, have_cred, why, sizeof(why)) != 0) {
 			if (req != NULL)
@@ -640,9 +619,7 @@ void symbol_broker_tick(struct symbol_broker *b, uint64_t now_ns)
 		b->rate_last_audit_ns = now_ns == UINT64_MAX ? b->rate_last_audit_ns : now_ns;
 	}
 	if (b->audit_suppressed > 0 &&
-	    (now_ns == UINT64_MAX || symbol_broker_take(&b->audit_tokens, &b->audit_tokens_ns,
-							SYMBOL_BROKER_AUDIT_PER_S,
-							SYMBOL_BROKER_AUDIT_BURST, now_ns)))
+	    (now_ns == UINT64_MAX || token_bucket_take(&b->audit_budget, now_ns)))
 		symbol_broker_audit(b, NULL, "summary", EINVAL, "refusals over the audit budget", 0);
 }
 

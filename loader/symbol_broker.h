@@ -42,6 +42,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/token_bucket.h"
+
 /* Token bucket defaults: the exporter asks once per new pid and per new file. */
 #define SYMBOL_BROKER_RATE_PER_S 2000
 #define SYMBOL_BROKER_RATE_BURST 4000
@@ -79,12 +81,10 @@ struct symbol_broker {
 	struct symbol_broker_config cfg; /* the roots point at the copies above */
 	pid_t peer_pid;                  /* SCM_CREDENTIALS of the last message; -1 unknown */
 	uid_t peer_uid;
-	double tokens;                   /* request token bucket */
-	uint64_t tokens_ns;
+	struct token_bucket rate;         /* requests */
 	uint64_t rate_audit_suppressed;  /* rate refusals since the last one audited */
 	uint64_t rate_last_audit_ns;
-	double audit_tokens;             /* audit budget of the other refusals */
-	uint64_t audit_tokens_ns;
+	struct token_bucket audit_budget; /* audit records of the other refusals */
 	uint64_t audit_suppressed;       /* other refusals not audited since the last record */
 	struct symbol_broker_stats st;
 };

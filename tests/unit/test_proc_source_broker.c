@@ -7,7 +7,6 @@
  * source asks nothing for a while instead of waiting again.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,6 +24,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_fd_count.h"
 
 #include "exporter/proc_source.h"
 #include "ipc/fd_pass.h"
@@ -45,19 +46,6 @@ struct loader_script {
 	enum script what;
 	uint32_t last_kind;
 };
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
 
 /* One request in, the scripted answer out. */
 static void *fake_loader(void *arg)
@@ -163,7 +151,7 @@ static int teardown(void **state)
 
 static void test_fd_answer_and_stale_skipped(void **state)
 {
-	int before = count_fds(), fd;
+	int before = test_fd_count(), fd;
 	char buf[64];
 
 	(void)state;
@@ -173,7 +161,7 @@ static void test_fd_answer_and_stale_skipped(void **state)
 	assert_true(read(fd, buf, sizeof(buf)) > 0);
 	assert_non_null(memchr(buf, '-', sizeof(buf)));
 	close(fd);
-	assert_int_equal(count_fds(), before); /* the stale answer's fd was closed */
+	assert_int_equal(test_fd_count(), before); /* the stale answer's fd was closed */
 }
 
 static void test_refusals(void **state)
@@ -215,7 +203,7 @@ static void test_many_at_once(void **state)
 {
 	static const uint32_t pids[3] = {10, 11, 12};
 	struct loader_script ls = {pair[1], ANSWER_MANY, 0};
-	int before = count_fds(), fds[3];
+	int before = test_fd_count(), fds[3];
 	struct stat a, b;
 	pthread_t t;
 
@@ -233,7 +221,7 @@ static void test_many_at_once(void **state)
 	assert_true(S_ISREG(b.st_mode));
 	close(fds[0]);
 	close(fds[2]);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(test_fd_count(), before);
 }
 
 static void test_silence_then_backoff(void **state)

@@ -6,7 +6,6 @@
  * message is still read intact.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -20,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_fd_count.h"
 
 #include "ipc/fd_pass.h"
 #include "ipc/sym_wire.h"
@@ -40,19 +41,6 @@ static int teardown(void **state)
 	close(pair[0]);
 	close(pair[1]);
 	return 0;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the directory's own fd */
 }
 
 static void send_maps(int sock, uint32_t id, uint32_t pid)
@@ -186,7 +174,7 @@ static void test_malformed_requests_refused(void **state)
 	Lowprof__Sym__MapsRequest m = LOWPROF__SYM__MAPS_REQUEST__INIT;
 	uint8_t junk[64], big[SYM_WIRE_MAX_REQUEST + 100], packed[64];
 	char err[160];
-	int before = count_fds(), devnull, i;
+	int before = test_fd_count(), devnull, i;
 
 	(void)state;
 	/* Garbage protobuf. */
@@ -229,7 +217,7 @@ static void test_malformed_requests_refused(void **state)
 	/* Still in step, and nothing leaked. */
 	send_maps(pair[0], 3, 200);
 	expect_maps(3, 200);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(test_fd_count(), before);
 }
 
 static void test_replies(void **state)
@@ -237,7 +225,7 @@ static void test_replies(void **state)
 	Lowprof__Sym__SymReply rep = LOWPROF__SYM__SYM_REPLY__INIT, *got;
 	static char cgroup[SYM_WIRE_MAX_CGROUP + 1];
 	char err[160], buf[8];
-	int before = count_fds(), fd, pipefd[2];
+	int before = test_fd_count(), fd, pipefd[2];
 
 	(void)state;
 	/* Success with an fd: the fd works on the other side. */
@@ -293,7 +281,7 @@ static void test_replies(void **state)
 	assert_int_equal(got->error, EACCES);
 	assert_string_equal(got->reason, "not mapped");
 	sym_wire_free_reply(got);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(test_fd_count(), before);
 }
 
 int main(void)
