@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "test_audit_capture.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,16 +91,6 @@ static void stop(struct fx *f)
 	close(f->audit);
 }
 
-static char *audit_text(struct fx *f)
-{
-	off_t len = lseek(f->audit, 0, SEEK_END);
-	char *buf = calloc(1, (size_t)len + 1);
-
-	assert_non_null(buf);
-	assert_int_equal(pread(f->audit, buf, (size_t)len, 0), len);
-	return buf;
-}
-
 static void send_env(struct fx *f, Lowprof__Ctl__Envelope *env)
 {
 	assert_int_equal(wire_send(f->peer, env), 0);
@@ -131,20 +123,6 @@ static void send_set(struct fx *f, unsigned freq)
 	send_env(f, &env);
 }
 
-/* Count lines of the audit log holding needle. */
-static int audit_count(struct fx *f, const char *needle)
-{
-	char *text = audit_text(f), *p = text;
-	int n = 0;
-
-	while ((p = strstr(p, needle)) != NULL) {
-		n++;
-		p += strlen(needle);
-	}
-	free(text);
-	return n;
-}
-
 static void test_unknown_and_out_of_range(void **state)
 {
 	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
@@ -165,11 +143,11 @@ static void test_unknown_and_out_of_range(void **state)
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
 	assert_true(f.cs.fd >= 0);
 	assert_int_equal(f.applies, 0);
-	assert_int_equal(audit_count(&f, "\"event\":\"request_refused\""), 2);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"request_refused\""), 2);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":%u", (int)getpid(), (unsigned)getuid());
-	assert_int_equal(audit_count(&f, needle), 2);
-	assert_int_equal(audit_count(&f, "\"errno\":95"), 1); /* EOPNOTSUPP */
-	assert_int_equal(audit_count(&f, "\"errno\":22"), 1); /* EINVAL */
+	assert_int_equal(test_audit_count(f.audit, needle), 2);
+	assert_int_equal(test_audit_count(f.audit, "\"errno\":95"), 1); /* EOPNOTSUPP */
+	assert_int_equal(test_audit_count(f.audit, "\"errno\":22"), 1); /* EINVAL */
 	stop(&f);
 }
 
@@ -183,10 +161,10 @@ static void test_malformed_cut_off(void **state)
 	assert_int_equal(write(f.peer, garbage, sizeof(garbage)), 8);
 	assert_true(control_server_handle(&f.cs, 10 * SEC) < 0);
 	assert_int_equal(f.cs.fd, -1);
-	assert_int_equal(audit_count(&f, "\"event\":\"peer_cut_off\""), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	/* The fail-safe applied itself: sampling goes on at the critical tier. */
 	assert_true(f.cs.failsafe);
-	assert_int_equal(audit_count(&f, "\"result\":\"ok\""), 0);
+	assert_int_equal(test_audit_count(f.audit, "\"result\":\"ok\""), 0);
 	stop(&f);
 }
 
@@ -207,11 +185,11 @@ static void test_flood_rate_limited(void **state)
 	assert_true(f.cs.rate_limited >= 15);
 	assert_true(f.applies <= 1);
 	/* Audited, but at most one line per second of flood. */
-	assert_int_equal(audit_count(&f, "rate limit exceeded"), 1);
+	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
 	/* A second later the bucket has refilled: requests are served again. */
 	send_set(&f, 5);
 	control_server_handle(&f.cs, 12 * SEC);
-	assert_int_equal(audit_count(&f, "rate limit exceeded"), 1);
+	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
 	stop(&f);
 }
 
@@ -238,10 +216,10 @@ static void test_wrong_uid_cut_off(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
 	assert_int_equal(f.cs.fd, -1);
-	assert_int_equal(audit_count(&f, "\"event\":\"peer_cut_off\""), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":65534", (int)pid);
-	assert_int_equal(audit_count(&f, needle), 1);
-	assert_int_equal(audit_count(&f, "is not the controller's uid 4242"), 1);
+	assert_int_equal(test_audit_count(f.audit, needle), 1);
+	assert_int_equal(test_audit_count(f.audit, "is not the controller's uid 4242"), 1);
 	stop(&f);
 }
 
@@ -263,7 +241,7 @@ static void test_wrong_parent_cut_off(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	/* The sender has exited: its parent cannot be shown to be the supervisor. */
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
-	assert_int_equal(audit_count(&f, "is not a child of the supervisor"), 1);
+	assert_int_equal(test_audit_count(f.audit, "is not a child of the supervisor"), 1);
 	stop(&f);
 }
 

@@ -15,6 +15,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "test_audit_capture.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,34 +68,10 @@ static void start(struct fx *f)
 	start_cfg(f, &cfg);
 }
 
-static char *audit_text(struct fx *f)
-{
-	off_t len = lseek(f->audit, 0, SEEK_END);
-	char *buf = calloc(1, (size_t)len + 1);
-
-	assert_non_null(buf);
-	assert_int_equal(pread(f->audit, buf, (size_t)len, 0), len);
-	return buf;
-}
-
-/* Occurrences of needle in the audit log. */
-static int audit_count(struct fx *f, const char *needle)
-{
-	char *text = audit_text(f), *p = text;
-	int n = 0;
-
-	while ((p = strstr(p, needle)) != NULL) {
-		n++;
-		p += strlen(needle);
-	}
-	free(text);
-	return n;
-}
-
 /* Every line one JSON object of a refusal, attributed to the exporter. */
 static void check_audit_lines(struct fx *f)
 {
-	char *text = audit_text(f), *line, *save = NULL;
+	char *text = test_audit_text(f->audit), *line, *save = NULL;
 
 	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		size_t n = strlen(line);
@@ -281,7 +259,7 @@ static void test_maps(void **state)
 	assert_true(rep->error == ENOENT || rep->error == ESRCH);
 	expect_error(rep, &fd, rep->error);
 	/* A pid gone is the exporter's race, not a refusal. */
-	assert_int_equal(audit_count(&f, "request_refused"), 0);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
 	assert_int_equal(f.b.st.served, 1);
 	assert_int_equal(f.b.st.errors, 1);
 	stop(&f);
@@ -314,17 +292,17 @@ static void test_mapped_file(void **state)
 	expect_error(ask_mapped(&f, (uint32_t)child, em.r_start, em.r_end, em.ino, &fd), &fd, EACCES);
 	expect_error(ask_mapped(&f, (uint32_t)child, em.x_start, em.x_end + 0x1000, em.ino, &fd), &fd,
 		     EACCES);
-	assert_int_equal(audit_count(&f, "\"request\":\"mapped_file\""), 3);
-	assert_int_equal(audit_count(&f, "\"errno\":13"), 3);
-	assert_int_equal(audit_count(&f, "is not the mapping's"), 1);
-	assert_int_equal(audit_count(&f, "not executable"), 1);
-	assert_int_equal(audit_count(&f, "no mapping at exactly"), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"request\":\"mapped_file\""), 3);
+	assert_int_equal(test_audit_count(f.audit, "\"errno\":13"), 3);
+	assert_int_equal(test_audit_count(f.audit, "is not the mapping's"), 1);
+	assert_int_equal(test_audit_count(f.audit, "not executable"), 1);
+	assert_int_equal(test_audit_count(f.audit, "no mapping at exactly"), 1);
 	/* Invalid on its face (start >= end): EINVAL before any file is read. */
 	expect_error(ask_mapped(&f, (uint32_t)child, em.x_end, em.x_start, em.ino, &fd), &fd, EINVAL);
 	/* A pid that does not exist is an error, not a refusal. */
 	rep = ask_mapped(&f, NO_SUCH_PID, 0x1000, 0x2000, 1, &fd);
 	expect_error(rep, &fd, ENOENT);
-	assert_int_equal(audit_count(&f, "request_refused"), 4);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 4);
 	stop(&f);
 }
 
@@ -363,15 +341,15 @@ static void test_debug_file(void **state)
 	expect_error(ask_debug(&f, "../x", &fd), &fd, EINVAL);
 	expect_error(ask_debug(&f, "ABCD", &fd), &fd, EINVAL);
 	expect_error(ask_debug(&f, "abc", &fd), &fd, EINVAL);
-	assert_int_equal(audit_count(&f, "\"request\":\"debug_file\""), 3);
-	assert_int_equal(audit_count(&f, "\"build_id\":\"../x\""), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"request\":\"debug_file\""), 3);
+	assert_int_equal(test_audit_count(f.audit, "\"build_id\":\"../x\""), 1);
 	/* Most binaries have no debug file: an error, not a refusal. */
 	expect_error(ask_debug(&f, "abcd00", &fd), &fd, ENOENT);
 	/* A directory where a file should be is no debug file. */
 	snprintf(path, sizeof(path), "%s/.build-id/ab/0000.debug", root);
 	assert_int_equal(mkdir(path, 0755), 0);
 	expect_error(ask_debug(&f, "ab0000", &fd), &fd, EINVAL);
-	assert_int_equal(audit_count(&f, "request_refused"), 3);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 3);
 	stop(&f);
 
 	rmdir(path);
@@ -486,14 +464,14 @@ static void test_malformed(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	sym_wire_free_reply(rep);
-	assert_int_equal(audit_count(&f, "\"event\":\"request_refused\""), 6);
-	assert_int_equal(audit_count(&f, "\"request\":\"malformed\""), 5);
-	assert_int_equal(audit_count(&f, "does not unpack"), 1);
-	assert_int_equal(audit_count(&f, "empty message"), 1);
-	assert_int_equal(audit_count(&f, "carrying a file descriptor"), 1);
-	assert_int_equal(audit_count(&f, "longer than"), 1);
-	assert_int_equal(audit_count(&f, "with id 0"), 1);
-	assert_int_equal(audit_count(&f, "unknown request kind"), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"request_refused\""), 6);
+	assert_int_equal(test_audit_count(f.audit, "\"request\":\"malformed\""), 5);
+	assert_int_equal(test_audit_count(f.audit, "does not unpack"), 1);
+	assert_int_equal(test_audit_count(f.audit, "empty message"), 1);
+	assert_int_equal(test_audit_count(f.audit, "carrying a file descriptor"), 1);
+	assert_int_equal(test_audit_count(f.audit, "longer than"), 1);
+	assert_int_equal(test_audit_count(f.audit, "with id 0"), 1);
+	assert_int_equal(test_audit_count(f.audit, "unknown request kind"), 1);
 	stop(&f);
 }
 
@@ -528,8 +506,8 @@ static void test_flood(void **state)
 	assert_int_equal(busy + served, 50);
 	assert_int_equal(f.b.st.rate_limited, (uint64_t)busy);
 	/* Audited, but one line for the whole second of flood. */
-	assert_int_equal(audit_count(&f, "rate limit exceeded"), 1);
-	assert_true(audit_count(&f, "request_refused") < busy);
+	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
+	assert_true(test_audit_count(f.audit, "request_refused") < busy);
 
 	/* 1.5 s later the bucket is full again; the next refusal's record counts
 	 * those that were not audited one by one. */
@@ -546,9 +524,9 @@ static void test_flood(void **state)
 		sym_wire_free_reply(rep);
 	}
 	assert_int_equal(busy, 10);
-	assert_int_equal(audit_count(&f, "rate limit exceeded"), 2);
-	assert_int_equal(audit_count(&f, "\"rate_refusals_not_audited\":39"), 1);
-	assert_int_equal(audit_count(&f, "\"errno\":16"), 2); /* EBUSY */
+	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 2);
+	assert_int_equal(test_audit_count(f.audit, "\"rate_refusals_not_audited\":39"), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"errno\":16"), 2); /* EBUSY */
 	stop(&f);
 }
 
@@ -593,10 +571,10 @@ static void test_peer_uid(void **state)
 	kallsyms_req(&req, &k, 0);
 	rep = ask(&f, &req, &fd);
 	expect_error(rep, &fd, EPERM);
-	assert_int_equal(audit_count(&f, "is not the exporter's uid 12345"), 1);
+	assert_int_equal(test_audit_count(f.audit, "is not the exporter's uid 12345"), 1);
 	/* Who sent it, as the kernel says (SCM_CREDENTIALS). */
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":%u", (int)getpid(), (unsigned)getuid());
-	assert_int_equal(audit_count(&f, needle), 1);
+	assert_int_equal(test_audit_count(f.audit, needle), 1);
 	stop(&f);
 
 	/* The right uid is served. */
@@ -607,7 +585,7 @@ static void test_peer_uid(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	sym_wire_free_reply(rep);
-	assert_int_equal(audit_count(&f, "request_refused"), 0);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
 	stop(&f);
 }
 
@@ -623,7 +601,7 @@ static void test_peer_gone(void **state)
 	assert_int_equal(symbol_broker_handle(&f.b, T0), -EPIPE);
 	assert_int_equal(f.b.fd, -1);
 	assert_int_equal(f.b.st.malformed, 0);
-	assert_int_equal(audit_count(&f, "request_refused"), 0);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
 	stop(&f);
 }
 

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "test_audit_capture.h"
+
 #include "loader/audit_log.h"
 #include "loader/unwind_audit.h"
 
@@ -41,17 +43,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Everything audited so far, NUL-terminated (the caller frees). */
-static char *audit_text(void)
-{
-	off_t len = lseek(audit_fd, 0, SEEK_END);
-	char *buf = calloc(1, (size_t)len + 1);
-
-	assert_non_null(buf);
-	assert_int_equal(pread(audit_fd, buf, (size_t)len, 0), len);
-	return buf;
-}
-
 static int count_lines(const char *text)
 {
 	int n = 0;
@@ -65,7 +56,7 @@ static int count_lines(const char *text)
 static void check_json(const char *check)
 {
 	char path[] = "/tmp/lowprof-unwind-audit-XXXXXX", cmd[1024];
-	char *text = audit_text();
+	char *text = test_audit_text(audit_fd);
 	int fd = mkstemp(path);
 
 	assert_true(fd >= 0);
@@ -101,7 +92,7 @@ static void test_proc_batches(void **state)
 	memset(&ua, 0, sizeof(ua));
 	/* Nothing written yet: no record. */
 	unwind_audit_flush(&ua);
-	text = audit_text();
+	text = test_audit_text(audit_fd);
 	assert_int_equal(count_lines(text), 0);
 	free(text);
 
@@ -117,7 +108,7 @@ static void test_proc_batches(void **state)
 		   "and r[1][\"result\"] == \"ok\"");
 	/* The batches start afresh. */
 	unwind_audit_flush(&ua);
-	text = audit_text();
+	text = test_audit_text(audit_fd);
 	assert_int_equal(count_lines(text), 2);
 	free(text);
 }
