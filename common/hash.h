@@ -1,0 +1,44 @@
+/*
+ * FNV-1a: the one non-cryptographic hash of the tree (hash tables, interning,
+ * record checksums). Not for anything an attacker may choose keys against
+ * where collisions matter for more than speed.
+ */
+#ifndef LOWPROF_COMMON_HASH_H
+#define LOWPROF_COMMON_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HASH_FNV1A64_SEED 0xcbf29ce484222325ULL
+#define HASH_FNV1A32_SEED 2166136261u
+
+/* Continue a 64-bit FNV-1a over len bytes (start from HASH_FNV1A64_SEED). */
+static inline uint64_t hash_fnv1a64_update(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static inline uint64_t hash_fnv1a64(const void *data, size_t len)
+{
+	return hash_fnv1a64_update(HASH_FNV1A64_SEED, data, len);
+}
+
+/* 32-bit FNV-1a (start from HASH_FNV1A32_SEED). */
+static inline uint32_t hash_fnv1a32_update(uint32_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+#endif
