@@ -13,7 +13,3 @@ target_link_libraries(lowprof_exporter_core PUBLIC lowprof_common)
 add_executable(lowprof-exporter ${CMAKE_CURRENT_SOURCE_DIR}/main.c)
 target_link_libraries(lowprof-exporter PRIVATE lowprof_exporter_core lowprof_sandbox)
 install(TARGETS lowprof-exporter DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/lowprof)
-
-lowprof_unit_test(test_timeline ${CMAKE_SOURCE_DIR}/tests/unit/test_timeline.c LIBS lowprof_exporter_core)
-
-lowprof_unit_test(test_pprof_reader ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_reader.c LIBS lowprof_exporter_core lowprof_test_support)

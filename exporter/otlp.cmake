@@ -15,7 +15,3 @@ target_sources(lowprof_exporter_core PRIVATE
 add_library(lowprof_otlp_settings STATIC ${CMAKE_CURRENT_SOURCE_DIR}/otlp_client_settings.c)
 target_link_libraries(lowprof_otlp_settings PUBLIC PkgConfig::LIBCURL)
 target_link_libraries(lowprof_exporter_core PUBLIC lowprof_otlp_settings PkgConfig::LIBCURL PkgConfig::ZLIB)
-
-lowprof_unit_test(test_process_info ${CMAKE_SOURCE_DIR}/tests/unit/test_process_info.c LIBS lowprof_exporter_core lowprof_test_support)
-lowprof_unit_test(test_otlp_encoder ${CMAKE_SOURCE_DIR}/tests/unit/test_otlp_encoder.c LIBS lowprof_exporter_core lowprof_test_support)
-lowprof_unit_test(test_otlp_client ${CMAKE_SOURCE_DIR}/tests/unit/test_otlp_client.c LIBS lowprof_exporter_core lowprof_test_support)

@@ -11,9 +11,3 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/summary_json.c
   ${CMAKE_CURRENT_SOURCE_DIR}/output_file.c
   ${PPROF_SRCS})
-
-lowprof_unit_test(test_profile ${CMAKE_SOURCE_DIR}/tests/unit/test_profile.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_pprof_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_pprof_writer.c LIBS lowprof_exporter_core lowprof_test_support)
-lowprof_unit_test(test_folded_writer ${CMAKE_SOURCE_DIR}/tests/unit/test_folded_writer.c LIBS lowprof_exporter_core lowprof_test_support)
-lowprof_unit_test(test_flamegraph_svg ${CMAKE_SOURCE_DIR}/tests/unit/test_flamegraph_svg.c LIBS lowprof_exporter_core lowprof_test_support)
-lowprof_unit_test(test_summary_json ${CMAKE_SOURCE_DIR}/tests/unit/test_summary_json.c LIBS lowprof_exporter_core lowprof_test_support)

@@ -11,8 +11,3 @@ target_sources(lowprof_exporter_core PRIVATE
 
 # The tests compile tests/programs/symbols/*.c at run time with cc, and read
 # /proc/kallsyms, /proc/self/maps and short-lived child processes.
-lowprof_unit_test(test_kallsyms ${CMAKE_SOURCE_DIR}/tests/unit/test_kallsyms.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_elf_symbols ${CMAKE_SOURCE_DIR}/tests/unit/test_elf_symbols.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_proc_maps ${CMAKE_SOURCE_DIR}/tests/unit/test_proc_maps.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_symbolizer ${CMAKE_SOURCE_DIR}/tests/unit/test_symbolizer.c LIBS lowprof_exporter_core)
-lowprof_unit_test(test_proc_source_broker ${CMAKE_SOURCE_DIR}/tests/unit/test_proc_source_broker.c LIBS lowprof_exporter_core)

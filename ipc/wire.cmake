@@ -1,4 +1,3 @@
 # The control-socket wire protocol (lowprof_ctl.proto) and its framing.
 lowprof_protobuf_c(LOWPROF_CTL_PROTO_SRCS ${CMAKE_CURRENT_SOURCE_DIR}/lowprof_ctl.proto)
 target_sources(lowprof_ipc PRIVATE wire.c ${LOWPROF_CTL_PROTO_SRCS})
-lowprof_unit_test(test_wire ${CMAKE_SOURCE_DIR}/tests/unit/test_wire.c LIBS lowprof_ipc)
