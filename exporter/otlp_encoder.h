@@ -45,7 +45,12 @@ struct otlp_encoder_meta {
 	/* Executable path and container id per pid; NULL = names from comm only.
 	 * Not const: a pid not seen before is read (and cached) on the way. */
 	struct process_info_cache *procs;
+	/* The two profiles' ids, OTLP_ENCODER_PROFILE_IDS_LEN bytes; NULL = random
+	 * (a run's payloads). Fixed ids make an encoding reproducible (tests). */
+	const uint8_t *profile_ids;
 };
+
+#define OTLP_ENCODER_PROFILE_IDS_LEN 32
 
 /* Fills host_name (into the caller's buffer), host_arch and os_type from uname(2),
  * scope_version from the build, tier "healthy"; leaves the rest zero. Call once

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "exporter/otlp_encoder_internal.h"
@@ -15,6 +16,7 @@
 #include "exporter/profile.h"
 
 #define OTLP_NPROFILES 2        /* samples/count and cpu/nanoseconds */
+_Static_assert(OTLP_NPROFILES * 16 == OTLP_ENCODER_PROFILE_IDS_LEN, "one 16-byte id per profile");
 #define OTLP_MAX_SAMPLE_ATTRS 6
 
 /* The per-sample attributes of one model stack; returns how many in idx[]. */
@@ -152,7 +154,9 @@ int otlp_encoder_build_profiles(struct otlp_build *b, otlp_scope_profiles *sp)
 		return ret;
 	/* A random id lets a backend drop a payload delivered twice (a retry after
 	 * a response lost on the way); without one the field stays empty. */
-	if (getrandom(ids, OTLP_NPROFILES * 16, GRND_NONBLOCK) != OTLP_NPROFILES * 16)
+	if (b->meta->profile_ids != NULL)
+		memcpy(ids, b->meta->profile_ids, OTLP_NPROFILES * 16);
+	else if (getrandom(ids, OTLP_NPROFILES * 16, GRND_NONBLOCK) != OTLP_NPROFILES * 16)
 		ids = NULL;
 	profile_get_time(b->p, &start, &end);
 	for (i = 0; i < OTLP_NPROFILES && ret == 0; i++) {
