@@ -8,11 +8,11 @@
 
 #include "common/log.h"
 #include "common/notify.h"
-#include "exporter/otlp_export.h"
-#include "exporter/outputs.h"
-#include "exporter/profile.h"
-#include "exporter/symbolizer.h"
-#include "exporter/timeline.h"
+#include "exporter/otlp/otlp_export.h"
+#include "exporter/formats/outputs.h"
+#include "exporter/profile/profile.h"
+#include "exporter/symbols/symbolizer.h"
+#include "exporter/profile/timeline.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/sample_record.h"
 

@@ -14,7 +14,7 @@
 #include "exporter/exporter_options.h"
 #include "exporter/exporter_state.h"
 #include "exporter/ingest.h"
-#include "exporter/otlp_client.h"
+#include "exporter/otlp/otlp_client.h"
 #include "ipc/loader_stats.h"
 #include "ipc/shm_ring.h"
 

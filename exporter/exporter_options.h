@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "exporter/otlp_client.h"
+#include "exporter/otlp/otlp_client.h"
 
 /* --run-id: 32 lowercase hex digits, drawn by the supervisor once per run. */
 #define EXPORTER_RUN_ID_LEN 32

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "exporter/pprof_reader.h"
-#include "exporter/profile.h"
+#include "exporter/formats/pprof_reader.h"
+#include "exporter/profile/profile.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
 

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "exporter/frame.h"
-#include "exporter/process_info.h"
-#include "exporter/profile.h"
-#include "exporter/symbolizer.h"
+#include "exporter/profile/frame.h"
+#include "exporter/otlp/process_info.h"
+#include "exporter/profile/profile.h"
+#include "exporter/symbols/symbolizer.h"
 
 /*
  * Every frame but the leaf holds a return address: the instruction after the

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "exporter/otlp_client.h"
+#include "exporter/otlp/otlp_client.h"
 
 #define SUPERVISOR_MAX_PIDS 1024
 

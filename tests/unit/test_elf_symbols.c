@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exporter/elf_symbols.h"
+#include "exporter/symbols/elf_symbols.h"
 
 static const char *const functions[] = { "lowprof_alpha", "lowprof_beta", "lowprof_gamma",
 					 "lowprof_hidden", "main" };

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "exporter/flamegraph_svg.h"
-#include "exporter/profile.h"
+#include "exporter/formats/flamegraph_svg.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 #define APP "/bin/app"

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "exporter/folded_writer.h"
-#include "exporter/profile.h"
+#include "exporter/formats/folded_writer.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 static void test_lines(void **state)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exporter/kallsyms.h"
+#include "exporter/symbols/kallsyms.h"
 
 static const char fixture[] =
 	"ffffffff81000000 T _stext\n"

@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "exporter/otlp_client.h"
-#include "exporter/otlp_encoder.h"
-#include "exporter/profile.h"
+#include "exporter/otlp/otlp_client.h"
+#include "exporter/otlp/otlp_encoder.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 #define SINK LOWPROF_SOURCE_DIR "/tests/otlp/http_sink.py"

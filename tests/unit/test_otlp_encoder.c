@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "exporter/otlp_encoder.h"
-#include "exporter/process_info.h"
-#include "exporter/profile.h"
+#include "exporter/otlp/otlp_encoder.h"
+#include "exporter/otlp/process_info.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 #define CHECKER LOWPROF_SOURCE_DIR "/tests/otlp/check_request.py"

@@ -20,9 +20,9 @@
 
 #include "exporter/exporter_loop.h"
 #include "exporter/exporter_state.h"
-#include "exporter/pprof_reader.h"
-#include "exporter/pprof_writer.h"
-#include "exporter/profile.h"
+#include "exporter/formats/pprof_reader.h"
+#include "exporter/formats/pprof_writer.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 static struct profile *sample_profile(void)

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "exporter/pprof_writer.h"
-#include "exporter/profile.h"
+#include "exporter/formats/pprof_writer.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 #define PPROF_PROTO_DIR "/work/shared/reference/proto/pprof"

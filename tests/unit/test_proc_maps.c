@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exporter/proc_maps.h"
+#include "exporter/symbols/proc_maps.h"
 
 static const char fixture[] =
 	"00400000-00401000 r--p 00000000 fe:00 1234                               /usr/bin/app\n"

@@ -1,5 +1,5 @@
 /*
- * The exporter's side of the symbol socket (exporter/proc_source_broker.c)
+ * The exporter's side of the symbol socket (exporter/symbols/proc_source_broker.c)
  * against a scripted loader on a real SOCK_SEQPACKET socketpair: answers with
  * real fds are used; stale answers (other ids) are skipped and their fds
  * closed; a malformed answer, an fd missing where one is due, or one where
@@ -27,7 +27,7 @@
 
 #include "test_fd_count.h"
 
-#include "exporter/proc_source.h"
+#include "exporter/symbols/proc_source.h"
 #include "ipc/fd_pass.h"
 #include "ipc/sym_wire.h"
 

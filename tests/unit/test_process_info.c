@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "exporter/process_info.h"
+#include "exporter/otlp/process_info.h"
 #include "test_support.h"
 
 #define ID_A "3f4e0c7a9b2d18e6f5a4c3b2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2"

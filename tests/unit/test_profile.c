@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "exporter/profile.h"
+#include "exporter/profile/profile.h"
 
 static struct frame uf(const char *fn, const char *mod, uint64_t map_start, uint64_t off)
 {

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "exporter/output_file.h"
-#include "exporter/profile.h"
-#include "exporter/summary_json.h"
+#include "exporter/formats/output_file.h"
+#include "exporter/profile/profile.h"
+#include "exporter/formats/summary_json.h"
 #include "test_support.h"
 
 #define APP "/bin/app"

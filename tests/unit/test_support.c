@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "exporter/folded_writer.h"
-#include "exporter/profile.h"
+#include "exporter/formats/folded_writer.h"
+#include "exporter/profile/profile.h"
 #include "test_support.h"
 
 char ts_tmpdir[TS_TMPDIR_MAX];

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exporter/frame.h"
+#include "exporter/profile/frame.h"
 
 struct profile;
 

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exporter/symbolizer.h"
+#include "exporter/symbols/symbolizer.h"
 
 /* Non-static so the linker keeps a symbol for it. */
 __attribute__((noinline)) int lowprof_symbolizer_test_marker(int x)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporter/timeline.h"
+#include "exporter/profile/timeline.h"
 
 static struct lowprof_timeline_entry entry(uint64_t end_s, uint64_t bpf_ns, uint64_t agent_ns)
 {

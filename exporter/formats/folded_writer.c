@@ -1,0 +1,133 @@
+/*
+ * Folded-stack encoder. Lines are never materialised: a cursor produces a
+ * stack's line text byte by byte, so sorting and merging 100k+ stacks costs
+ * one index array, not a copy of every line.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include "exporter/formats/folded_writer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "exporter/profile/profile.h"
+
+struct folded_cursor {
+	const struct profile *p;
+	const struct profile_stack *s;
+	uint32_t seg;  /* 0 = comm, then [truncated] if any, then frames root first */
+	uint32_t nseg;
+	const char *str;
+	const char *suffix;
+};
+
+int folded_sanitise_char(unsigned char c)
+{
+	if (c == ';')
+		return ':';
+	if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+		return '_';
+	if (c < 0x20 || c == 0x7f)
+		return '?';
+	return c;
+}
+
+static void folded_load(struct folded_cursor *c)
+{
+	uint32_t frame = c->seg - 1 - (c->s->truncated ? 1 : 0);
+	const struct profile_function *f;
+
+	c->suffix = "";
+	if (c->seg == 0) {
+		c->str = profile_string(c->p, c->s->comm);
+		if (c->str[0] == '\0')
+			c->str = "[unknown]";
+		return;
+	}
+	if (c->s->truncated && c->seg == 1) {
+		c->str = PROFILE_TRUNCATED_NAME;
+		return;
+	}
+	f = profile_stack_function(c->p, c->s, frame, PROFILE_ROOT_FIRST);
+	c->str = profile_string(c->p, f->name);
+	if (f->kernel)
+		c->suffix = FOLDED_KERNEL_SUFFIX;
+}
+
+static void folded_start(struct folded_cursor *c, const struct profile *p,
+			 const struct profile_stack *s)
+{
+	c->p = p;
+	c->s = s;
+	c->seg = 0;
+	c->nseg = 1 + (s->truncated ? 1 : 0) + s->nlocations;
+	folded_load(c);
+}
+
+/* The next byte of the line's stack text, or -1 at its end. */
+static int folded_next(struct folded_cursor *c)
+{
+	if (*c->str != '\0')
+		return folded_sanitise_char((unsigned char)*c->str++);
+	if (*c->suffix != '\0')
+		return (unsigned char)*c->suffix++;
+	if (c->seg + 1 >= c->nseg)
+		return -1;
+	c->seg++;
+	folded_load(c);
+	return ';';
+}
+
+static int folded_cmp(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	struct folded_cursor ca, cb;
+	int x, y;
+
+	folded_start(&ca, p, profile_stack_at(p, *(const size_t *)a));
+	folded_start(&cb, p, profile_stack_at(p, *(const size_t *)b));
+	do {
+		x = folded_next(&ca);
+		y = folded_next(&cb);
+		/* The text is followed by ' ' on the line; sanitised text has no space,
+		 * so ending sorts exactly where ' ' would. */
+		if (x < 0)
+			x = ' ';
+		if (y < 0)
+			y = ' ';
+		if (x != y)
+			return x < y ? -1 : 1;
+	} while (x != ' ');
+	return 0;
+}
+
+int folded_write(const struct profile *p, FILE *out)
+{
+	size_t n = profile_stack_count(p), i, *order;
+	int ret = 0;
+
+	order = calloc(n ? n : 1, sizeof(*order));
+	if (order == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), folded_cmp, (void *)p);
+	for (i = 0; i < n;) {
+		struct folded_cursor c;
+		uint64_t count = profile_stack_at(p, order[i])->count;
+		size_t j = i + 1;
+		int ch;
+
+		while (j < n && folded_cmp(&order[i], &order[j], (void *)p) == 0)
+			count += profile_stack_at(p, order[j++])->count;
+		folded_start(&c, p, profile_stack_at(p, order[i]));
+		for (ch = folded_next(&c); ch >= 0; ch = folded_next(&c))
+			putc(ch, out);
+		fprintf(out, " %" PRIu64 "\n", count);
+		i = j;
+	}
+	if (fflush(out) != 0 || ferror(out))
+		ret = -EIO;
+	free(order);
+	return ret;
+}

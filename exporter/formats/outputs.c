@@ -1,0 +1,159 @@
+#include "exporter/formats/outputs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "exporter/formats/flamegraph_svg.h"
+#include "exporter/formats/folded_writer.h"
+#include "exporter/formats/output_file.h"
+#include "exporter/formats/pprof_writer.h"
+#include "ipc/output_files.h"
+#include "exporter/profile/profile.h"
+#include "exporter/formats/summary_json.h"
+#include "exporter/profile/timeline.h"
+
+struct outputs_job {
+	const struct profile *profile;
+	const struct outputs_context *ctx;
+	char err[256];
+};
+
+uint64_t outputs_lost_samples(const struct lowprof_loader_stats *loader)
+{
+	return loader->reserve_failures + loader->shm_dropped;
+}
+
+static int outputs_pprof(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+
+	return pprof_write(job->profile, f, job->err, sizeof(job->err));
+}
+
+static int outputs_folded(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+
+	return folded_write(job->profile, f);
+}
+
+static int outputs_svg(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+	struct flamegraph_options opts;
+	char title[128];
+
+	memset(&opts, 0, sizeof(opts));
+	snprintf(title, sizeof(title), "lowprof: on-CPU flame graph, %u Hz", job->ctx->frequency_hz);
+	opts.title = title;
+	return flamegraph_write_svg(job->profile, f, &opts);
+}
+
+/* The collection counters summary.json reports beside the profile itself. */
+static void outputs_collection_json(const struct outputs_context *ctx, char *buf, size_t len)
+{
+	const struct lowprof_loader_stats *l = ctx->loader;
+	double ns_per_sample = 0;
+
+	if (l == NULL) {
+		snprintf(buf, len, "null");
+		return;
+	}
+	if (l->events > 0)
+		ns_per_sample = (double)l->bpf_run_time_ns / (double)l->events;
+	snprintf(buf, len,
+		 "{\"frequency_hz\": %llu, \"online_cpus\": %u, \"bpf_events\": %llu, "
+		 "\"submitted\": %llu, \"ringbuf_reserve_failures\": %llu, \"shm_dropped\": %llu, "
+		 "\"divisor_skipped\": %llu, \"guard_skipped\": %llu, \"bpf_run_time_ns\": %llu, "
+		 "\"bpf_ns_per_event\": %.1f, \"ringbuf_bytes\": %llu, "
+		 "\"rejected_records\": %llu, \"truncated_stacks\": %llu, \"no_user_stack\": %llu}",
+		 (unsigned long long)l->frequency_hz, l->online_cpus, (unsigned long long)l->events,
+		 (unsigned long long)l->submitted, (unsigned long long)l->reserve_failures,
+		 (unsigned long long)l->shm_dropped, (unsigned long long)l->divisor_skipped,
+		 (unsigned long long)l->guard_skipped, (unsigned long long)l->bpf_run_time_ns,
+		 ns_per_sample, (unsigned long long)l->ringbuf_bytes,
+		 (unsigned long long)ctx->ingest->rejected, (unsigned long long)ctx->ingest->truncated,
+		 (unsigned long long)ctx->ingest->no_user_stack);
+}
+
+static int outputs_summary(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+	const struct outputs_context *ctx = job->ctx;
+	struct summary_extra extra[6];
+	struct summary_info info;
+	char collection[1024];
+	char *overhead = NULL, *timeline = NULL;
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	info.duration_s = ctx->duration_s;
+	if (ctx->loader != NULL) {
+		info.lost_samples = outputs_lost_samples(ctx->loader);
+		info.idle_samples = ctx->loader->idle;
+	}
+	outputs_collection_json(ctx, collection, sizeof(collection));
+	extra[0].key = "collection";
+	extra[0].raw_json = collection;
+	info.extras = extra;
+	info.nextras = 1;
+	/* The throttle's record (docs/THROTTLE.md): only when the loader sends one. */
+	if (ctx->timeline != NULL) {
+		overhead = timeline_overhead_json(ctx->timeline);
+		timeline = timeline_entries_json(ctx->timeline, ctx->start_mono_ns);
+		if (overhead != NULL && timeline != NULL) {
+			extra[1].key = "overhead";
+			extra[1].raw_json = overhead;
+			extra[2].key = "timeline";
+			extra[2].raw_json = timeline;
+			info.nextras = 3;
+		}
+	}
+	if (ctx->export_json != NULL) {
+		extra[info.nextras].key = "export";
+		extra[info.nextras++].raw_json = ctx->export_json;
+	}
+	if (ctx->restarts_json != NULL) {
+		extra[info.nextras].key = "restarts";
+		extra[info.nextras++].raw_json = ctx->restarts_json;
+	}
+	if (ctx->lost_on_restart_json != NULL) {
+		extra[info.nextras].key = "lost_on_restart";
+		extra[info.nextras++].raw_json = ctx->lost_on_restart_json;
+	}
+	rc = summary_json_write(job->profile, &info, f);
+	free(overhead);
+	free(timeline);
+	return rc;
+}
+
+int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)
+{
+	static const struct {
+		const char *name;
+		int (*writer)(FILE *, void *);
+	} files[] = {
+		{OUTPUT_FILE_PPROF, outputs_pprof},
+		{OUTPUT_FILE_FOLDED, outputs_folded},
+		{OUTPUT_FILE_SVG, outputs_svg},
+		{OUTPUT_FILE_SUMMARY, outputs_summary},
+	};
+	struct outputs_job job;
+	char err[256];
+	size_t i;
+	int status = 0;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		memset(&job, 0, sizeof(job));
+		job.profile = p;
+		job.ctx = ctx;
+		if (output_file_write_atomic(ctx->dirfd, files[i].name, files[i].writer, &job, err,
+					     sizeof(err)) != 0) {
+			log_error("writing %s: %s%s%s", files[i].name, err, job.err[0] ? ": " : "", job.err);
+			status = -1;
+		}
+	}
+	return status;
+}

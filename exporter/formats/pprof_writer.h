@@ -1,0 +1,21 @@
+/*
+ * pprof encoder: a gzip'd perftools.profiles.Profile (exporter/formats/pprof.proto)
+ * readable by `go tool pprof` and by protoc --decode with the official schema.
+ *
+ * sample_type [samples/count, cpu/nanoseconds], period_type cpu/nanoseconds,
+ * period = profile_period_ns(). Samples list location ids leaf first and carry
+ * labels pid (num), tid (num, only when the stack saw one thread) and comm (str).
+ * Truncated stacks end (root side) in a "[truncated]" location.
+ */
+#ifndef LOWPROF_EXPORTER_PPROF_WRITER_H
+#define LOWPROF_EXPORTER_PPROF_WRITER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct profile;
+
+/* Returns 0, or a negative errno with a message in err. */
+int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * Per-process metadata the OTLP encoder needs and the profile model does not
+ * hold: the executable path (readlink /proc/PID/exe) and the container id
+ * (parsed from /proc/PID/cgroup).
+ *
+ * Read once, at first sight of a pid, and kept after the process exits, so a
+ * short-lived process still has its metadata when the interval's profile is
+ * encoded. A failed read is remembered too (no retry every interval). The
+ * cache is bounded: past max_entries, the oldest entry is forgotten.
+ *
+ * When the path cannot be had (a process already gone, a source without the
+ * privilege), it is unknown and the encoder falls back to the process's comm.
+ *
+ * Not thread-safe: the exporter's one thread owns it.
+ */
+#ifndef LOWPROF_EXPORTER_PROCESS_INFO_H
+#define LOWPROF_EXPORTER_PROCESS_INFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exporter/symbols/proc_source.h"
+
+/* A container id is 64 lowercase hex digits (docker, containerd, cri-o, podman). */
+#define PROCESS_INFO_CONTAINER_ID_LEN 64
+#define PROCESS_INFO_DEFAULT_MAX_ENTRIES 16384
+struct process_info {
+	uint32_t pid;
+	const char *exe_path;   /* "" when unknown; " (deleted)" suffix removed */
+	const char *exe_name;   /* basename of exe_path, "" when unknown */
+	char container_id[PROCESS_INFO_CONTAINER_ID_LEN + 1]; /* "" when none */
+};
+
+struct process_info_cache;
+
+/* src (not owned, outlives the cache) answers for the processes: the loader in
+ * a real run, a fixture directory in tests (exporter/symbols/proc_source.h).
+ * max_entries 0 = PROCESS_INFO_DEFAULT_MAX_ENTRIES. NULL on out of memory. */
+struct process_info_cache *process_info_new(struct proc_source *src, size_t max_entries);
+void process_info_free(struct process_info_cache *c);
+
+/* The pid's metadata, asked of the source at its first lookup. Never NULL:
+ * fields are "" when unknown. Valid until the entry
+ * is evicted (max_entries later lookups of new pids) or the cache is freed. */
+const struct process_info *process_info_lookup(struct process_info_cache *c, uint32_t pid);
+
+/* true and *out set when pid is cached; reads nothing. */
+bool process_info_peek(const struct process_info_cache *c, uint32_t pid,
+		       const struct process_info **out);
+
+size_t process_info_count(const struct process_info_cache *c);
+
+/* Parse the text of a /proc/PID/cgroup file (len bytes, not necessarily
+ * NUL-terminated) for a container id: docker, containerd, cri-o and podman, in
+ * systemd (docker-ID.scope, cri-containerd-ID.scope, crio-ID.scope,
+ * libpod-ID.scope) and cgroupfs (/docker/ID, /kubepods/.../ID) layouts.
+ * The cgroup v2 line ("0::") wins over v1 lines; within a path, the deepest
+ * match. Returns true and writes 64 lowercase hex digits + NUL into out. */
+bool process_info_parse_container_id(const char *text, size_t len,
+				     char out[PROCESS_INFO_CONTAINER_ID_LEN + 1]);
+
+#endif

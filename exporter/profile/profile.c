@@ -1,0 +1,508 @@
+/*
+ * The profile model: interned tables behind open-addressing hash indexes.
+ * A host profile has 100k+ distinct stacks, so nothing here scans a table.
+ */
+#include "exporter/profile/profile.h"
+#include "exporter/profile/profile_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Which table a lookup key belongs to; the eq callback reads it. */
+struct profile_key {
+	const struct profile *p;
+	const char *str;
+	const struct profile_mapping *mapping;
+	const struct profile_function *function;
+	const struct profile_location *location;
+	const struct profile_stack *stack;
+	const uint32_t *locs;
+};
+
+typedef bool (*profile_eq_fn)(const struct profile_key *key, uint32_t idx);
+
+static uint64_t profile_mix(uint64_t h, uint64_t v)
+{
+	/* splitmix64 finaliser over the running hash: cheap and well spread. */
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static uint32_t profile_hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int profile_grow(void **ptr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	n = realloc(*ptr, ncap * elem);
+	if (n == NULL)
+		return -ENOMEM;
+	*ptr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static int profile_htab_reserve(struct profile_htab *t)
+{
+	struct profile_slot *ns;
+	size_t ncap, i;
+
+	/* Keep the load at or under 3/4 after the coming insert. */
+	if (t->cap != 0 && (t->len + 1) * 4 <= t->cap * 3)
+		return 0;
+	ncap = t->cap ? t->cap * 2 : 64;
+	ns = calloc(ncap, sizeof(*ns));
+	if (ns == NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (t->slots[i].idx1 == 0)
+			continue;
+		j = t->slots[i].hash & (ncap - 1);
+		while (ns[j].idx1 != 0)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
+/* The slot holding a match, or the empty slot where it belongs (cap must be > 0). */
+static struct profile_slot *profile_htab_find(const struct profile_htab *t, uint32_t hash,
+					      profile_eq_fn eq, const struct profile_key *key)
+{
+	size_t j = hash & (t->cap - 1);
+
+	for (;;) {
+		struct profile_slot *s = &t->slots[j];
+
+		if (s->idx1 == 0)
+			return s;
+		if (s->hash == hash && eq(key, s->idx1 - 1))
+			return s;
+		j = (j + 1) & (t->cap - 1);
+	}
+}
+
+static bool profile_str_eq(const struct profile_key *k, uint32_t idx)
+{
+	return strcmp(k->p->strings[idx], k->str) == 0;
+}
+
+static bool profile_mapping_eq(const struct profile_key *k, uint32_t idx)
+{
+	const struct profile_mapping *m = &k->p->mappings[idx];
+
+	return m->filename == k->mapping->filename && m->build_id == k->mapping->build_id &&
+	       m->kernel == k->mapping->kernel;
+}
+
+static bool profile_function_eq(const struct profile_key *k, uint32_t idx)
+{
+	const struct profile_function *f = &k->p->functions[idx];
+
+	return f->name == k->function->name && f->filename == k->function->filename &&
+	       f->kernel == k->function->kernel;
+}
+
+/* Locations are keyed by (mapping, module_offset) for user frames in a mapping,
+ * by address otherwise; the function is part of the key so one location can
+ * never name two functions. */
+static bool profile_location_eq(const struct profile_key *k, uint32_t idx)
+{
+	const struct profile_location *l = &k->p->locations[idx];
+	const struct profile_location *w = k->location;
+
+	if (l->kernel != w->kernel || l->mapping != w->mapping || l->function != w->function)
+		return false;
+	if (!w->kernel && w->mapping != PROFILE_NO_MAPPING)
+		return l->module_offset == w->module_offset;
+	return l->address == w->address;
+}
+
+static bool profile_stack_eq(const struct profile_key *k, uint32_t idx)
+{
+	const struct profile_stack *s = &k->p->stacks[idx];
+	const struct profile_stack *w = k->stack;
+
+	if (s->pid != w->pid || s->comm != w->comm || s->truncated != w->truncated ||
+	    s->nlocations != w->nlocations)
+		return false;
+	if (w->nlocations == 0)
+		return true;
+	return memcmp(&k->p->pool[s->loc_offset], k->locs,
+		      (size_t)w->nlocations * sizeof(uint32_t)) == 0;
+}
+
+static int profile_intern(struct profile *p, const char *s, uint32_t *out)
+{
+	struct profile_key key = { .p = p, .str = s };
+	struct profile_slot *slot;
+	uint32_t hash = profile_hash_str(s);
+	char *copy;
+	int err;
+
+	err = profile_htab_reserve(&p->string_index);
+	if (err != 0)
+		return err;
+	slot = profile_htab_find(&p->string_index, hash, profile_str_eq, &key);
+	if (slot->idx1 != 0) {
+		*out = slot->idx1 - 1;
+		return 0;
+	}
+	if (p->nstrings >= UINT32_MAX - 1)
+		return -ENOMEM;
+	err = profile_grow((void **)&p->strings, &p->cap_strings, p->nstrings + 1,
+			   sizeof(*p->strings));
+	if (err != 0)
+		return err;
+	copy = strdup(s);
+	if (copy == NULL)
+		return -ENOMEM;
+	p->strings[p->nstrings] = copy;
+	p->string_bytes += strlen(s) + 1;
+	slot->idx1 = (uint32_t)p->nstrings + 1;
+	slot->hash = hash;
+	p->string_index.len++;
+	*out = (uint32_t)p->nstrings++;
+	return 0;
+}
+
+static int profile_intern_opt(struct profile *p, const char *s, uint32_t *out)
+{
+	if (s == NULL || s[0] == '\0') {
+		*out = 0;
+		return 0;
+	}
+	return profile_intern(p, s, out);
+}
+
+/* Insert-or-find shared by the mapping, function and location tables. */
+static int profile_table_put(struct profile_htab *t, uint32_t hash, profile_eq_fn eq,
+			     const struct profile_key *key, void **arr, size_t *n, size_t *cap,
+			     size_t elem, const void *entry, uint32_t *out)
+{
+	struct profile_slot *slot;
+	int err;
+
+	err = profile_htab_reserve(t);
+	if (err != 0)
+		return err;
+	slot = profile_htab_find(t, hash, eq, key);
+	if (slot->idx1 != 0) {
+		*out = slot->idx1 - 1;
+		return 0;
+	}
+	if (*n >= UINT32_MAX - 1)
+		return -ENOMEM;
+	err = profile_grow(arr, cap, *n + 1, elem);
+	if (err != 0)
+		return err;
+	memcpy((char *)*arr + *n * elem, entry, elem);
+	slot->idx1 = (uint32_t)*n + 1;
+	slot->hash = hash;
+	t->len++;
+	*out = (uint32_t)(*n)++;
+	return 0;
+}
+
+static int profile_put_mapping(struct profile *p, const struct frame *f, uint32_t *out)
+{
+	struct profile_mapping m = { 0 };
+	struct profile_key key = { .p = p, .mapping = &m };
+	uint32_t hash;
+	int err;
+
+	if (f->kernel) {
+		/* All kernel frames share one mapping (pprof and OTLP convention). */
+		if (p->kernel_mapping != PROFILE_NO_MAPPING) {
+			*out = p->kernel_mapping;
+			return 0;
+		}
+		err = profile_intern(p, PROFILE_KERNEL_MAPPING_NAME, &m.filename);
+		m.kernel = true;
+	} else {
+		err = profile_intern(p, f->module, &m.filename);
+		if (err == 0)
+			err = profile_intern_opt(p, f->build_id, &m.build_id);
+		m.memory_start = f->map_start;
+		m.memory_limit = f->map_end;
+		m.file_offset = f->map_file_offset;
+	}
+	if (err != 0)
+		return err;
+	hash = (uint32_t)profile_mix(profile_mix(m.filename, m.build_id), m.kernel);
+	err = profile_table_put(&p->mapping_index, hash, profile_mapping_eq, &key,
+				(void **)&p->mappings, &p->nmappings, &p->cap_mappings,
+				sizeof(m), &m, out);
+	if (err == 0 && f->kernel)
+		p->kernel_mapping = *out;
+	return err;
+}
+
+static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t *out)
+{
+	struct profile_function fn = { 0 };
+	struct profile_location loc = { 0 };
+	struct profile_key key = { .p = p };
+	uint32_t hash, func_idx;
+	int err;
+
+	err = profile_intern(p, f->function != NULL ? f->function : "[unknown]", &fn.name);
+	if (err == 0)
+		err = profile_intern_opt(p, f->module, &fn.filename);
+	if (err != 0)
+		return err;
+	fn.system_name = fn.name;
+	fn.kernel = f->kernel;
+	fn.symbolized = f->symbolized;
+	key.function = &fn;
+	hash = (uint32_t)profile_mix(profile_mix(fn.name, fn.filename), fn.kernel);
+	err = profile_table_put(&p->function_index, hash, profile_function_eq, &key,
+				(void **)&p->functions, &p->nfunctions, &p->cap_functions,
+				sizeof(fn), &fn, &func_idx);
+	if (err != 0)
+		return err;
+
+	loc.mapping = PROFILE_NO_MAPPING;
+	if (f->kernel || f->module != NULL) {
+		err = profile_put_mapping(p, f, &loc.mapping);
+		if (err != 0)
+			return err;
+	}
+	loc.function = func_idx;
+	loc.address = f->address;
+	loc.module_offset = f->module_offset;
+	loc.kernel = f->kernel;
+	if (!loc.kernel && loc.mapping != PROFILE_NO_MAPPING)
+		hash = (uint32_t)profile_mix(profile_mix(loc.mapping, loc.module_offset), func_idx);
+	else
+		hash = (uint32_t)profile_mix(profile_mix(loc.kernel, loc.address), func_idx);
+	key.location = &loc;
+	return profile_table_put(&p->location_index, hash, profile_location_eq, &key,
+				 (void **)&p->locations, &p->nlocations, &p->cap_locations,
+				 sizeof(loc), &loc, out);
+}
+
+static int profile_note_pid(struct profile *p, uint32_t pid)
+{
+	struct profile_htab *t = &p->pid_set;
+	struct profile_slot *slot;
+	size_t j;
+	int err;
+
+	err = profile_htab_reserve(t);
+	if (err != 0)
+		return err;
+	/* Probe by value: pids are unique keys, no side table needed. */
+	j = (size_t)profile_mix(0, pid) & (t->cap - 1);
+	for (;;) {
+		slot = &t->slots[j];
+		if (slot->idx1 == 0 || slot->idx1 == pid + 1)
+			break;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (slot->idx1 == 0) {
+		slot->idx1 = pid + 1;
+		slot->hash = (uint32_t)profile_mix(0, pid);
+		t->len++;
+	}
+	return 0;
+}
+
+struct profile *profile_new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+	uint32_t empty;
+
+	if (p == NULL)
+		return NULL;
+	p->kernel_mapping = PROFILE_NO_MAPPING;
+	/* pprof and OTLP both require string 0 to be "". */
+	if (profile_intern(p, "", &empty) != 0) {
+		profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nstrings; i++)
+		free(p->strings[i]);
+	free(p->strings);
+	free(p->string_index.slots);
+	free(p->mappings);
+	free(p->mapping_index.slots);
+	free(p->functions);
+	free(p->function_index.slots);
+	free(p->locations);
+	free(p->location_index.slots);
+	free(p->stacks);
+	free(p->stack_index.slots);
+	free(p->pool);
+	free(p->pid_set.slots);
+	free(p->scratch);
+	free(p);
+}
+
+int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+		       const struct frame *frames, size_t nframes, bool truncated,
+		       uint64_t count, uint64_t cpu_ns)
+{
+	struct profile_stack w = { 0 };
+	struct profile_key key = { .p = p, .stack = &w };
+	struct profile_slot *slot;
+	uint64_t hash;
+	size_t i;
+	int err;
+
+	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || pid == UINT32_MAX)
+		return -EINVAL;
+	if (nframes > PROFILE_MAX_FRAMES) {
+		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
+		nframes = PROFILE_MAX_FRAMES;
+		truncated = true;
+	}
+	err = profile_grow((void **)&p->scratch, &p->cap_scratch, nframes + 1, sizeof(uint32_t));
+	if (err != 0)
+		return err;
+	err = profile_intern(p, comm != NULL ? comm : "", &w.comm);
+	if (err != 0)
+		return err;
+	for (i = 0; i < nframes; i++) {
+		err = profile_put_frame(p, &frames[i], &p->scratch[i]);
+		if (err != 0)
+			return err;
+	}
+	w.pid = pid;
+	w.tid = tid;
+	w.truncated = truncated;
+	w.nlocations = (uint32_t)nframes;
+	w.count = count;
+	w.cpu_ns = cpu_ns;
+
+	hash = profile_mix(profile_mix(pid, w.comm), ((uint64_t)truncated << 32) | nframes);
+	for (i = 0; i < nframes; i++)
+		hash = profile_mix(hash, p->scratch[i]);
+	key.locs = p->scratch;
+
+	err = profile_htab_reserve(&p->stack_index);
+	if (err != 0)
+		return err;
+	slot = profile_htab_find(&p->stack_index, (uint32_t)hash, profile_stack_eq, &key);
+	if (slot->idx1 != 0) {
+		struct profile_stack *s = &p->stacks[slot->idx1 - 1];
+
+		s->count += count;
+		s->cpu_ns += cpu_ns;
+		if (s->tid != tid)
+			s->tid = 0; /* several threads: the pid label still holds */
+		p->samples += count;
+		p->cpu_ns += cpu_ns;
+		return 0;
+	}
+	if ((p->max_stacks != 0 && p->nstacks >= p->max_stacks) || p->nstacks >= UINT32_MAX - 1) {
+		p->dropped_samples += count;
+		p->dropped_cpu_ns += cpu_ns;
+		return -ENOSPC;
+	}
+	err = profile_grow((void **)&p->pool, &p->cap_pool, p->npool + nframes, sizeof(uint32_t));
+	if (err == 0)
+		err = profile_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1,
+				   sizeof(*p->stacks));
+	if (err == 0)
+		err = profile_note_pid(p, pid);
+	if (err != 0)
+		return err;
+	memcpy(&p->pool[p->npool], p->scratch, nframes * sizeof(uint32_t));
+	w.loc_offset = p->npool;
+	p->npool += nframes;
+	p->stacks[p->nstacks] = w;
+	slot->idx1 = (uint32_t)p->nstacks + 1;
+	slot->hash = (uint32_t)hash;
+	p->stack_index.len++;
+	p->nstacks++;
+	p->samples += count;
+	p->cpu_ns += cpu_ns;
+	return 0;
+}
+
+void profile_set_max_stacks(struct profile *p, size_t max_stacks)
+{
+	p->max_stacks = max_stacks;
+}
+
+void profile_set_time(struct profile *p, uint64_t start_unix_ns, uint64_t end_unix_ns)
+{
+	p->start_ns = start_unix_ns;
+	p->end_ns = end_unix_ns;
+}
+
+void profile_get_time(const struct profile *p, uint64_t *start_unix_ns, uint64_t *end_unix_ns)
+{
+	if (start_unix_ns != NULL)
+		*start_unix_ns = p->start_ns;
+	if (end_unix_ns != NULL)
+		*end_unix_ns = p->end_ns;
+}
+
+void profile_set_period(struct profile *p, uint64_t period_ns)
+{
+	p->period_ns = period_ns;
+}
+
+uint64_t profile_period_ns(const struct profile *p)
+{
+	if (p->period_ns != 0)
+		return p->period_ns;
+	if (p->samples == 0)
+		return 0;
+	/* The rate changes with the load tier, so the mean is the honest "typical" one. */
+	return p->cpu_ns / p->samples;
+}
+
+bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx)
+{
+	struct profile_key key = { .p = p, .str = s };
+	const struct profile_slot *slot;
+
+	if (p->string_index.cap == 0)
+		return false;
+	slot = profile_htab_find(&p->string_index, profile_hash_str(s), profile_str_eq, &key);
+	if (slot->idx1 == 0)
+		return false;
+	*idx = slot->idx1 - 1;
+	return true;
+}

@@ -1,0 +1,162 @@
+/*
+ * The profile model: one in-memory aggregate of symbolized stacks that every
+ * encoder (pprof, folded, SVG flame graph, summary.json, later OTLP) reads.
+ *
+ * It is built as OTLP and pprof want it: deduplicated tables of strings,
+ * mappings, functions and locations, and stacks that are lists of location
+ * indices plus per-stack pid/tid/comm. Every table is indexed by a hash table,
+ * so adding a sample costs O(frames), whatever the profile size.
+ *
+ * Memory bound: per distinct stack about 56 bytes + 8 bytes of hash slot
+ * + 4 bytes per frame; per location ~40 bytes, per function ~16 bytes, per
+ * mapping ~40 bytes, per string its length + ~24 bytes (all plus hash slots
+ * at <= 75% load). Code locations are bounded by the code that runs; stacks
+ * are what grows, so profile_set_max_stacks() caps them: past the cap, samples
+ * of new distinct stacks are dropped and counted (profile_totals.dropped_*),
+ * samples of known stacks still aggregate. profile_get_totals() reports the
+ * number of stacks and the heap bytes in use.
+ *
+ * Not thread-safe: one exporter thread owns a profile.
+ */
+#ifndef LOWPROF_EXPORTER_PROFILE_H
+#define LOWPROF_EXPORTER_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exporter/profile/frame.h"
+
+/* Shown as the outermost (root-side) frame of every stack cut by the depth limit. */
+#define PROFILE_TRUNCATED_NAME "[truncated]"
+/* The one mapping all kernel frames share. */
+#define PROFILE_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+/* profile_location.mapping for a frame that lies in no known mapping. */
+#define PROFILE_NO_MAPPING UINT32_MAX
+/* Deeper stacks are cut to this many leaf-side frames and marked truncated. */
+#define PROFILE_MAX_FRAMES 1024
+
+struct profile;
+
+/* Table entries. Every uint32_t naming a string is an index for profile_string(). */
+struct profile_mapping {
+	uint32_t filename;      /* module path, "[kernel.kallsyms]" for the kernel */
+	uint32_t build_id;      /* lowercase hex, 0 ("") when unknown */
+	/* Bounds of the first mapping seen for this (file, build-id), 0 when unknown:
+	 * the same file sits at different addresses in different processes. */
+	uint64_t memory_start;
+	uint64_t memory_limit;
+	uint64_t file_offset;
+	bool kernel;
+};
+
+struct profile_function {
+	uint32_t name;
+	uint32_t system_name;   /* the symbolizer gives one name; same as name today */
+	uint32_t filename;      /* module (kernel module name for kernel frames), 0 when none */
+	bool kernel;
+	bool symbolized;
+};
+
+struct profile_location {
+	uint32_t mapping;       /* mapping index or PROFILE_NO_MAPPING */
+	uint32_t function;      /* function index */
+	uint64_t address;       /* raw address of the first frame seen here */
+	uint64_t module_offset; /* file offset (user) or address - module base (kernel) */
+	bool kernel;
+};
+
+struct profile_stack {
+	uint32_t pid;
+	uint32_t tid;           /* 0 when samples of several threads were merged */
+	uint32_t comm;          /* string index */
+	uint32_t nlocations;
+	bool truncated;
+	uint64_t count;
+	uint64_t cpu_ns;
+	size_t loc_offset;      /* private: use profile_stack_locations() */
+};
+
+struct profile_totals {
+	uint64_t samples;       /* sum of counts over all stacks */
+	uint64_t cpu_ns;
+	size_t stacks;          /* distinct stacks */
+	size_t pids;            /* distinct pids */
+	size_t locations, functions, mappings, strings;
+	uint64_t dropped_samples; /* refused by the max-stacks cap */
+	uint64_t dropped_cpu_ns;
+	size_t memory_bytes;    /* heap held by the model */
+};
+
+struct profile_top_entry {
+	uint32_t function;      /* function index */
+	const char *name;       /* valid while the profile lives */
+	const char *module;     /* "" when none */
+	bool kernel;
+	uint64_t self_samples;  /* samples with this function as leaf */
+	double self_pct;        /* of all samples, 0..100 */
+};
+
+enum profile_order {
+	PROFILE_LEAF_FIRST,
+	PROFILE_ROOT_FIRST,
+};
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Frames are leaf first (kernel frames, then user frames, as sampled). Stacks
+ * with the same pid, comm, truncated flag and frames aggregate.
+ * Returns 0, -EINVAL (bad arguments, count 0), -ENOMEM, or -ENOSPC when a new
+ * stack was refused by the max-stacks cap (its samples are counted as dropped). */
+int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+		       const struct frame *frames, size_t nframes, bool truncated,
+		       uint64_t count, uint64_t cpu_ns);
+
+/* 0 = unlimited (the default). */
+void profile_set_max_stacks(struct profile *p, size_t max_stacks);
+
+void profile_set_time(struct profile *p, uint64_t start_unix_ns, uint64_t end_unix_ns);
+void profile_get_time(const struct profile *p, uint64_t *start_unix_ns, uint64_t *end_unix_ns);
+
+/* The sampling period: the value set, else the mean cpu_ns per sample, else 0. */
+void profile_set_period(struct profile *p, uint64_t period_ns);
+uint64_t profile_period_ns(const struct profile *p);
+
+void profile_get_totals(const struct profile *p, struct profile_totals *out);
+
+/* Up to n functions by self samples, most first (ties by name). Returns how many. */
+size_t profile_top_functions(const struct profile *p, size_t n, struct profile_top_entry out[]);
+
+/* Tables. Index 0 of the string table is always "". */
+size_t profile_string_count(const struct profile *p);
+const char *profile_string(const struct profile *p, uint32_t idx);
+/* true and *idx set when s is already interned. */
+bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx);
+
+size_t profile_mapping_count(const struct profile *p);
+const struct profile_mapping *profile_mapping_at(const struct profile *p, uint32_t idx);
+size_t profile_function_count(const struct profile *p);
+const struct profile_function *profile_function_at(const struct profile *p, uint32_t idx);
+size_t profile_location_count(const struct profile *p);
+const struct profile_location *profile_location_at(const struct profile *p, uint32_t idx);
+
+/* Stacks, in insertion order. Pointers stay valid until the next add. */
+size_t profile_stack_count(const struct profile *p);
+const struct profile_stack *profile_stack_at(const struct profile *p, size_t idx);
+/* The stack's location indices, leaf first (s->nlocations of them). */
+const uint32_t *profile_stack_locations(const struct profile *p, const struct profile_stack *s);
+/* The i-th location of a stack in the given order (i < s->nlocations). */
+uint32_t profile_stack_location(const struct profile *p, const struct profile_stack *s,
+				uint32_t i, enum profile_order order);
+/* Shortcut: the function of the i-th frame in the given order. */
+const struct profile_function *profile_stack_function(const struct profile *p,
+						      const struct profile_stack *s,
+						      uint32_t i, enum profile_order order);
+
+/* Length (1-4) of the valid UTF-8 sequence starting at s (left bytes available),
+ * or 0 when it is invalid (overlong, surrogate, > U+10FFFF, cut short). Names come
+ * from untrusted binaries and processes, so every text encoder checks them. */
+size_t profile_utf8_len(const unsigned char *s, size_t left);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * The profile model's private state, shared by profile.c (the write side:
+ * interning and aggregation) and profile_read.c (totals, top functions and
+ * the accessors the encoders use). Nothing outside those two includes it.
+ */
+#ifndef LOWPROF_EXPORTER_PROFILE_INTERNAL_H
+#define LOWPROF_EXPORTER_PROFILE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exporter/profile/profile.h"
+
+/* Open addressing with linear probing. A slot holds index + 1 (0 = empty) and
+ * the entry's hash, so growing never needs to rehash the entries themselves. */
+struct profile_slot {
+	uint32_t idx1;
+	uint32_t hash;
+};
+
+struct profile_htab {
+	struct profile_slot *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t len;
+};
+
+struct profile {
+	char **strings;
+	size_t nstrings, cap_strings, string_bytes;
+	struct profile_htab string_index;
+
+	struct profile_mapping *mappings;
+	size_t nmappings, cap_mappings;
+	struct profile_htab mapping_index;
+
+	struct profile_function *functions;
+	size_t nfunctions, cap_functions;
+	struct profile_htab function_index;
+
+	struct profile_location *locations;
+	size_t nlocations, cap_locations;
+	struct profile_htab location_index;
+
+	struct profile_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct profile_htab stack_index;
+
+	uint32_t *pool; /* every stack's location indices, leaf first */
+	size_t npool, cap_pool;
+
+	struct profile_htab pid_set; /* idx1 holds pid + 1 */
+
+	uint32_t *scratch; /* the stack being added */
+	size_t cap_scratch;
+
+	uint32_t kernel_mapping;
+	size_t max_stacks;
+	uint64_t start_ns, end_ns, period_ns;
+	uint64_t samples, cpu_ns, dropped_samples, dropped_cpu_ns;
+};
+
+#endif

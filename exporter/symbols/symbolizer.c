@@ -1,0 +1,683 @@
+#include "exporter/symbols/symbolizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "exporter/symbols/elf_symbols.h"
+#include "exporter/symbols/kallsyms.h"
+#include "exporter/symbols/proc_maps.h"
+#include "exporter/symbols/proc_source.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+/* A pid's maps are re-read for an unknown address at most this often. */
+#define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
+/* A file we could not open (process gone, no access) is tried again after this. */
+#define SYM_FILE_RETRY_NS (10 * NSEC_PER_SEC)
+/* The loader did not answer (restarting): a file or kallsyms is asked again after this. */
+#define SYM_AGAIN_RETRY_NS NSEC_PER_SEC
+/* The vDSO image is a few pages; a header claiming more is not believed. */
+#define SYM_VDSO_MAX (1u << 20)
+#define SYM_BUCKETS 1024 /* power of two; chains absorb larger limits */
+
+static const char SYM_UNKNOWN[] = "[unknown]";
+static const char SYM_KERNEL[] = "[kernel.kallsyms]";
+static const char SYM_VDSO[] = "[vdso]";
+static const char SYM_ANON[] = "[anon]";
+
+/* Intrusive LRU list: most recently used at head.next. */
+struct lru {
+	struct lru *prev, *next;
+};
+
+struct sym_pid {
+	struct lru lru; /* first member: a struct lru * is a struct sym_pid * */
+	struct sym_pid *hnext;
+	uint32_t pid;
+	struct proc_maps *maps; /* NULL until a read succeeds */
+	uint64_t read_at_ns;
+};
+
+struct sym_file {
+	struct lru lru; /* first member */
+	struct sym_file *hnext;
+	uint64_t dev, inode;
+	struct elf_symbols *elf; /* NULL: could not be read */
+	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
+	const char *build_id;    /* interned */
+	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
+};
+
+struct intern_node {
+	struct intern_node *next;
+	uint64_t hash;
+	char str[];
+};
+
+struct symbolizer {
+	struct sym_pid *pids[SYM_BUCKETS];
+	struct sym_file *files[SYM_BUCKETS];
+	struct lru pid_lru, file_lru;
+	size_t npids, nfiles, max_pids, max_files;
+	struct intern_node **strings;
+	size_t nstrings, string_buckets;
+	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
+	struct kallsyms *kallsyms;
+	bool kallsyms_done;       /* loaded, or failed for good */
+	bool kallsyms_reported;
+	uint64_t kallsyms_retry_ns;
+	char kernel_note[256];
+	struct elf_symbols *vdso;
+	const char *vdso_build_id;
+	struct symbolizer_stats stats;
+};
+
+static uint64_t sym_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void lru_unlink(struct lru *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+}
+
+static void lru_push_front(struct lru *head, struct lru *n)
+{
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+}
+
+static uint64_t sym_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t sym_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */
+static const char *sym_intern(struct symbolizer *s, const char *str)
+{
+	uint64_t h = sym_hash_str(str);
+	struct intern_node *n;
+	size_t len = strlen(str), b;
+
+	for (n = s->strings[h & (s->string_buckets - 1)]; n; n = n->next)
+		if (n->hash == h && strcmp(n->str, str) == 0)
+			return n->str;
+	if (s->nstrings >= s->string_buckets) {
+		size_t nb = s->string_buckets * 2, i;
+		struct intern_node **grown = calloc(nb, sizeof(*grown));
+
+		if (grown) {
+			for (i = 0; i < s->string_buckets; i++) {
+				while (s->strings[i]) {
+					n = s->strings[i];
+					s->strings[i] = n->next;
+					n->next = grown[n->hash & (nb - 1)];
+					grown[n->hash & (nb - 1)] = n;
+				}
+			}
+			free(s->strings);
+			s->strings = grown;
+			s->string_buckets = nb;
+		}
+	}
+	n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return NULL;
+	n->hash = h;
+	memcpy(n->str, str, len + 1);
+	b = h & (s->string_buckets - 1);
+	n->next = s->strings[b];
+	s->strings[b] = n;
+	s->nstrings++;
+	return n->str;
+}
+
+static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return sym_intern(s, buf);
+}
+
+static struct sym_pid **pid_slot(struct symbolizer *s, uint32_t pid)
+{
+	struct sym_pid **pp = &s->pids[sym_mix(pid) & (SYM_BUCKETS - 1)];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+static void pid_remove(struct symbolizer *s, struct sym_pid *p)
+{
+	struct sym_pid **pp = pid_slot(s, p->pid);
+
+	*pp = p->hnext;
+	lru_unlink(&p->lru);
+	proc_maps_free(p->maps);
+	free(p);
+	s->npids--;
+}
+
+static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
+{
+	struct sym_file **pp = &s->files[sym_mix(dev * 31 + inode) & (SYM_BUCKETS - 1)];
+
+	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode))
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+static void file_remove(struct symbolizer *s, struct sym_file *f)
+{
+	struct sym_file **pp = file_slot(s, f->dev, f->inode);
+
+	*pp = f->hnext;
+	lru_unlink(&f->lru);
+	elf_symbols_free(f->elf);
+	elf_symbols_free(f->debug);
+	free(f);
+	s->nfiles--;
+}
+
+static void sym_evict(struct symbolizer *s)
+{
+	while (s->npids > s->max_pids) {
+		pid_remove(s, (struct sym_pid *)s->pid_lru.prev);
+		s->stats.evictions++;
+	}
+	while (s->nfiles > s->max_files) {
+		file_remove(s, (struct sym_file *)s->file_lru.prev);
+		s->stats.evictions++;
+	}
+}
+
+/* Parse the maps behind fd (or nothing for -errno) into p; on failure (process
+ * gone) the maps already held are kept. Closes fd. */
+static void pid_take_maps(struct symbolizer *s, struct sym_pid *p, int fd, uint64_t now)
+{
+	struct proc_maps *m = NULL;
+	char err[256];
+	int rc;
+
+	p->read_at_ns = now;
+	s->stats.maps_reads++;
+	if (fd < 0)
+		return;
+	rc = proc_maps_read_fd(fd, "maps", &m, err, sizeof(err));
+	close(fd);
+	if (rc != 0)
+		return;
+	proc_maps_free(p->maps);
+	p->maps = m;
+}
+
+static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
+{
+	pid_take_maps(s, p, proc_source_open_maps(s->src, p->pid), now);
+}
+
+/* A new cache entry for pid (not cached yet), without its maps. NULL: out of memory. */
+static struct sym_pid *pid_new(struct symbolizer *s, struct sym_pid **pp, uint32_t pid)
+{
+	struct sym_pid *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	*pp = p;
+	lru_push_front(&s->pid_lru, &p->lru);
+	s->npids++;
+	return p;
+}
+
+static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
+{
+	struct sym_pid **pp = pid_slot(s, pid);
+	struct sym_pid *p = *pp;
+
+	if (p) {
+		lru_unlink(&p->lru);
+		lru_push_front(&s->pid_lru, &p->lru);
+		return p;
+	}
+	p = pid_new(s, pp, pid);
+	if (!p)
+		return NULL;
+	pid_read_maps(s, p, now);
+	sym_evict(s);
+	return p;
+}
+
+void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t n)
+{
+	uint32_t want[SYMBOLIZER_PREFETCH_MAX];
+	int fds[SYMBOLIZER_PREFETCH_MAX];
+	uint64_t now = sym_now_ns();
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n && k < SYMBOLIZER_PREFETCH_MAX; i++) {
+		if (*pid_slot(s, pids[i]) != NULL)
+			continue;
+		for (j = 0; j < k && want[j] != pids[i]; j++)
+			;
+		if (j == k)
+			want[k++] = pids[i];
+	}
+	if (k == 0)
+		return;
+	proc_source_open_maps_many(s->src, want, k, fds);
+	for (i = 0; i < k; i++) {
+		struct sym_pid **pp = pid_slot(s, want[i]);
+		struct sym_pid *p = pid_new(s, pp, want[i]);
+
+		if (p == NULL) {
+			if (fds[i] >= 0)
+				close(fds[i]);
+			continue;
+		}
+		pid_take_maps(s, p, fds[i], now);
+	}
+	sym_evict(s);
+}
+
+/*
+ * A stripped binary (no .symtab) may have its full symbol table in a separate
+ * debug file found by build id, as Debian's -dbgsym packages install them.
+ * Accepted only when its own build id is the same.
+ */
+static struct elf_symbols *file_debug_symbols(struct symbolizer *s, const char *build_id)
+{
+	struct elf_symbols *dbg = NULL;
+	char err[128];
+	const char *id;
+	int fd;
+
+	if (strlen(build_id) < 3)
+		return NULL;
+	fd = proc_source_open_debug_file(s->src, build_id);
+	if (fd < 0)
+		return NULL;
+	if (elf_symbols_open_fd(fd, &dbg, err, sizeof(err)) == 0) {
+		id = elf_symbols_build_id(dbg);
+		if (id == NULL || strcmp(id, build_id) != 0 || elf_symbols_count(dbg) == 0) {
+			elf_symbols_free(dbg);
+			dbg = NULL;
+		}
+	}
+	close(fd);
+	return dbg;
+}
+
+static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
+				 const struct proc_maps_entry *e, uint64_t now)
+{
+	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
+	struct sym_file **pp = file_slot(s, dev, e->inode);
+	struct sym_file *f = *pp;
+	char err[256];
+	int fd;
+
+	if (f) {
+		lru_unlink(&f->lru);
+		lru_push_front(&s->file_lru, &f->lru);
+		if (f->elf || now < f->retry_at_ns)
+			return f;
+	} else {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return NULL;
+		f->dev = dev;
+		f->inode = e->inode;
+		*pp = f;
+		lru_push_front(&s->file_lru, &f->lru);
+		s->nfiles++;
+	}
+	fd = proc_source_open_mapped_file(s->src, pid, e);
+	if (fd < 0) {
+		f->retry_at_ns = now + (fd == -EAGAIN ? SYM_AGAIN_RETRY_NS : SYM_FILE_RETRY_NS);
+		s->stats.file_errors++;
+	} else {
+		if (elf_symbols_open_fd(fd, &f->elf, err, sizeof(err)) == 0) {
+			if (elf_symbols_build_id(f->elf))
+				f->build_id = sym_intern(s, elf_symbols_build_id(f->elf));
+			if (f->build_id != NULL && !elf_symbols_has_symtab(f->elf))
+				f->debug = file_debug_symbols(s, f->build_id);
+		} else {
+			/* Not an ELF we can read: it will not become one. */
+			f->retry_at_ns = UINT64_MAX;
+			s->stats.file_errors++;
+		}
+		close(fd);
+	}
+	sym_evict(s);
+	/* With max_files of 1 the entry just made is never the one evicted (it is newest). */
+	return f;
+}
+
+static void frame_unknown(struct frame *out, uint64_t addr, bool kernel)
+{
+	memset(out, 0, sizeof(*out));
+	out->function = SYM_UNKNOWN;
+	out->address = addr;
+	out->kernel = kernel;
+}
+
+static const char *sym_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out)
+{
+	uint64_t now = sym_now_ns(), vaddr, off;
+	const struct proc_maps_entry *e = NULL;
+	const struct elf_symbols *elf = NULL, *debug = NULL;
+	const char *name = NULL, *module, *build_id = NULL, *function;
+	struct sym_pid *p;
+
+	frame_unknown(out, addr, false);
+	s->stats.lookups++;
+	s->stats.misses++; /* taken back below when a name is found */
+	p = pid_get(s, pid, now);
+	if (!p)
+		return -ENOMEM;
+	if (p->maps)
+		e = proc_maps_find(p->maps, addr);
+	if (!e && now - p->read_at_ns >= SYM_MAPS_REFRESH_NS) {
+		pid_read_maps(s, p, now);
+		if (p->maps)
+			e = proc_maps_find(p->maps, addr);
+	}
+	if (!e)
+		return 0;
+	out->map_start = e->start;
+	out->map_end = e->end;
+	out->map_file_offset = e->offset;
+	if (e->path[0] == '\0') {
+		/* Anonymous memory (JIT code): no file, so the offset is into the mapping. */
+		off = addr - e->start;
+		module = SYM_ANON;
+	} else {
+		off = addr - e->start + e->offset;
+		module = strcmp(e->path, SYM_VDSO) == 0 ? SYM_VDSO : sym_intern(s, e->path);
+	}
+	if (!module)
+		return -ENOMEM;
+	out->module = module;
+	out->module_offset = off;
+	if (module == SYM_VDSO) {
+		elf = s->vdso;
+		build_id = s->vdso_build_id;
+	} else if (e->inode != 0 && e->path[0] == '/' && proc_maps_entry_exec(e)) {
+		struct sym_file *f = file_get(s, pid, e, now);
+
+		if (!f)
+			return -ENOMEM;
+		elf = f->elf;
+		debug = f->debug;
+		build_id = f->build_id;
+	}
+	out->build_id = build_id;
+	/* The binary maps offsets to addresses; its debug file, when there is one,
+	 * has the full symbol table at the same addresses. */
+	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
+		if (debug != NULL)
+			name = elf_symbols_lookup(debug, vaddr, NULL);
+		if (name == NULL)
+			name = elf_symbols_lookup(elf, vaddr, NULL);
+	}
+	if (name) {
+		function = sym_intern(s, name);
+		out->symbolized = function != NULL;
+		if (out->symbolized)
+			s->stats.misses--;
+	} else {
+		function = sym_internf(s, "%s+0x%" PRIx64, sym_basename(module), off);
+	}
+	if (!function)
+		return -ENOMEM;
+	out->function = function;
+	return 0;
+}
+
+static void sym_load_kallsyms(struct symbolizer *s);
+static void sym_report_kallsyms(struct symbolizer *s);
+
+int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out)
+{
+	struct kallsyms_result r;
+	uint64_t base;
+	const char *function, *module = SYM_KERNEL;
+
+	sym_load_kallsyms(s);
+	sym_report_kallsyms(s);
+	base = kallsyms_core_base(s->kallsyms);
+	frame_unknown(out, addr, true);
+	s->stats.lookups++;
+	if (kallsyms_lookup(s->kallsyms, addr, &r) == 0) {
+		function = sym_intern(s, r.name);
+		if (r.module)
+			module = sym_intern(s, r.module);
+		out->symbolized = true;
+		out->module_offset = addr - r.module_base;
+	} else {
+		function = sym_internf(s, "[kernel]+0x%" PRIx64, addr);
+		out->module_offset = base && addr >= base ? addr - base : 0;
+		s->stats.misses++;
+	}
+	out->module = module;
+	if (!function || !module) {
+		frame_unknown(out, addr, true);
+		return -ENOMEM;
+	}
+	out->function = function;
+	return 0;
+}
+
+bool symbolizer_load_kernel_symbols(struct symbolizer *s)
+{
+	sym_load_kallsyms(s);
+	sym_report_kallsyms(s);
+	return s->kallsyms_done;
+}
+
+void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
+{
+	struct sym_pid *p = *pid_slot(s, pid);
+
+	if (p)
+		pid_remove(s, p);
+}
+
+void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files)
+{
+	s->max_pids = max_pids ? max_pids : 1;
+	s->max_files = max_files ? max_files : 1;
+	sym_evict(s);
+}
+
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
+{
+	*out = s->stats;
+	out->pids_cached = s->npids;
+	out->files_cached = s->nfiles;
+	out->kernel_symbols = s->kallsyms ? kallsyms_count(s->kallsyms) : 0;
+	out->kernel_restricted = kallsyms_restricted(s->kallsyms);
+}
+
+const char *symbolizer_kernel_note(const struct symbolizer *s)
+{
+	return s->kernel_note[0] ? s->kernel_note : NULL;
+}
+
+/*
+ * kallsyms at the first kernel frame, not at creation: the exporter starts
+ * before the loader that hands it over. Asked again while the loader does not
+ * answer; any other failure is final and explained by symbolizer_kernel_note().
+ */
+static void sym_load_kallsyms(struct symbolizer *s)
+{
+	uint64_t now;
+	char err[200];
+	int fd, rc;
+
+	if (s->kallsyms_done)
+		return;
+	now = sym_now_ns();
+	if (now < s->kallsyms_retry_ns)
+		return;
+	fd = proc_source_open_kallsyms(s->src);
+	if (fd == -EAGAIN) {
+		s->kallsyms_retry_ns = now + SYM_AGAIN_RETRY_NS;
+		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms not yet received from the loader");
+		return;
+	}
+	s->kallsyms_done = true;
+	if (fd < 0) {
+		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", strerror(-fd));
+		return;
+	}
+	rc = kallsyms_load_fd(fd, "kallsyms", &s->kallsyms, err, sizeof(err));
+	close(fd);
+	if (rc != 0) {
+		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
+		return;
+	}
+	s->kernel_note[0] = '\0';
+	if (kallsyms_restricted(s->kallsyms))
+		snprintf(s->kernel_note, sizeof(s->kernel_note),
+			 "kallsyms shows only zero addresses (kptr_restrict): reading it needs CAP_SYSLOG");
+}
+
+/* Said once, when kallsyms has been settled: why kernel frames will be unnamed. */
+static void sym_report_kallsyms(struct symbolizer *s)
+{
+	if (s->kallsyms_reported || !s->kallsyms_done)
+		return;
+	s->kallsyms_reported = true;
+	if (s->kernel_note[0] != '\0')
+		log_warn("kernel frames unnamed: %s", s->kernel_note);
+	else
+		log_debug("kernel symbols: %zu", kallsyms_count(s->kallsyms));
+}
+
+/* The vDSO image's extent from its own ELF headers (it is the kernel's, whole
+ * in memory): the end of the section headers or of the last segment. 0 if odd. */
+static size_t sym_vdso_size(uint64_t base)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
+	const Elf64_Phdr *ph;
+	uint64_t end;
+	unsigned i;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > SYM_VDSO_MAX)
+		return 0;
+	end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	ph = (const Elf64_Phdr *)(uintptr_t)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum && i < 64; i++) {
+		if (ph[i].p_offset + ph[i].p_filesz > end)
+			end = ph[i].p_offset + ph[i].p_filesz;
+	}
+	return end <= SYM_VDSO_MAX ? (size_t)end : 0;
+}
+
+/* Every process maps the same vDSO as ours: read it once from our own memory. */
+static void sym_load_vdso(struct symbolizer *s)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	size_t size = base ? sym_vdso_size(base) : 0;
+	char err[256];
+
+	if (size > 0 &&
+	    elf_symbols_open_mem((const void *)(uintptr_t)base, size, &s->vdso, err, sizeof(err)) == 0 &&
+	    elf_symbols_build_id(s->vdso))
+		s->vdso_build_id = sym_intern(s, elf_symbols_build_id(s->vdso));
+}
+
+struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		goto nomem;
+	s->pid_lru.prev = s->pid_lru.next = &s->pid_lru;
+	s->file_lru.prev = s->file_lru.next = &s->file_lru;
+	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
+	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
+	s->src = src;
+	s->string_buckets = 4096;
+	s->strings = calloc(s->string_buckets, sizeof(*s->strings));
+	if (!s->strings)
+		goto nomem;
+	sym_load_vdso(s);
+	return s;
+nomem:
+	snprintf(err, errlen, "out of memory creating the symbolizer");
+	symbolizer_free(s);
+	return NULL;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	while (s->npids)
+		pid_remove(s, (struct sym_pid *)s->pid_lru.next);
+	while (s->nfiles)
+		file_remove(s, (struct sym_file *)s->file_lru.next);
+	for (i = 0; s->strings && i < s->string_buckets; i++) {
+		while (s->strings[i]) {
+			struct intern_node *n = s->strings[i];
+
+			s->strings[i] = n->next;
+			free(n);
+		}
+	}
+	free(s->strings);
+	kallsyms_free(s->kallsyms);
+	elf_symbols_free(s->vdso);
+	free(s);
+}

@@ -1,0 +1,108 @@
+/*
+ * The exporter's symbolizer: names raw sampled addresses (pid + user
+ * instruction pointer, or kernel instruction pointer) as struct frame.
+ *
+ Everything outside the exporter's own memory comes from a proc_source
+ * (exporter/symbols/proc_source.h): in a real run the loader hands it over, since the
+ * exporter may open no path.
+ *
+ * User frames: a pid's maps are read the first time the pid is seen and kept
+ * after the process exits (short-lived processes are still named); they are
+ * re-read, at most once per second per pid, when an address falls in no known
+ * mapping. Mapped files come from the source checked against the mapping's
+ * inode; their symbol tables (and those of separate debug files found by
+ * build id) are cached by (device, inode) and shared by every process. vDSO
+ * frames resolve from the exporter's own vDSO.
+ *
+ * Kernel frames: from kallsyms, asked for at the first kernel frame.
+ *
+ * Memory: at most max_pids process maps and max_files symbol tables are
+ * cached, least recently used evicted first. Strings in returned frames are
+ * interned and stay valid until symbolizer_free(), whatever is evicted.
+ * Not thread-safe: one symbolizer per thread.
+ */
+#ifndef LOWPROF_EXPORTER_SYMBOLIZER_H
+#define LOWPROF_EXPORTER_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exporter/profile/frame.h"
+#include "exporter/symbols/proc_source.h"
+
+#define SYMBOLIZER_DEFAULT_MAX_PIDS 4096
+#define SYMBOLIZER_DEFAULT_MAX_FILES 1024
+
+struct symbolizer;
+
+struct symbolizer_stats {
+	size_t pids_cached;
+	size_t files_cached;
+	uint64_t lookups;     /* frames asked for, user and kernel */
+	uint64_t misses;      /* frames returned without a symbol name */
+	uint64_t maps_reads;  /* /proc/PID/maps reads: first sight and refreshes */
+	uint64_t file_errors; /* mapped files that could not be opened or parsed */
+	uint64_t evictions;   /* pids and files dropped by the memory bound */
+	size_t kernel_symbols;
+	bool kernel_restricted; /* kallsyms read, but every address was zero */
+};
+
+/*
+ * src (not owned; it must outlive the symbolizer) gives maps, files and
+ * kallsyms. A kallsyms that cannot be had or is restricted is not an error:
+ * kernel frames are then unnamed and symbolizer_kernel_note() says why.
+ * Returns NULL only when out of memory, with a reason in err.
+ */
+struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen);
+
+/* Change the cache bounds (minimum 1 each); evicts at once if over them. */
+void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
+
+/* Most pids symbolizer_prefetch_pids asks for at once. */
+#define SYMBOLIZER_PREFETCH_MAX 64
+
+/*
+ * Read the maps of the pids not yet cached among pids[0..n) in one go (the
+ * broker pipelines the requests): call it with a batch's pids before
+ * symbolizing the batch, so that new processes cost one round trip to the
+ * loader together rather than one each. Duplicates and cached pids are
+ * skipped; at most SYMBOLIZER_PREFETCH_MAX are asked for.
+ */
+void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t n);
+
+/*
+ * Fill *out for user address addr of process pid. Every field is set: an
+ * address in a mapping without a symbol is "basename+0xFILEOFFSET", one in no
+ * mapping is "[unknown]" with module NULL. Returns 0, or -ENOMEM (then *out
+ * is still a valid "[unknown]" frame).
+ */
+int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out);
+
+/*
+ * Fill *out for kernel address addr: module "[kernel.kallsyms]" or the kernel
+ * module's name; unnamed addresses are "[kernel]+0xADDR". Returns 0 or -ENOMEM.
+ */
+int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out);
+
+/*
+ * Drop the cached maps of pid: call it once its exit (or exec) has been seen
+ * and every sample referring to it symbolized, so a reused pid is read afresh.
+ */
+void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
+
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
+
+/*
+ * Ask for kallsyms now rather than at the first kernel frame (its parse costs
+ * tens of milliseconds, better spent before sampling starts). false when it
+ * could not be had yet: the first kernel frame asks again.
+ */
+bool symbolizer_load_kernel_symbols(struct symbolizer *s);
+
+/* Why kernel frames are unnamed ("kptr_restrict ..."), or NULL when they can be named. */
+const char *symbolizer_kernel_note(const struct symbolizer *s);
+
+void symbolizer_free(struct symbolizer *s);
+
+#endif
