@@ -6,21 +6,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hash.h"
+
 #define STATE_MAGIC "LPEXST01"
 #define STATE_NFIELDS 7
 /* magic, run id, the u64 fields, checksum: little-endian, no padding. */
 #define STATE_RECORD_SIZE (8 + 32 + 8 * STATE_NFIELDS + 8)
 
+/* FNV-1a: catches a stray or partial write. */
 static uint64_t state_checksum(const unsigned char *buf, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a: catches a stray or partial write */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= buf[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return hash_fnv1a64(buf, len);
 }
 
 static void state_fields(const struct exporter_state *st, uint64_t f[STATE_NFIELDS])

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/array_grow.h"
+#include "common/hash.h"
 #include "exporter/formats/folded_writer.h"
 #include "exporter/profile/profile.h"
 
@@ -112,15 +114,8 @@ static int fg_child(struct fg_tree *t, uint32_t parent, uint32_t name, uint8_t k
 		}
 		j = (j + 1) & (t->nslots - 1);
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct fg_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
-
-		if (nn == NULL)
-			return -ENOMEM;
-		t->nodes = nn;
-		t->cap = ncap;
-	}
+	if (array_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof(*t->nodes)) != 0)
+		return -ENOMEM;
 	nd = &t->nodes[t->n];
 	memset(nd, 0, sizeof(*nd));
 	nd->name = name;
@@ -240,13 +235,9 @@ static size_t fg_char_count(const char *str)
 
 static void fg_colour(const struct fg_node *nd, const char *name, unsigned int rgb[3])
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = hash_fnv1a32_update(HASH_FNV1A32_SEED, name, strlen(name));
 	double v1, v2, v3;
 
-	for (; *name != '\0'; name++) {
-		h ^= (unsigned char)*name;
-		h *= 16777619u;
-	}
 	v1 = (double)(h & 0xff) / 255.0;
 	v2 = (double)((h >> 8) & 0xff) / 255.0;
 	v3 = (double)((h >> 16) & 0xff) / 255.0;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/array_grow.h"
 #include "exporter/profile/frame.h"
 #include "exporter/formats/pprof.pb-c.h"
 #include "exporter/profile/profile.h"
@@ -40,7 +41,7 @@ static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, siz
 			       char *err, size_t errlen)
 {
 	z_stream zs;
-	uint8_t *buf = NULL, *nb;
+	uint8_t *buf = NULL;
 	size_t cap = 0, have = 0;
 	int zr, rc = 0;
 
@@ -65,14 +66,11 @@ static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, siz
 				rc = -EFBIG;
 				goto cleanup;
 			}
-			cap = cap ? cap * 2 : 65536;
-			nb = realloc(buf, cap);
-			if (nb == NULL) {
+			if (array_grow((void **)&buf, &cap, cap ? cap + 1 : 65536, 1) != 0) {
 				rc = -ENOMEM;
 				snprintf(err, errlen, "out of memory");
 				goto cleanup;
 			}
-			buf = nb;
 		}
 		zs.next_out = buf + have;
 		zs.avail_out = (uInt)(cap - have);

@@ -8,7 +8,6 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/otlp_encoder_intern.c
   ${CMAKE_CURRENT_LIST_DIR}/otlp_encoder_locations.c
   ${CMAKE_CURRENT_LIST_DIR}/otlp_encoder_samples.c
-  ${CMAKE_CURRENT_LIST_DIR}/otlp_intern.c
   ${CMAKE_CURRENT_LIST_DIR}/otlp_client.c
   ${CMAKE_CURRENT_LIST_DIR}/otlp_export.c
   ${OTLP_PROTO_SRCS})

@@ -168,11 +168,11 @@ int otlp_encoder_encode(const struct profile *p, const struct otlp_encoder_meta 
 		b.model_string[i] = OTLP_UNSET;
 	/* The zero elements take index 0 of the interned tables. */
 	if (ret == 0)
-		ret = otlp_intern_add(&b.strings, "", 0, &zero);
+		ret = intern_add(&b.strings, "", 0, &zero);
 	if (ret == 0)
-		ret = otlp_intern_add(&b.attrs, "\0", 1, &zero);
+		ret = intern_add(&b.attrs, "\0", 1, &zero);
 	if (ret == 0)
-		ret = otlp_intern_add(&b.stacks, "", 0, &zero);
+		ret = intern_add(&b.stacks, "", 0, &zero);
 	/* The order fixes each string's and attribute's index, so the bytes sent;
 	 * the dictionary tables come last, when everything is interned. */
 	if (ret == 0)
@@ -216,9 +216,9 @@ cleanup:
 		free(b.blocks);
 		b.blocks = next;
 	}
-	otlp_intern_free(&b.strings);
-	otlp_intern_free(&b.attrs);
-	otlp_intern_free(&b.stacks);
+	intern_free(&b.strings);
+	intern_free(&b.attrs);
+	intern_free(&b.stacks);
 	free(b.model_string);
 	free(b.scratch);
 	return ret;

@@ -13,21 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array_grow.h"
 #include "exporter/otlp/otlp_encoder_internal.h"
 #include "exporter/profile/profile.h"
 
 static int otlp_scratch(struct otlp_build *b, size_t need)
 {
-	char *s;
-
-	if (need <= b->scratch_cap)
-		return 0;
-	s = realloc(b->scratch, need);
-	if (s == NULL)
-		return -ENOMEM;
-	b->scratch = s;
-	b->scratch_cap = need;
-	return 0;
+	return array_grow((void **)&b->scratch, &b->scratch_cap, need, 1);
 }
 
 /* s as valid UTF-8: s itself, or a repaired copy in b->scratch; NULL on ENOMEM. */
@@ -78,7 +70,7 @@ int otlp_encoder_string(struct otlp_build *b, const char *s, int32_t *idx)
 	v = otlp_encoder_utf8(b, s != NULL ? s : "", &len);
 	if (v == NULL)
 		return -ENOMEM;
-	ret = otlp_intern_add(&b->strings, v, len, &i);
+	ret = intern_add(&b->strings, v, len, &i);
 	*idx = (int32_t)i;
 	return ret;
 }
@@ -147,7 +139,7 @@ static int otlp_attribute_add(struct otlp_build *b, const char *key, const char 
 	b->scratch[0] = (char)type;
 	memcpy(b->scratch + 1, &k, sizeof(k));
 	memcpy(b->scratch + 1 + sizeof(k), &u, sizeof(u));
-	ret = otlp_intern_add(&b->attrs, b->scratch, len, &i);
+	ret = intern_add(&b->attrs, b->scratch, len, &i);
 	*idx = (int32_t)i;
 	return ret;
 }

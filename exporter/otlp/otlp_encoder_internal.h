@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "exporter/otlp/otlp_intern.h"
+#include "common/intern.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "exporter/otlp/otlp_encoder.h"
 
@@ -51,9 +51,9 @@ struct otlp_build {
 	const struct profile *p;
 	const struct otlp_encoder_meta *meta;
 	struct otlp_block *blocks;
-	struct otlp_intern strings;
-	struct otlp_intern attrs;   /* key: type byte, key and unit strindex, value */
-	struct otlp_intern stacks;  /* key: int32 location indices */
+	struct intern strings;
+	struct intern attrs;   /* key: type byte, key and unit strindex, value */
+	struct intern stacks;  /* key: int32 location indices */
 	uint32_t *model_string;     /* model string index -> OTLP string index */
 	char *scratch;              /* UTF-8 repair and attribute keys */
 	size_t scratch_cap;

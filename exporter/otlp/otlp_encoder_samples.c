@@ -87,7 +87,7 @@ static int otlp_build_samples(struct otlp_build *b, otlp_sample ***out, int64_t 
 			locs[nloc++] = (int32_t)ml[k] + 1; /* leaf first, as OTLP wants */
 		if (s->truncated)
 			locs[nloc++] = (int32_t)trunc_loc;
-		ret = otlp_intern_add(&b->stacks, locs, nloc * sizeof(*locs), &stack);
+		ret = intern_add(&b->stacks, locs, nloc * sizeof(*locs), &stack);
 		if (ret == 0)
 			ret = otlp_sample_attributes(b, s, &attrs[OTLP_MAX_SAMPLE_ATTRS * i], &nattr);
 		lowprof__otlp__sample__init(s0);

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array_grow.h"
 
 /* Which table a lookup key belongs to; the eq callback reads it. */
 struct profile_key {
 	const struct profile *p;
-	const char *str;
 	const struct profile_mapping *mapping;
 	const struct profile_function *function;
 	const struct profile_location *location;
@@ -33,37 +33,6 @@ static uint64_t profile_mix(uint64_t h, uint64_t v)
 	h *= 0x94d049bb133111ebULL;
 	h ^= h >> 31;
 	return h;
-}
-
-static uint32_t profile_hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static int profile_grow(void **ptr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	n = realloc(*ptr, ncap * elem);
-	if (n == NULL)
-		return -ENOMEM;
-	*ptr = n;
-	*cap = ncap;
-	return 0;
 }
 
 static int profile_htab_reserve(struct profile_htab *t)
@@ -109,11 +78,6 @@ static struct profile_slot *profile_htab_find(const struct profile_htab *t, uint
 			return s;
 		j = (j + 1) & (t->cap - 1);
 	}
-}
-
-static bool profile_str_eq(const struct profile_key *k, uint32_t idx)
-{
-	return strcmp(k->p->strings[idx], k->str) == 0;
 }
 
 static bool profile_mapping_eq(const struct profile_key *k, uint32_t idx)
@@ -163,36 +127,7 @@ static bool profile_stack_eq(const struct profile_key *k, uint32_t idx)
 
 static int profile_intern(struct profile *p, const char *s, uint32_t *out)
 {
-	struct profile_key key = { .p = p, .str = s };
-	struct profile_slot *slot;
-	uint32_t hash = profile_hash_str(s);
-	char *copy;
-	int err;
-
-	err = profile_htab_reserve(&p->string_index);
-	if (err != 0)
-		return err;
-	slot = profile_htab_find(&p->string_index, hash, profile_str_eq, &key);
-	if (slot->idx1 != 0) {
-		*out = slot->idx1 - 1;
-		return 0;
-	}
-	if (p->nstrings >= UINT32_MAX - 1)
-		return -ENOMEM;
-	err = profile_grow((void **)&p->strings, &p->cap_strings, p->nstrings + 1,
-			   sizeof(*p->strings));
-	if (err != 0)
-		return err;
-	copy = strdup(s);
-	if (copy == NULL)
-		return -ENOMEM;
-	p->strings[p->nstrings] = copy;
-	p->string_bytes += strlen(s) + 1;
-	slot->idx1 = (uint32_t)p->nstrings + 1;
-	slot->hash = hash;
-	p->string_index.len++;
-	*out = (uint32_t)p->nstrings++;
-	return 0;
+	return intern_add(&p->strings, s, strlen(s), out);
 }
 
 static int profile_intern_opt(struct profile *p, const char *s, uint32_t *out)
@@ -222,7 +157,7 @@ static int profile_table_put(struct profile_htab *t, uint32_t hash, profile_eq_f
 	}
 	if (*n >= UINT32_MAX - 1)
 		return -ENOMEM;
-	err = profile_grow(arr, cap, *n + 1, elem);
+	err = array_grow(arr, cap, *n + 1, elem);
 	if (err != 0)
 		return err;
 	memcpy((char *)*arr + *n * elem, entry, elem);
@@ -355,14 +290,9 @@ struct profile *profile_new(void)
 
 void profile_free(struct profile *p)
 {
-	size_t i;
-
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nstrings; i++)
-		free(p->strings[i]);
-	free(p->strings);
-	free(p->string_index.slots);
+	intern_free(&p->strings);
 	free(p->mappings);
 	free(p->mapping_index.slots);
 	free(p->functions);
@@ -395,7 +325,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 		nframes = PROFILE_MAX_FRAMES;
 		truncated = true;
 	}
-	err = profile_grow((void **)&p->scratch, &p->cap_scratch, nframes + 1, sizeof(uint32_t));
+	err = array_grow((void **)&p->scratch, &p->cap_scratch, nframes + 1, sizeof(uint32_t));
 	if (err != 0)
 		return err;
 	err = profile_intern(p, comm != NULL ? comm : "", &w.comm);
@@ -438,9 +368,9 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 		p->dropped_cpu_ns += cpu_ns;
 		return -ENOSPC;
 	}
-	err = profile_grow((void **)&p->pool, &p->cap_pool, p->npool + nframes, sizeof(uint32_t));
+	err = array_grow((void **)&p->pool, &p->cap_pool, p->npool + nframes, sizeof(uint32_t));
 	if (err == 0)
-		err = profile_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1,
+		err = array_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1,
 				   sizeof(*p->stacks));
 	if (err == 0)
 		err = profile_note_pid(p, pid);
@@ -495,14 +425,5 @@ uint64_t profile_period_ns(const struct profile *p)
 
 bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx)
 {
-	struct profile_key key = { .p = p, .str = s };
-	const struct profile_slot *slot;
-
-	if (p->string_index.cap == 0)
-		return false;
-	slot = profile_htab_find(&p->string_index, profile_hash_str(s), profile_str_eq, &key);
-	if (slot->idx1 == 0)
-		return false;
-	*idx = slot->idx1 - 1;
-	return true;
+	return intern_find(&p->strings, s, strlen(s), idx);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/intern.h"
 #include "exporter/profile/profile.h"
 
 /* Open addressing with linear probing. A slot holds index + 1 (0 = empty) and
@@ -25,9 +26,7 @@ struct profile_htab {
 };
 
 struct profile {
-	char **strings;
-	size_t nstrings, cap_strings, string_bytes;
-	struct profile_htab string_index;
+	struct intern strings; /* index 0 is "" */
 
 	struct profile_mapping *mappings;
 	size_t nmappings, cap_mappings;

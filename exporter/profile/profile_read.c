@@ -25,15 +25,15 @@ void profile_get_totals(const struct profile *p, struct profile_totals *out)
 	out->locations = p->nlocations;
 	out->functions = p->nfunctions;
 	out->mappings = p->nmappings;
-	out->strings = p->nstrings;
+	out->strings = p->strings.n;
 	out->dropped_samples = p->dropped_samples;
 	out->dropped_cpu_ns = p->dropped_cpu_ns;
-	out->memory_bytes = sizeof(*p) + p->string_bytes +
-		p->cap_strings * sizeof(char *) + p->cap_mappings * sizeof(*p->mappings) +
+	out->memory_bytes = sizeof(*p) + intern_memory(&p->strings) +
+		p->cap_mappings * sizeof(*p->mappings) +
 		p->cap_functions * sizeof(*p->functions) +
 		p->cap_locations * sizeof(*p->locations) + p->cap_stacks * sizeof(*p->stacks) +
 		p->cap_pool * sizeof(uint32_t) + p->cap_scratch * sizeof(uint32_t) +
-		profile_htab_bytes(&p->string_index) + profile_htab_bytes(&p->mapping_index) +
+		profile_htab_bytes(&p->mapping_index) +
 		profile_htab_bytes(&p->function_index) + profile_htab_bytes(&p->location_index) +
 		profile_htab_bytes(&p->stack_index) + profile_htab_bytes(&p->pid_set);
 }
@@ -52,10 +52,11 @@ static int profile_top_cmp(const void *a, const void *b, void *arg)
 
 	if (c->self[ia] != c->self[ib])
 		return c->self[ia] > c->self[ib] ? -1 : 1;
-	r = strcmp(c->p->strings[fa->name], c->p->strings[fb->name]);
+	r = strcmp(intern_str(&c->p->strings, fa->name), intern_str(&c->p->strings, fb->name));
 	if (r != 0)
 		return r;
-	r = strcmp(c->p->strings[fa->filename], c->p->strings[fb->filename]);
+	r = strcmp(intern_str(&c->p->strings, fa->filename),
+		   intern_str(&c->p->strings, fb->filename));
 	if (r != 0)
 		return r;
 	return (ia > ib) - (ia < ib);
@@ -92,8 +93,8 @@ size_t profile_top_functions(const struct profile *p, size_t n, struct profile_t
 		struct profile_top_entry *e = &out[filled++];
 
 		e->function = order[i];
-		e->name = p->strings[f->name];
-		e->module = p->strings[f->filename];
+		e->name = intern_str(&p->strings, f->name);
+		e->module = intern_str(&p->strings, f->filename);
 		e->kernel = f->kernel;
 		e->self_samples = self[order[i]];
 		e->self_pct = p->samples ? 100.0 * (double)self[order[i]] / (double)p->samples : 0.0;
@@ -106,12 +107,12 @@ cleanup:
 
 size_t profile_string_count(const struct profile *p)
 {
-	return p->nstrings;
+	return p->strings.n;
 }
 
 const char *profile_string(const struct profile *p, uint32_t idx)
 {
-	return idx < p->nstrings ? p->strings[idx] : "";
+	return idx < p->strings.n ? intern_str(&p->strings, idx) : "";
 }
 
 size_t profile_mapping_count(const struct profile *p)

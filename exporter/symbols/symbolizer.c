@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/intern.h"
 #include "common/log.h"
 #include "exporter/symbols/elf_symbols.h"
 #include "exporter/symbols/kallsyms.h"
@@ -57,19 +58,12 @@ struct sym_file {
 	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
 };
 
-struct intern_node {
-	struct intern_node *next;
-	uint64_t hash;
-	char str[];
-};
-
 struct symbolizer {
 	struct sym_pid *pids[SYM_BUCKETS];
 	struct sym_file *files[SYM_BUCKETS];
 	struct lru pid_lru, file_lru;
 	size_t npids, nfiles, max_pids, max_files;
-	struct intern_node **strings;
-	size_t nstrings, string_buckets;
+	struct intern strings;    /* every string a returned frame points to */
 	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
 	struct kallsyms *kallsyms;
 	bool kallsyms_done;       /* loaded, or failed for good */
@@ -111,55 +105,14 @@ static uint64_t sym_mix(uint64_t x)
 	return x;
 }
 
-static uint64_t sym_hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 /* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */
 static const char *sym_intern(struct symbolizer *s, const char *str)
 {
-	uint64_t h = sym_hash_str(str);
-	struct intern_node *n;
-	size_t len = strlen(str), b;
+	uint32_t idx;
 
-	for (n = s->strings[h & (s->string_buckets - 1)]; n; n = n->next)
-		if (n->hash == h && strcmp(n->str, str) == 0)
-			return n->str;
-	if (s->nstrings >= s->string_buckets) {
-		size_t nb = s->string_buckets * 2, i;
-		struct intern_node **grown = calloc(nb, sizeof(*grown));
-
-		if (grown) {
-			for (i = 0; i < s->string_buckets; i++) {
-				while (s->strings[i]) {
-					n = s->strings[i];
-					s->strings[i] = n->next;
-					n->next = grown[n->hash & (nb - 1)];
-					grown[n->hash & (nb - 1)] = n;
-				}
-			}
-			free(s->strings);
-			s->strings = grown;
-			s->string_buckets = nb;
-		}
-	}
-	n = malloc(sizeof(*n) + len + 1);
-	if (!n)
+	if (intern_add(&s->strings, str, strlen(str), &idx) != 0)
 		return NULL;
-	n->hash = h;
-	memcpy(n->str, str, len + 1);
-	b = h & (s->string_buckets - 1);
-	n->next = s->strings[b];
-	s->strings[b] = n;
-	s->nstrings++;
-	return n->str;
+	return intern_str(&s->strings, idx);
 }
 
 static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
@@ -646,10 +599,6 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
 	s->src = src;
-	s->string_buckets = 4096;
-	s->strings = calloc(s->string_buckets, sizeof(*s->strings));
-	if (!s->strings)
-		goto nomem;
 	sym_load_vdso(s);
 	return s;
 nomem:
@@ -660,23 +609,13 @@ nomem:
 
 void symbolizer_free(struct symbolizer *s)
 {
-	size_t i;
-
 	if (!s)
 		return;
 	while (s->npids)
 		pid_remove(s, (struct sym_pid *)s->pid_lru.next);
 	while (s->nfiles)
 		file_remove(s, (struct sym_file *)s->file_lru.next);
-	for (i = 0; s->strings && i < s->string_buckets; i++) {
-		while (s->strings[i]) {
-			struct intern_node *n = s->strings[i];
-
-			s->strings[i] = n->next;
-			free(n);
-		}
-	}
-	free(s->strings);
+	intern_free(&s->strings);
 	kallsyms_free(s->kallsyms);
 	elf_symbols_free(s->vdso);
 	free(s);
