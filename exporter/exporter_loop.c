@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "common/notify.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/formats/outputs.h"
@@ -16,12 +17,12 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/sample_record.h"
 
-uint64_t exporter_clock_ns(clockid_t clk)
+uint64_t exporter_unix_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 static void exporter_handle_record(struct exporter *ex, uint32_t type, const void *buf, uint32_t len)
@@ -185,7 +186,7 @@ void exporter_write(struct exporter *ex)
 	struct outputs_context ctx;
 	struct otlp_client_stats st;
 	char export_json[256], restarts_json[128], lost_json[32];
-	uint64_t now_mono = exporter_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = ex->start_unix_ns + (now_mono - ex->start_mono_ns);
 
 	profile_set_time(ex->profile, ex->start_unix_ns, now_unix);

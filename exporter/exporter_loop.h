@@ -50,7 +50,8 @@ struct exporter {
 	bool reported_export;
 };
 
-uint64_t exporter_clock_ns(clockid_t clk);
+/* CLOCK_REALTIME in nanoseconds (the profile's times; durations use mono_ns()). */
+uint64_t exporter_unix_ns(void);
 
 /* Reads up to EXPORTER_RECORDS_PER_BATCH records, records the progress in the
  * state file, then hands the ring space back. Returns records read. */

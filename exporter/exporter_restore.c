@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/profile/profile.h"
 #include "ipc/lowprof_fds.h"
@@ -82,8 +83,8 @@ void exporter_restore(struct exporter *ex)
 		ex->state.flushes = old.flushes;
 		if (ex->reloaded_samples > 0) {
 			/* The run's clock: durations and the timeline count from its start. */
-			now_unix = exporter_clock_ns(CLOCK_REALTIME);
-			now_mono = exporter_clock_ns(CLOCK_MONOTONIC);
+			now_unix = exporter_unix_ns();
+			now_mono = mono_ns();
 			if (old.start_unix_ns <= now_unix && now_unix - old.start_unix_ns < now_mono) {
 				ex->start_unix_ns = old.start_unix_ns;
 				ex->start_mono_ns = now_mono - (now_unix - old.start_unix_ns);

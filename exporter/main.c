@@ -18,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/event_fds.h"
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "common/notify.h"
 #include "exporter/exporter_loop.h"
 #include "exporter/otlp/otlp_export.h"
@@ -39,18 +41,6 @@
 /* At start, how long kallsyms may wait for a loader that is starting too (well
  * inside the supervisor's readiness deadline). */
 #define KALLSYMS_START_TIMEOUT_MS 10000
-
-static int exporter_signalfd(void)
-{
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
 
 /* The loader over LOWPROF_FD_SYMBOLS; without it (a bare exporter run by hand),
  * /proc read directly, which works only with the privilege to read it. */
@@ -83,9 +73,9 @@ int main(int argc, char **argv)
 	rc = exporter_options_parse(argc, argv, &ex.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
-	sfd = exporter_signalfd();
+	sfd = event_signalfd();
 	if (sfd < 0)
-		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(errno));
+		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(-sfd));
 	ex.src = exporter_proc_source(&ex.opt);
 	if (ex.src == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
@@ -115,12 +105,12 @@ int main(int argc, char **argv)
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
 	if (ex.profile == NULL || ex.timeline == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-	ex.start_mono_ns = exporter_clock_ns(CLOCK_MONOTONIC);
-	ex.start_unix_ns = exporter_clock_ns(CLOCK_REALTIME);
+	ex.start_mono_ns = mono_ns();
+	ex.start_unix_ns = exporter_unix_ns();
 	/* A restart of this run picks up the profile its predecessor wrote. */
 	exporter_restore(&ex);
-	ex.interval_start_unix_ns = exporter_clock_ns(CLOCK_REALTIME);
-	next_write_ns = ex.start_mono_ns + (uint64_t)ex.opt.interval_s * 1000000000ULL;
+	ex.interval_start_unix_ns = exporter_unix_ns();
+	next_write_ns = ex.start_mono_ns + (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
 	if (write(LOWPROF_FD_NOTIFY, ready, sizeof(ready) - 1) < 0 && errno != EBADF)
 		log_warn("readiness notification failed: %s", strerror(errno));
 
@@ -159,9 +149,9 @@ int main(int argc, char **argv)
 		}
 		while (exporter_read_batch(&ex) == EXPORTER_RECORDS_PER_BATCH && running)
 			;
-		if (exporter_clock_ns(CLOCK_MONOTONIC) >= next_write_ns) {
+		if (mono_ns() >= next_write_ns) {
 			exporter_write(&ex);
-			next_write_ns += (uint64_t)ex.opt.interval_s * 1000000000ULL;
+			next_write_ns += (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
 		}
 		if (ex.otlp != NULL) {
 			otlp_export_poll(ex.otlp);

@@ -8,20 +8,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
-static void output_file_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "common/errbuf.h"
 
 int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
 			     void *ctx, char *err, size_t errlen)
@@ -32,54 +22,54 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 	int fd = -1, ret = 0, wr;
 
 	if (name == NULL || name[0] == '\0' || writer == NULL) {
-		output_file_seterr(err, errlen, "output: no file name or writer");
+		errbuf_set(err, errlen, "output: no file name or writer");
 		return -EINVAL;
 	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= sizeof(tmp)) {
-		output_file_seterr(err, errlen, "output: file name too long");
+		errbuf_set(err, errlen, "output: file name too long");
 		return -ENAMETOOLONG;
 	}
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: create %s: %s", tmp, strerror(errno));
+		errbuf_set(err, errlen, "output: create %s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	tmp_exists = true;
 	f = fdopen(fd, "w");
 	if (f == NULL) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: fdopen %s: %s", tmp, strerror(errno));
+		errbuf_set(err, errlen, "output: fdopen %s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	fd = -1; /* owned by f now */
 	wr = writer(f, ctx);
 	if (wr != 0) {
 		ret = wr < 0 ? wr : -EIO;
-		output_file_seterr(err, errlen, "output: writing %s failed: %s", tmp, strerror(-ret));
+		errbuf_set(err, errlen, "output: writing %s failed: %s", tmp, strerror(-ret));
 		goto cleanup;
 	}
 	if (fflush(f) != 0 || ferror(f)) {
 		ret = errno ? -errno : -EIO;
-		output_file_seterr(err, errlen, "output: write %s: %s", tmp, strerror(-ret));
+		errbuf_set(err, errlen, "output: write %s: %s", tmp, strerror(-ret));
 		goto cleanup;
 	}
 	/* Data must be on disk before the rename publishes it. */
 	if (fsync(fileno(f)) != 0) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: fsync %s: %s", tmp, strerror(errno));
+		errbuf_set(err, errlen, "output: fsync %s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	wr = fclose(f);
 	f = NULL;
 	if (wr != 0) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: close %s: %s", tmp, strerror(errno));
+		errbuf_set(err, errlen, "output: close %s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	if (renameat(dirfd, tmp, dirfd, name) != 0) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: rename %s to %s: %s", tmp, name,
+		errbuf_set(err, errlen, "output: rename %s to %s: %s", tmp, name,
 				   strerror(errno));
 		goto cleanup;
 	}
@@ -89,7 +79,7 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 	if (dirfd >= 0 && fsync(dirfd) != 0 && errno != EINVAL && errno != EROFS &&
 	    errno != EBADF) {
 		ret = -errno;
-		output_file_seterr(err, errlen, "output: fsync directory for %s: %s", name,
+		errbuf_set(err, errlen, "output: fsync directory for %s: %s", name,
 				   strerror(errno));
 	}
 cleanup:

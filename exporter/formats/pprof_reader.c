@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <zlib.h>
 
 #include "common/array_grow.h"
+#include "common/errbuf.h"
 #include "exporter/profile/frame.h"
 #include "exporter/formats/pprof.pb-c.h"
 #include "exporter/profile/profile.h"
@@ -27,16 +27,6 @@ struct pprof_reader {
 	size_t errlen;
 };
 
-static int pprof_reader_fail(struct pprof_reader *r, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->err, r->errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, size_t *outlen,
 			       char *err, size_t errlen)
 {
@@ -47,13 +37,13 @@ static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, siz
 
 	memset(&zs, 0, sizeof(zs));
 	if (len > PPROF_READER_MAX_COMPRESSED) {
-		snprintf(err, errlen, "%zu compressed bytes: over the %u MiB bound", len,
+		errbuf_set(err, errlen, "%zu compressed bytes: over the %u MiB bound", len,
 			 PPROF_READER_MAX_COMPRESSED >> 20);
 		return -EFBIG;
 	}
 	/* 15 + 16: a gzip stream only (what pprof_writer writes). */
 	if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-		snprintf(err, errlen, "inflateInit2 failed");
+		errbuf_set(err, errlen, "inflateInit2 failed");
 		return -ENOMEM;
 	}
 	zs.next_in = (Bytef *)gz;
@@ -61,14 +51,14 @@ static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, siz
 	for (;;) {
 		if (have == cap) {
 			if (cap >= PPROF_READER_MAX_DECOMPRESSED) {
-				snprintf(err, errlen, "decompresses to more than %u MiB",
+				errbuf_set(err, errlen, "decompresses to more than %u MiB",
 					 PPROF_READER_MAX_DECOMPRESSED >> 20);
 				rc = -EFBIG;
 				goto cleanup;
 			}
 			if (array_grow((void **)&buf, &cap, cap ? cap + 1 : 65536, 1) != 0) {
 				rc = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
+				errbuf_set(err, errlen, "out of memory");
 				goto cleanup;
 			}
 		}
@@ -81,13 +71,13 @@ static int pprof_reader_gunzip(const uint8_t *gz, size_t len, uint8_t **out, siz
 		if (zr == Z_OK && (zs.avail_in > 0 || zs.avail_out == 0))
 			continue;
 		/* Z_BUF_ERROR with input left over cannot happen; without input, it is cut short. */
-		snprintf(err, errlen, "not a complete gzip stream (%s)",
+		errbuf_set(err, errlen, "not a complete gzip stream (%s)",
 			 zr == Z_OK || zr == Z_BUF_ERROR ? "truncated" : (zs.msg ? zs.msg : "corrupt"));
 		rc = -EINVAL;
 		goto cleanup;
 	}
 	if (zs.avail_in != 0) {
-		snprintf(err, errlen, "%u bytes of trailing garbage after the gzip stream", zs.avail_in);
+		errbuf_set(err, errlen, "%u bytes of trailing garbage after the gzip stream", zs.avail_in);
 		rc = -EINVAL;
 		goto cleanup;
 	}
@@ -114,7 +104,7 @@ static int pprof_reader_check_tables(struct pprof_reader *r)
 	size_t i;
 
 	if (m->n_string_table == 0 || m->string_table[0][0] != '\0')
-		return pprof_reader_fail(r, -EINVAL, "string_table[0] is not \"\"");
+		return errbuf_fail(-EINVAL, r->err, r->errlen, "string_table[0] is not \"\"");
 	r->label_pid = r->label_tid = r->label_comm = r->truncated_name = -1;
 	for (i = 0; i < m->n_string_table; i++) {
 		if (strcmp(m->string_table[i], "pid") == 0 && r->label_pid < 0)
@@ -132,24 +122,24 @@ static int pprof_reader_check_tables(struct pprof_reader *r)
 
 		if (mp->id != i + 1 || pprof_reader_str(r, mp->filename) == NULL ||
 		    pprof_reader_str(r, mp->build_id) == NULL)
-			return pprof_reader_fail(r, -EINVAL, "mapping %zu malformed", i + 1);
+			return errbuf_fail(-EINVAL, r->err, r->errlen, "mapping %zu malformed", i + 1);
 	}
 	for (i = 0; i < m->n_function; i++) {
 		const Perftools__Profiles__Function *f = m->function[i];
 
 		if (f->id != i + 1 || pprof_reader_str(r, f->name) == NULL ||
 		    pprof_reader_str(r, f->filename) == NULL)
-			return pprof_reader_fail(r, -EINVAL, "function %zu malformed", i + 1);
+			return errbuf_fail(-EINVAL, r->err, r->errlen, "function %zu malformed", i + 1);
 	}
 	for (i = 0; i < m->n_location; i++) {
 		const Perftools__Profiles__Location *l = m->location[i];
 
 		if (l->id != i + 1 || l->mapping_id > m->n_mapping || l->n_line != 1 ||
 		    l->line[0]->function_id == 0 || l->line[0]->function_id > m->n_function)
-			return pprof_reader_fail(r, -EINVAL, "location %zu malformed", i + 1);
+			return errbuf_fail(-EINVAL, r->err, r->errlen, "location %zu malformed", i + 1);
 	}
 	if (m->n_sample_type != 2)
-		return pprof_reader_fail(r, -EINVAL, "%zu sample types, expected 2", m->n_sample_type);
+		return errbuf_fail(-EINVAL, r->err, r->errlen, "%zu sample types, expected 2", m->n_sample_type);
 	return 0;
 }
 
@@ -225,22 +215,22 @@ static int pprof_reader_samples(struct pprof_reader *r, struct profile *p)
 
 	r->frames = calloc(PROFILE_MAX_FRAMES + 1, sizeof(*r->frames));
 	if (r->frames == NULL)
-		return pprof_reader_fail(r, -ENOMEM, "out of memory");
+		return errbuf_fail(-ENOMEM, r->err, r->errlen, "out of memory");
 	for (i = 0; i < m->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = m->sample[i];
 
 		if (s->n_value != 2 || s->value[0] <= 0 || s->value[1] < 0 ||
 		    s->n_location_id > PROFILE_MAX_FRAMES + 1)
-			return pprof_reader_fail(r, -EINVAL, "sample %zu: bad values or depth", i);
+			return errbuf_fail(-EINVAL, r->err, r->errlen, "sample %zu: bad values or depth", i);
 		if (pprof_reader_labels(r, s, &pid, &tid, &comm) != 0)
-			return pprof_reader_fail(r, -EINVAL, "sample %zu: unknown or bad label", i);
+			return errbuf_fail(-EINVAL, r->err, r->errlen, "sample %zu: unknown or bad label", i);
 		n = 0;
 		truncated = false;
 		for (k = 0; k < s->n_location_id; k++) {
 			uint64_t id = s->location_id[k];
 
 			if (id == 0 || id > m->n_location)
-				return pprof_reader_fail(r, -EINVAL, "sample %zu: location id %llu out of range",
+				return errbuf_fail(-EINVAL, r->err, r->errlen, "sample %zu: location id %llu out of range",
 							 i, (unsigned long long)id);
 			pprof_reader_frame(r, id, &r->frames[n]);
 			/* The writer's "[truncated]" pseudo-frame is the flag, not a frame. */
@@ -251,13 +241,13 @@ static int pprof_reader_samples(struct pprof_reader *r, struct profile *p)
 				continue;
 			}
 			if (n == PROFILE_MAX_FRAMES)
-				return pprof_reader_fail(r, -EINVAL, "sample %zu: too deep", i);
+				return errbuf_fail(-EINVAL, r->err, r->errlen, "sample %zu: too deep", i);
 			n++;
 		}
 		rc = profile_add_sample(p, pid, tid, comm, r->frames, n, truncated,
 					(uint64_t)s->value[0], (uint64_t)s->value[1]);
 		if (rc != 0)
-			return pprof_reader_fail(r, rc, "sample %zu: %s", i, strerror(-rc));
+			return errbuf_fail(rc, r->err, r->errlen, "sample %zu: %s", i, strerror(-rc));
 	}
 	return 0;
 }
@@ -281,7 +271,7 @@ int pprof_reader_load(const uint8_t *gz, size_t len, struct profile **out,
 		return rc;
 	msg = perftools__profiles__profile__unpack(NULL, rawlen, raw);
 	if (msg == NULL) {
-		rc = pprof_reader_fail(&r, -EINVAL, "not a pprof Profile message");
+		rc = errbuf_fail(-EINVAL, r.err, r.errlen, "not a pprof Profile message");
 		goto cleanup;
 	}
 	r.msg = msg;
@@ -290,14 +280,14 @@ int pprof_reader_load(const uint8_t *gz, size_t len, struct profile **out,
 		goto cleanup;
 	p = profile_new();
 	if (p == NULL) {
-		rc = pprof_reader_fail(&r, -ENOMEM, "out of memory");
+		rc = errbuf_fail(-ENOMEM, r.err, r.errlen, "out of memory");
 		goto cleanup;
 	}
 	rc = pprof_reader_samples(&r, p);
 	if (rc != 0)
 		goto cleanup;
 	if (msg->time_nanos < 0 || msg->duration_nanos < 0) {
-		rc = pprof_reader_fail(&r, -EINVAL, "negative time or duration");
+		rc = errbuf_fail(-EINVAL, r.err, r.errlen, "negative time or duration");
 		goto cleanup;
 	}
 	profile_set_time(p, (uint64_t)msg->time_nanos,
@@ -326,19 +316,19 @@ int pprof_reader_load_file(int dirfd, const char *name, struct profile **out,
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", name, strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    (uint64_t)sb.st_size > PPROF_READER_MAX_COMPRESSED) {
-		snprintf(err, errlen, "%s: not a regular file under %u MiB", name,
+		errbuf_set(err, errlen, "%s: not a regular file under %u MiB", name,
 			 PPROF_READER_MAX_COMPRESSED >> 20);
 		rc = -EINVAL;
 		goto cleanup;
 	}
 	buf = malloc((size_t)sb.st_size + 1);
 	if (buf == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto cleanup;
 	}
@@ -351,7 +341,7 @@ int pprof_reader_load_file(int dirfd, const char *name, struct profile **out,
 		have += (size_t)n;
 	}
 	if (have != (size_t)sb.st_size) {
-		snprintf(err, errlen, "%s: short read", name);
+		errbuf_set(err, errlen, "%s: short read", name);
 		rc = -EIO;
 		goto cleanup;
 	}

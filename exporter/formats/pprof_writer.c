@@ -6,11 +6,11 @@
 #include "exporter/formats/pprof_writer.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "common/errbuf.h"
 #include "exporter/formats/pprof.pb-c.h"
 #include "exporter/profile/profile.h"
 
@@ -64,17 +64,6 @@ struct pprof_build {
 	int64_t *values;
 	uint8_t *packed;
 };
-
-static void pprof_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int pprof_build_strings(struct pprof_build *b, const struct profile *p)
 {
@@ -316,7 +305,7 @@ static int pprof_gzip(const uint8_t *buf, size_t len, FILE *out, char *err, size
 	/* windowBits 15 + 16 asks zlib for a gzip header and trailer. */
 	zr = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (zr != Z_OK) {
-		pprof_seterr(err, errlen, "pprof: deflateInit2: %d", zr);
+		errbuf_set(err, errlen, "pprof: deflateInit2: %d", zr);
 		return -ENOMEM;
 	}
 	zs.next_in = (Bytef *)buf;
@@ -336,14 +325,14 @@ static int pprof_gzip(const uint8_t *buf, size_t len, FILE *out, char *err, size
 			zs.avail_out = sizeof(chunk);
 			zr = deflate(&zs, flush);
 			if (zr == Z_STREAM_ERROR) {
-				pprof_seterr(err, errlen, "pprof: deflate failed");
+				errbuf_set(err, errlen, "pprof: deflate failed");
 				ret = -EIO;
 				goto cleanup;
 			}
 			have = sizeof(chunk) - zs.avail_out;
 			if (fwrite(chunk, 1, have, out) != have) {
 				ret = errno ? -errno : -EIO;
-				pprof_seterr(err, errlen, "pprof: write: %s", strerror(-ret));
+				errbuf_set(err, errlen, "pprof: write: %s", strerror(-ret));
 				goto cleanup;
 			}
 		} while (zs.avail_out == 0);
@@ -371,7 +360,7 @@ int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen)
 	if (ret == 0)
 		ret = pprof_build_samples(&b, p);
 	if (ret != 0) {
-		pprof_seterr(err, errlen, "pprof: out of memory building the message");
+		errbuf_set(err, errlen, "pprof: out of memory building the message");
 		goto cleanup;
 	}
 	pprof_build_header(&b, p);
@@ -379,19 +368,19 @@ int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen)
 	len = perftools__profiles__profile__get_packed_size(&b.msg);
 	b.packed = malloc(len ? len : 1);
 	if (b.packed == NULL) {
-		pprof_seterr(err, errlen, "pprof: out of memory for %zu packed bytes", len);
+		errbuf_set(err, errlen, "pprof: out of memory for %zu packed bytes", len);
 		ret = -ENOMEM;
 		goto cleanup;
 	}
 	if (perftools__profiles__profile__pack(&b.msg, b.packed) != len) {
-		pprof_seterr(err, errlen, "pprof: packed size mismatch");
+		errbuf_set(err, errlen, "pprof: packed size mismatch");
 		ret = -EIO;
 		goto cleanup;
 	}
 	ret = pprof_gzip(b.packed, len, out, err, errlen);
 	if (ret == 0 && (fflush(out) != 0 || ferror(out))) {
 		ret = errno ? -errno : -EIO;
-		pprof_seterr(err, errlen, "pprof: write: %s", strerror(-ret));
+		errbuf_set(err, errlen, "pprof: write: %s", strerror(-ret));
 	}
 cleanup:
 	free(b.strings);

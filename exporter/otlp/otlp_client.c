@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +33,9 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "exporter/otlp/otlp_client_internal.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "lowprof_build_config.h"
@@ -70,14 +71,6 @@ struct otlp_client {
 	struct otlp_client_stats st;
 };
 
-static uint64_t otlp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* "host:port:addr[,addr...]" for CURLOPT_RESOLVE; an IP literal needs none. */
 static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 {
@@ -93,7 +86,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	if (u == NULL || curl_url_set(u, CURLUPART_URL, c->url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
+		errbuf_set(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
 		goto cleanup;
 	}
 	if (host[0] == '[' || inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1) {
@@ -105,7 +98,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, NULL, &hints, &res);
 	if (gai != 0) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
+		errbuf_set(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
 		goto cleanup;
 	}
 	len = (size_t)snprintf(entry, sizeof(entry), "%s:%s:", host, port);
@@ -123,12 +116,12 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 		n++;
 	}
 	if (n == 0 || len >= sizeof(entry)) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
+		errbuf_set(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
 		goto cleanup;
 	}
 	c->resolve = curl_slist_append(NULL, entry);
 	if (c->resolve == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 		goto cleanup;
 	}
 	ret = 0;
@@ -239,13 +232,13 @@ static int otlp_setup_headers(struct otlp_client *c, char *err, size_t errlen)
 
 		if ((size_t)snprintf(line, sizeof(line), "%.*s: %s", (int)(eq - c->s.headers[i]),
 				     c->s.headers[i], eq + 1) >= sizeof(line)) {
-			otlp_client_seterr(err, errlen, "--otlp-header: header too long");
+			errbuf_set(err, errlen, "--otlp-header: header too long");
 			return -EINVAL;
 		}
 		ret = otlp_add_header(c, line);
 	}
 	if (ret != 0)
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 	return ret;
 }
 
@@ -262,7 +255,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 
 		ca = vi->cainfo;
 		if (ca == NULL) {
-			otlp_client_seterr(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
+			errbuf_set(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
 			return -EINVAL;
 		}
 	}
@@ -306,26 +299,26 @@ struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *
 		return NULL;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			otlp_client_seterr(err, errlen, "otlp: curl_global_init failed");
+			errbuf_set(err, errlen, "otlp: curl_global_init failed");
 			return NULL;
 		}
 		curl_ready = true;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 		return NULL;
 	}
 	c->s = *s;
 	c->retry_after_ms = -1;
 	if (getrandom(&c->rng, sizeof(c->rng), GRND_NONBLOCK) != sizeof(c->rng))
-		c->rng = otlp_now_ms() ^ ((uint64_t)getpid() << 32);
+		c->rng = mono_ms() ^ ((uint64_t)getpid() << 32);
 	c->rng |= 1;
 	otlp_client_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
 	c->multi = curl_multi_init();
 	c->easy = curl_easy_init();
 	if (c->multi == NULL || c->easy == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: curl init failed");
+		errbuf_set(err, errlen, "otlp: curl init failed");
 		goto fail;
 	}
 	if (otlp_pin_host(c, err, errlen) != 0 || otlp_setup_headers(c, err, errlen) != 0 ||
@@ -547,7 +540,7 @@ static bool otlp_retryable_curl(CURLcode rc)
 static void otlp_finish(struct otlp_client *c, CURLcode rc)
 {
 	struct otlp_payload *p = c->head;
-	uint64_t now = otlp_now_ms(), delay;
+	uint64_t now = mono_ms(), delay;
 	long status = 0;
 	char body[160];
 	bool retry;
@@ -600,13 +593,13 @@ static void otlp_start(struct otlp_client *c)
 	c->response_truncated = false;
 	c->retry_after_ms = -1;
 	if (p->first_try_ms == 0)
-		p->first_try_ms = otlp_now_ms();
+		p->first_try_ms = mono_ms();
 	p->attempts++;
 	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDS, (const char *)p->data);
 	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
 	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
 		log_warn("otlp: curl_multi_add_handle failed");
-		c->next_attempt_ms = otlp_now_ms() + (uint64_t)c->s.backoff_initial_ms;
+		c->next_attempt_ms = mono_ms() + (uint64_t)c->s.backoff_initial_ms;
 		return;
 	}
 	c->in_flight = true;
@@ -617,7 +610,7 @@ void otlp_client_poll(struct otlp_client *c)
 	CURLMsg *msg;
 	int running = 0, left = 0;
 
-	if (!c->in_flight && c->head != NULL && otlp_now_ms() >= c->next_attempt_ms)
+	if (!c->in_flight && c->head != NULL && mono_ms() >= c->next_attempt_ms)
 		otlp_start(c);
 	if (!c->in_flight)
 		return;
@@ -644,15 +637,15 @@ long otlp_client_timeout_ms(struct otlp_client *c)
 	}
 	if (c->head == NULL)
 		return -1;
-	now = otlp_now_ms();
+	now = mono_ms();
 	return c->next_attempt_ms > now ? (long)(c->next_attempt_ms - now) : 0;
 }
 
 size_t otlp_client_flush(struct otlp_client *c, long timeout_ms)
 {
-	uint64_t deadline = otlp_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t deadline = mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 
-	while (c->head != NULL && otlp_now_ms() < deadline) {
+	while (c->head != NULL && mono_ms() < deadline) {
 		long t;
 		int numfds;
 

@@ -12,28 +12,17 @@
 #include "exporter/otlp/otlp_encoder.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "common/errbuf.h"
 #include "exporter/otlp/otlp_encoder_internal.h"
 #include "exporter/profile/profile.h"
 #include "lowprof_build_config.h"
 
 #define OTLP_RESOURCE_ATTRS 3
-
-static void otlp_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Zeroed memory that lives until the encode ends; NULL on out of memory. */
 void *otlp_encoder_alloc(struct otlp_build *b, size_t n, size_t size)
@@ -184,7 +173,7 @@ int otlp_encoder_encode(const struct profile *p, const struct otlp_encoder_meta 
 	if (ret == 0)
 		ret = otlp_encoder_build_dictionary_tables(&b);
 	if (ret != 0) {
-		otlp_seterr(err, errlen, "otlp: out of memory building the request");
+		errbuf_set(err, errlen, "otlp: out of memory building the request");
 		goto cleanup;
 	}
 	rp.scope_profiles = &sp_ptr;
@@ -196,12 +185,12 @@ int otlp_encoder_encode(const struct profile *p, const struct otlp_encoder_meta 
 	len = lowprof__otlp__export_profiles_service_request__get_packed_size(&b.req);
 	buf = malloc(len ? len : 1);
 	if (buf == NULL) {
-		otlp_seterr(err, errlen, "otlp: out of memory for %zu packed bytes", len);
+		errbuf_set(err, errlen, "otlp: out of memory for %zu packed bytes", len);
 		ret = -ENOMEM;
 		goto cleanup;
 	}
 	if (lowprof__otlp__export_profiles_service_request__pack(&b.req, buf) != len) {
-		otlp_seterr(err, errlen, "otlp: packed size mismatch");
+		errbuf_set(err, errlen, "otlp: packed size mismatch");
 		ret = -EIO;
 		goto cleanup;
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/otlp/process_info.h"
@@ -25,7 +26,7 @@ struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct
 	struct otlp_export *x = calloc(1, sizeof(*x));
 
 	if (x == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	x->client = otlp_client_new(s, err, errlen);
@@ -34,7 +35,7 @@ struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct
 	x->procs = process_info_new(src, 0);
 	x->interval = profile_new();
 	if (x->procs == NULL || x->interval == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	otlp_encoder_meta_defaults(&x->meta, x->host_name);

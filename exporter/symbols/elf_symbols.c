@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/array_grow.h"
+#include "common/errbuf.h"
 
 /* A build-id longer than this is not one any linker writes; refuse to hex it. */
 #define ES_BUILD_ID_MAX 64
@@ -75,7 +76,7 @@ static int es_read_loads(struct elf_symbols *e, Elf *elf, uint64_t size, char *e
 	size_t phnum, i;
 
 	if (elf_getphdrnum(elf, &phnum) != 0) {
-		snprintf(err, errlen, "bad program headers: %s", elf_errmsg(-1));
+		errbuf_set(err, errlen, "bad program headers: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
 	e->loads = calloc(phnum ? phnum : 1, sizeof(*e->loads));
@@ -85,13 +86,13 @@ static int es_read_loads(struct elf_symbols *e, Elf *elf, uint64_t size, char *e
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph)) {
-			snprintf(err, errlen, "program header %zu unreadable: %s", i, elf_errmsg(-1));
+			errbuf_set(err, errlen, "program header %zu unreadable: %s", i, elf_errmsg(-1));
 			return -EINVAL;
 		}
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (!es_range_ok(ph.p_offset, ph.p_filesz, size)) {
-			snprintf(err, errlen, "PT_LOAD %zu extends past the end of the image", i);
+			errbuf_set(err, errlen, "PT_LOAD %zu extends past the end of the image", i);
 			return -EINVAL;
 		}
 		e->loads[e->nloads++] = (struct es_load){
@@ -138,7 +139,7 @@ static int es_read_symtab(struct elf_symbols *e, Elf *elf, Elf_Scn *scn, const G
 	int ret;
 
 	if (!data || entsize == 0 || sh->sh_entsize != entsize) {
-		snprintf(err, errlen, "%s unreadable: %s", dyn ? ".dynsym" : ".symtab",
+		errbuf_set(err, errlen, "%s unreadable: %s", dyn ? ".dynsym" : ".symtab",
 			 data ? "bad entry size" : elf_errmsg(-1));
 		return -EINVAL;
 	}
@@ -178,12 +179,12 @@ static int es_read_sections(struct elf_symbols *e, Elf *elf, uint64_t size,
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh)) {
-			snprintf(err, errlen, "section header unreadable: %s", elf_errmsg(-1));
+			errbuf_set(err, errlen, "section header unreadable: %s", elf_errmsg(-1));
 			return -EINVAL;
 		}
 		if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL &&
 		    !es_range_ok(sh.sh_offset, sh.sh_size, size)) {
-			snprintf(err, errlen, "section %zu extends past the end of the image",
+			errbuf_set(err, errlen, "section %zu extends past the end of the image",
 				 elf_ndxscn(scn));
 			return -EINVAL;
 		}
@@ -302,15 +303,15 @@ static int es_read(Elf *elf, uint64_t size, struct elf_symbols **out, char *err,
 	int ret = -EINVAL;
 
 	if (elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "not an ELF image");
+		errbuf_set(err, errlen, "not an ELF image");
 		goto cleanup;
 	}
 	if (!gelf_getehdr(elf, &eh)) {
-		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+		errbuf_set(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
 		goto cleanup;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		snprintf(err, errlen, "ELF type %u is neither executable nor shared object",
+		errbuf_set(err, errlen, "ELF type %u is neither executable nor shared object",
 			 (unsigned)eh.e_type);
 		goto cleanup;
 	}
@@ -322,7 +323,7 @@ static int es_read(Elf *elf, uint64_t size, struct elf_symbols **out, char *err,
 	    (eh.e_shoff != 0 && shnum == 0) ||
 	    (shnum > 0 && !es_range_ok(eh.e_shoff, (uint64_t)shnum * eh.e_shentsize, size)) ||
 	    !es_range_ok(eh.e_phoff, (uint64_t)eh.e_phnum * eh.e_phentsize, size)) {
-		snprintf(err, errlen, "ELF header tables extend past the end of the image");
+		errbuf_set(err, errlen, "ELF header tables extend past the end of the image");
 		goto cleanup;
 	}
 	e = calloc(1, sizeof(*e));
@@ -336,11 +337,11 @@ static int es_read(Elf *elf, uint64_t size, struct elf_symbols **out, char *err,
 	if (!ret && !e->build_id)
 		ret = es_read_phdr_notes(e, elf);
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory reading ELF symbols");
+		errbuf_set(err, errlen, "out of memory reading ELF symbols");
 	if (ret)
 		goto cleanup;
 	if (e->nloads == 0) {
-		snprintf(err, errlen, "ELF image has no PT_LOAD segment");
+		errbuf_set(err, errlen, "ELF image has no PT_LOAD segment");
 		ret = -EINVAL;
 		goto cleanup;
 	}
@@ -360,11 +361,11 @@ int elf_symbols_open_fd(int fd, struct elf_symbols **out, char *err, size_t errl
 
 	*out = NULL;
 	if (fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "fstat: %s", strerror(errno));
+		errbuf_set(err, errlen, "fstat: %s", strerror(errno));
 		return -errno;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
+		errbuf_set(err, errlen, "not a regular file");
 		return -EINVAL;
 	}
 	elf_version(EV_CURRENT);
@@ -374,7 +375,7 @@ int elf_symbols_open_fd(int fd, struct elf_symbols **out, char *err, size_t errl
 	 */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
-		snprintf(err, errlen, "elf_begin: %s", elf_errmsg(-1));
+		errbuf_set(err, errlen, "elf_begin: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
 	ret = es_read(elf, (uint64_t)st.st_size, out, err, errlen);
@@ -391,20 +392,20 @@ int elf_symbols_open_mem(const void *image, size_t len, struct elf_symbols **out
 
 	*out = NULL;
 	if (!image || len == 0) {
-		snprintf(err, errlen, "empty ELF image");
+		errbuf_set(err, errlen, "empty ELF image");
 		return -EINVAL;
 	}
 	/* A private copy: libelf may convert data in place, and the source may be read-only. */
 	copy = malloc(len);
 	if (!copy) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	memcpy(copy, image, len);
 	elf_version(EV_CURRENT);
 	elf = elf_memory(copy, len);
 	if (!elf) {
-		snprintf(err, errlen, "elf_memory: %s", elf_errmsg(-1));
+		errbuf_set(err, errlen, "elf_memory: %s", elf_errmsg(-1));
 		free(copy);
 		return -EINVAL;
 	}

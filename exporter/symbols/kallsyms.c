@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/array_grow.h"
+#include "common/errbuf.h"
 #include "common/file_read.h"
 
 /* /proc/kallsyms is 10-20 MiB on big kernels; refuse anything absurd. */
@@ -250,7 +251,7 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 
 	*out = NULL;
 	if (!k) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	while (p < end) {
@@ -260,7 +261,7 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 		if (line_end > p) {
 			ret = ks_parse_line(k, p, line_end);
 			if (ret < 0) {
-				snprintf(err, errlen, "out of memory parsing kallsyms");
+				errbuf_set(err, errlen, "out of memory parsing kallsyms");
 				goto cleanup;
 			}
 			k->malformed += (size_t)ret;
@@ -270,9 +271,9 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 	}
 	if (k->lines == 0) {
 		if (k->malformed)
-			snprintf(err, errlen, "kallsyms: none of %zu lines is well-formed", k->malformed);
+			errbuf_set(err, errlen, "kallsyms: none of %zu lines is well-formed", k->malformed);
 		else
-			snprintf(err, errlen, "kallsyms: empty input");
+			errbuf_set(err, errlen, "kallsyms: empty input");
 		ret = -EINVAL;
 		goto cleanup;
 	}

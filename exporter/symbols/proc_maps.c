@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/file_read.h"
 
 /* A process with a million mappings has a ~100 MiB maps file; cap there. */
@@ -164,7 +165,7 @@ int proc_maps_parse(const char *buf, size_t len, struct proc_maps **out, char *e
 		p = line_end + 1;
 	}
 	if (lines > 0 && m->count == 0) {
-		snprintf(err, errlen, "maps: none of %zu lines is well-formed", lines);
+		errbuf_set(err, errlen, "maps: none of %zu lines is well-formed", lines);
 		ret = -EINVAL;
 		goto cleanup;
 	}
@@ -183,7 +184,7 @@ int proc_maps_parse(const char *buf, size_t len, struct proc_maps **out, char *e
 	ret = 0;
 cleanup:
 	if (ret == -ENOMEM)
-		snprintf(err, errlen, "out of memory parsing maps");
+		errbuf_set(err, errlen, "out of memory parsing maps");
 	proc_maps_free(m);
 	return ret;
 }

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "ipc/sym_wire.h"
 
-#define NSEC_PER_MSEC 1000000ULL
 /* After a timeout, requests fail at once for this long (a loader restart). */
 #define BROKER_BACKOFF_NS (1000ULL * NSEC_PER_MSEC)
 /* Late answers read past while waiting for one request, at most. */
@@ -39,17 +39,9 @@ static struct proc_source_broker *psb(struct proc_source *src)
 	return (struct proc_source_broker *)src;
 }
 
-static uint64_t psb_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void psb_unavailable(struct proc_source_broker *b, const char *why)
 {
-	b->unavailable_until_ns = psb_now_ns() + BROKER_BACKOFF_NS;
+	b->unavailable_until_ns = mono_ns() + BROKER_BACKOFF_NS;
 	if (!b->warned) {
 		log_warn("symbol source: %s; unnamed frames until the loader answers again", why);
 		b->warned = true;
@@ -91,7 +83,7 @@ static void psb_discard_pending(struct proc_source_broker *b)
 static void psb_call_many(struct proc_source_broker *b, Lowprof__Sym__SymRequest *const *reqs,
 			  size_t n, Lowprof__Sym__SymReply **reps, int *fds, int *rcs)
 {
-	uint64_t deadline, now = psb_now_ns();
+	uint64_t deadline, now = mono_ns();
 	size_t i, sent = 0, pending;
 	char err[160];
 	int rc, stale = 0;
@@ -128,7 +120,7 @@ static void psb_call_many(struct proc_source_broker *b, Lowprof__Sym__SymRequest
 		Lowprof__Sym__SymReply *r = NULL;
 		int rfd = -1;
 
-		now = psb_now_ns();
+		now = mono_ns();
 		if (now >= deadline || stale > BROKER_MAX_STALE) {
 			b->base.stats.timeouts++;
 			psb_unavailable(b, "no answer from the loader");

@@ -12,14 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/intern.h"
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "exporter/symbols/elf_symbols.h"
 #include "exporter/symbols/kallsyms.h"
 #include "exporter/symbols/proc_maps.h"
 #include "exporter/symbols/proc_source.h"
 
-#define NSEC_PER_SEC 1000000000ULL
 /* A pid's maps are re-read for an unknown address at most this often. */
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
 /* A file we could not open (process gone, no access) is tried again after this. */
@@ -74,14 +75,6 @@ struct symbolizer {
 	const char *vdso_build_id;
 	struct symbolizer_stats stats;
 };
-
-static uint64_t sym_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void lru_unlink(struct lru *n)
 {
@@ -243,7 +236,7 @@ void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t
 {
 	uint32_t want[SYMBOLIZER_PREFETCH_MAX];
 	int fds[SYMBOLIZER_PREFETCH_MAX];
-	uint64_t now = sym_now_ns();
+	uint64_t now = mono_ns();
 	size_t i, j, k = 0;
 
 	for (i = 0; i < n && k < SYMBOLIZER_PREFETCH_MAX; i++) {
@@ -362,7 +355,7 @@ static const char *sym_basename(const char *path)
 
 int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out)
 {
-	uint64_t now = sym_now_ns(), vaddr, off;
+	uint64_t now = mono_ns(), vaddr, off;
 	const struct proc_maps_entry *e = NULL;
 	const struct elf_symbols *elf = NULL, *debug = NULL;
 	const char *name = NULL, *module, *build_id = NULL, *function;
@@ -516,7 +509,7 @@ static void sym_load_kallsyms(struct symbolizer *s)
 
 	if (s->kallsyms_done)
 		return;
-	now = sym_now_ns();
+	now = mono_ns();
 	if (now < s->kallsyms_retry_ns)
 		return;
 	fd = proc_source_open_kallsyms(s->src);
@@ -602,7 +595,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	sym_load_vdso(s);
 	return s;
 nomem:
-	snprintf(err, errlen, "out of memory creating the symbolizer");
+	errbuf_set(err, errlen, "out of memory creating the symbolizer");
 	symbolizer_free(s);
 	return NULL;
 }
