@@ -32,29 +32,28 @@ static struct intern_slot *intern_slot(const struct intern *t, uint32_t hash, co
 	}
 }
 
-/* Room for one more entry at a load of at most 3/4. */
-static int intern_reserve(struct intern *t)
+int intern_slots_reserve(struct intern_slot **slots, size_t *nslots, size_t n)
 {
 	struct intern_slot *ns;
 	size_t ncap, i, j;
 
-	if (t->nslots != 0 && (t->n + 1) * 4 <= t->nslots * 3)
+	if (*nslots != 0 && (n + 1) * 4 <= *nslots * 3)
 		return 0;
-	ncap = t->nslots ? t->nslots * 2 : 64;
+	ncap = *nslots ? *nslots * 2 : 64;
 	ns = calloc(ncap, sizeof(*ns));
 	if (ns == NULL)
 		return -ENOMEM;
-	for (i = 0; i < t->nslots; i++) {
-		if (t->slots[i].idx1 == 0)
+	for (i = 0; i < *nslots; i++) {
+		if ((*slots)[i].idx1 == 0)
 			continue;
-		j = t->slots[i].hash & (ncap - 1);
+		j = (*slots)[i].hash & (ncap - 1);
 		while (ns[j].idx1 != 0)
 			j = (j + 1) & (ncap - 1);
-		ns[j] = t->slots[i];
+		ns[j] = (*slots)[i];
 	}
-	free(t->slots);
-	t->slots = ns;
-	t->nslots = ncap;
+	free(*slots);
+	*slots = ns;
+	*nslots = ncap;
 	return 0;
 }
 
@@ -64,7 +63,7 @@ int intern_add(struct intern *t, const void *key, size_t len, uint32_t *idx)
 	struct intern_slot *slot;
 	char *copy;
 
-	if (intern_reserve(t) != 0)
+	if (intern_slots_reserve(&t->slots, &t->nslots, t->n) != 0)
 		return -ENOMEM;
 	slot = intern_slot(t, hash, key, len);
 	if (slot->idx1 != 0) {

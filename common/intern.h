@@ -43,6 +43,14 @@ static inline const char *intern_str(const struct intern *t, uint32_t idx)
 	return t->keys[idx];
 }
 
+/*
+ * The slot array alone, for other hash indexes over the same slots: makes
+ * *slots (*nslots of them, a power of two or 0) room for one entry more than
+ * n at a load of at most 3/4, moving the slots by their stored hash.
+ * 0, or -ENOMEM (unchanged).
+ */
+int intern_slots_reserve(struct intern_slot **slots, size_t *nslots, size_t n);
+
 /* Heap bytes the table holds (copies, arrays, slots). */
 size_t intern_memory(const struct intern *t);
 

@@ -37,40 +37,17 @@ static uint64_t profile_mix(uint64_t h, uint64_t v)
 
 static int profile_htab_reserve(struct profile_htab *t)
 {
-	struct profile_slot *ns;
-	size_t ncap, i;
-
-	/* Keep the load at or under 3/4 after the coming insert. */
-	if (t->cap != 0 && (t->len + 1) * 4 <= t->cap * 3)
-		return 0;
-	ncap = t->cap ? t->cap * 2 : 64;
-	ns = calloc(ncap, sizeof(*ns));
-	if (ns == NULL)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (t->slots[i].idx1 == 0)
-			continue;
-		j = t->slots[i].hash & (ncap - 1);
-		while (ns[j].idx1 != 0)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->cap = ncap;
-	return 0;
+	return intern_slots_reserve(&t->slots, &t->cap, t->len);
 }
 
 /* The slot holding a match, or the empty slot where it belongs (cap must be > 0). */
-static struct profile_slot *profile_htab_find(const struct profile_htab *t, uint32_t hash,
+static struct intern_slot *profile_htab_find(const struct profile_htab *t, uint32_t hash,
 					      profile_eq_fn eq, const struct profile_key *key)
 {
 	size_t j = hash & (t->cap - 1);
 
 	for (;;) {
-		struct profile_slot *s = &t->slots[j];
+		struct intern_slot *s = &t->slots[j];
 
 		if (s->idx1 == 0)
 			return s;
@@ -144,7 +121,7 @@ static int profile_table_put(struct profile_htab *t, uint32_t hash, profile_eq_f
 			     const struct profile_key *key, void **arr, size_t *n, size_t *cap,
 			     size_t elem, const void *entry, uint32_t *out)
 {
-	struct profile_slot *slot;
+	struct intern_slot *slot;
 	int err;
 
 	err = profile_htab_reserve(t);
@@ -249,7 +226,7 @@ static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t 
 static int profile_note_pid(struct profile *p, uint32_t pid)
 {
 	struct profile_htab *t = &p->pid_set;
-	struct profile_slot *slot;
+	struct intern_slot *slot;
 	size_t j;
 	int err;
 
@@ -313,7 +290,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 {
 	struct profile_stack w = { 0 };
 	struct profile_key key = { .p = p, .stack = &w };
-	struct profile_slot *slot;
+	struct intern_slot *slot;
 	uint64_t hash;
 	size_t i;
 	int err;

@@ -12,15 +12,10 @@
 #include "common/intern.h"
 #include "exporter/profile/profile.h"
 
-/* Open addressing with linear probing. A slot holds index + 1 (0 = empty) and
- * the entry's hash, so growing never needs to rehash the entries themselves. */
-struct profile_slot {
-	uint32_t idx1;
-	uint32_t hash;
-};
-
+/* Open addressing with linear probing over common/intern's slots: index + 1
+ * (0 = empty) and the entry's hash, so growing never rehashes the entries. */
 struct profile_htab {
-	struct profile_slot *slots;
+	struct intern_slot *slots;
 	size_t cap; /* power of two, or 0 */
 	size_t len;
 };

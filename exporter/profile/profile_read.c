@@ -12,7 +12,7 @@
 
 static size_t profile_htab_bytes(const struct profile_htab *t)
 {
-	return t->cap * sizeof(struct profile_slot);
+	return t->cap * sizeof(struct intern_slot);
 }
 
 void profile_get_totals(const struct profile *p, struct profile_totals *out)

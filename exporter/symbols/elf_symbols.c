@@ -10,6 +10,7 @@
 
 #include "common/array_grow.h"
 #include "common/errbuf.h"
+#include "exporter/symbols/symtab_common.h"
 
 /* A build-id longer than this is not one any linker writes; refuse to hex it. */
 #define ES_BUILD_ID_MAX 64
@@ -417,20 +418,12 @@ int elf_symbols_open_mem(const void *image, size_t len, struct elf_symbols **out
 
 const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr, uint64_t *offset)
 {
-	size_t lo = 0, hi;
 	const struct es_sym *s;
+	size_t lo;
 
 	if (!e || e->count == 0)
 		return NULL;
-	hi = e->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = symtab_upto(e->syms, e->count, sizeof(*e->syms), vaddr);
 	if (lo == 0)
 		return NULL;
 	s = &e->syms[lo - 1];

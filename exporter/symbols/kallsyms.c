@@ -9,7 +9,7 @@
 
 #include "common/array_grow.h"
 #include "common/errbuf.h"
-#include "common/file_read.h"
+#include "exporter/symbols/symtab_common.h"
 
 /* /proc/kallsyms is 10-20 MiB on big kernels; refuse anything absurd. */
 #define KALLSYMS_MAX_FILE (256u << 20)
@@ -285,53 +285,32 @@ cleanup:
 	return ret;
 }
 
+static int ks_parse_text(const char *buf, size_t len, void *out, char *err, size_t errlen)
+{
+	return kallsyms_parse(buf, len, out, err, errlen);
+}
+
 int kallsyms_load(const char *path, struct kallsyms **out, char *err, size_t errlen)
 {
-	char *buf;
-	size_t len;
-	int ret;
-
 	*out = NULL;
-	ret = file_read_all(path, KALLSYMS_MAX_FILE, &buf, &len, err, errlen);
-	if (ret != 0)
-		return ret;
-	ret = kallsyms_parse(buf, len, out, err, errlen);
-	free(buf);
-	return ret;
+	return symtab_load_text(-1, path, KALLSYMS_MAX_FILE, ks_parse_text, out, err, errlen);
 }
 
 int kallsyms_load_fd(int fd, const char *name, struct kallsyms **out, char *err, size_t errlen)
 {
-	char *buf;
-	size_t len;
-	int ret;
-
 	*out = NULL;
-	ret = file_read_fd(fd, name, KALLSYMS_MAX_FILE, &buf, &len, err, errlen);
-	if (ret != 0)
-		return ret;
-	ret = kallsyms_parse(buf, len, out, err, errlen);
-	free(buf);
-	return ret;
+	return symtab_load_text(fd, name, KALLSYMS_MAX_FILE, ks_parse_text, out, err, errlen);
 }
 
 int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, struct kallsyms_result *res)
 {
-	size_t lo = 0, hi;
 	const struct ks_sym *s;
+	size_t lo;
 
 	if (!k || k->count == 0 || kallsyms_restricted(k))
 		return -ENOENT;
-	hi = k->count;
-	/* Find the last symbol whose address is <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The last symbol whose address is <= addr. */
+	lo = symtab_upto(k->syms, k->count, sizeof(*k->syms), addr);
 	if (lo == 0)
 		return -ENOENT;
 	s = &k->syms[lo - 1];

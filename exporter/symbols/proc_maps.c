@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
-#include "common/file_read.h"
+#include "exporter/symbols/symtab_common.h"
 
 /* A process with a million mappings has a ~100 MiB maps file; cap there. */
 #define PROC_MAPS_MAX_FILE (128u << 20)
@@ -189,34 +189,21 @@ cleanup:
 	return ret;
 }
 
+static int proc_maps_parse_text(const char *buf, size_t len, void *out, char *err, size_t errlen)
+{
+	return proc_maps_parse(buf, len, out, err, errlen);
+}
+
 int proc_maps_read_path(const char *path, struct proc_maps **out, char *err, size_t errlen)
 {
-	char *buf;
-	size_t len;
-	int ret;
-
 	*out = NULL;
-	ret = file_read_all(path, PROC_MAPS_MAX_FILE, &buf, &len, err, errlen);
-	if (ret != 0)
-		return ret;
-	ret = proc_maps_parse(buf, len, out, err, errlen);
-	free(buf);
-	return ret;
+	return symtab_load_text(-1, path, PROC_MAPS_MAX_FILE, proc_maps_parse_text, out, err, errlen);
 }
 
 int proc_maps_read_fd(int fd, const char *name, struct proc_maps **out, char *err, size_t errlen)
 {
-	char *buf;
-	size_t len;
-	int ret;
-
 	*out = NULL;
-	ret = file_read_fd(fd, name, PROC_MAPS_MAX_FILE, &buf, &len, err, errlen);
-	if (ret != 0)
-		return ret;
-	ret = proc_maps_parse(buf, len, out, err, errlen);
-	free(buf);
-	return ret;
+	return symtab_load_text(fd, name, PROC_MAPS_MAX_FILE, proc_maps_parse_text, out, err, errlen);
 }
 
 int proc_maps_read_pid(pid_t pid, struct proc_maps **out, char *err, size_t errlen)

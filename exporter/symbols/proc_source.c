@@ -1,6 +1,8 @@
 /* proc_source: dispatch to the implementation (see the header). */
 #include "exporter/symbols/proc_source_internal.h"
 
+#include <stdlib.h>
+
 #include <errno.h>
 #include <string.h>
 
@@ -71,6 +73,10 @@ void proc_source_set_timeout(struct proc_source *src, unsigned timeout_ms)
 
 void proc_source_free(struct proc_source *src)
 {
-	if (src != NULL)
+	if (src == NULL)
+		return;
+	if (src->ops->free != NULL)
 		src->ops->free(src);
+	else
+		free(src);
 }

@@ -311,11 +311,6 @@ static void psb_set_timeout(struct proc_source *src, unsigned timeout_ms)
 	psb(src)->timeout_ms = timeout_ms ? timeout_ms : 1;
 }
 
-static void psb_free(struct proc_source *src)
-{
-	free(src);
-}
-
 static const struct proc_source_ops psb_ops = {
 	.open_maps = psb_open_maps,
 	.open_maps_many = psb_open_maps_many,
@@ -324,7 +319,6 @@ static const struct proc_source_ops psb_ops = {
 	.open_kallsyms = psb_open_kallsyms,
 	.process = psb_process,
 	.set_timeout = psb_set_timeout,
-	.free = psb_free,
 };
 
 struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms)

@@ -159,18 +159,12 @@ static int psd_process(struct proc_source *src, uint32_t pid, char *exe, size_t 
 	return n > 0 || rc_cg == 0 ? 0 : (rc_exe != 0 ? rc_exe : rc_cg);
 }
 
-static void psd_free(struct proc_source *src)
-{
-	free(src);
-}
-
 static const struct proc_source_ops psd_ops = {
 	.open_maps = psd_open_maps,
 	.open_mapped_file = psd_open_mapped_file,
 	.open_debug_file = psd_open_debug_file,
 	.open_kallsyms = psd_open_kallsyms,
 	.process = psd_process,
-	.free = psd_free,
 };
 
 struct proc_source *proc_source_direct_new(const char *proc_root, const char *debug_root,

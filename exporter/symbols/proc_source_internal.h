@@ -14,7 +14,7 @@ struct proc_source_ops {
 	int (*process)(struct proc_source *src, uint32_t pid, char *exe, size_t exelen, char **cgroup,
 		       size_t *cgroup_len);
 	void (*set_timeout)(struct proc_source *src, unsigned timeout_ms); /* NULL: none */
-	void (*free)(struct proc_source *src);
+	void (*free)(struct proc_source *src); /* NULL: free() (nothing else held) */
 };
 
 /* Each implementation embeds this first. */
