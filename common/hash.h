@@ -41,4 +41,16 @@ static inline uint32_t hash_fnv1a32_update(uint32_t h, const void *data, size_t 
 	return h;
 }
 
+/* splitmix64's finaliser: spreads an integer key (or a combination of keys)
+ * over all 64 bits, for the slot or bucket of a hash index. */
+static inline uint64_t hash_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
 #endif

@@ -62,14 +62,7 @@ struct fg_draw {
 
 static uint64_t fg_hash(uint32_t parent, uint32_t name, uint8_t kind)
 {
-	uint64_t h = ((uint64_t)parent << 32) ^ ((uint64_t)name << 3) ^ kind;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	return hash_mix64(((uint64_t)parent << 32) ^ ((uint64_t)name << 3) ^ kind);
 }
 
 static int fg_rehash(struct fg_tree *t)

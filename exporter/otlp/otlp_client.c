@@ -242,11 +242,26 @@ static int otlp_setup_headers(struct otlp_client *c, char *err, size_t errlen)
 	return ret;
 }
 
+/* path (the file of option opt) read into *mem, and blob pointing at it
+ * without a copy: 0, or -EINVAL with err set. */
+static int otlp_tls_blob(const char *path, const char *opt, void **mem, struct curl_blob *blob,
+			 char *err, size_t errlen)
+{
+	size_t len;
+
+	*mem = otlp_client_read_file(path, opt, &len, err, errlen);
+	if (*mem == NULL)
+		return -EINVAL;
+	blob->data = *mem;
+	blob->len = len;
+	blob->flags = CURL_BLOB_NOCOPY;
+	return 0;
+}
+
 /* The TLS material, read now: after sandboxing no file can be opened. */
 static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 {
 	const char *ca = c->s.ca_file;
-	size_t len;
 
 	if (strncmp(c->url, "https:", 6) != 0)
 		return 0;
@@ -259,31 +274,21 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 			return -EINVAL;
 		}
 	}
-	c->ca_mem = otlp_client_read_file(ca, "--otlp-ca", &len, err, errlen);
-	if (c->ca_mem == NULL)
+	if (otlp_tls_blob(ca, "--otlp-ca", &c->ca_mem, &c->ca, err, errlen) != 0)
 		return -EINVAL;
-	c->ca.data = c->ca_mem;
-	c->ca.len = len;
-	c->ca.flags = CURL_BLOB_NOCOPY;
 	curl_easy_setopt(c->easy, CURLOPT_CAINFO_BLOB, &c->ca);
 	curl_easy_setopt(c->easy, CURLOPT_CAPATH, NULL);
 	if (c->s.client_cert != NULL) {
-		c->cert_mem = otlp_client_read_file(c->s.client_cert, "--otlp-client-cert", &len, err, errlen);
-		if (c->cert_mem == NULL)
+		if (otlp_tls_blob(c->s.client_cert, "--otlp-client-cert", &c->cert_mem, &c->cert, err,
+				  errlen) != 0)
 			return -EINVAL;
-		c->cert.data = c->cert_mem;
-		c->cert.len = len;
-		c->cert.flags = CURL_BLOB_NOCOPY;
 		curl_easy_setopt(c->easy, CURLOPT_SSLCERT_BLOB, &c->cert);
 		curl_easy_setopt(c->easy, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (c->s.client_key != NULL) {
-		c->key_mem = otlp_client_read_file(c->s.client_key, "--otlp-client-key", &len, err, errlen);
-		if (c->key_mem == NULL)
+		if (otlp_tls_blob(c->s.client_key, "--otlp-client-key", &c->key_mem, &c->key, err,
+				  errlen) != 0)
 			return -EINVAL;
-		c->key.data = c->key_mem;
-		c->key.len = len;
-		c->key.flags = CURL_BLOB_NOCOPY;
 		curl_easy_setopt(c->easy, CURLOPT_SSLKEY_BLOB, &c->key);
 		curl_easy_setopt(c->easy, CURLOPT_SSLKEYTYPE, "PEM");
 	}

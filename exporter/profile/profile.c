@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/array_grow.h"
+#include "common/hash.h"
 
 /* Which table a lookup key belongs to; the eq callback reads it. */
 struct profile_key {
@@ -25,14 +26,8 @@ typedef bool (*profile_eq_fn)(const struct profile_key *key, uint32_t idx);
 
 static uint64_t profile_mix(uint64_t h, uint64_t v)
 {
-	/* splitmix64 finaliser over the running hash: cheap and well spread. */
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
+	/* boost's hash_combine, then splitmix64's finaliser: cheap and well spread. */
+	return hash_mix64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
 }
 
 static int profile_htab_reserve(struct profile_htab *t)

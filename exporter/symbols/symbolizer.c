@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
+#include "common/hash.h"
 #include "common/intern.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
@@ -90,14 +91,6 @@ static void lru_push_front(struct lru *head, struct lru *n)
 	head->next = n;
 }
 
-static uint64_t sym_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */
 static const char *sym_intern(struct symbolizer *s, const char *str)
 {
@@ -124,7 +117,7 @@ static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
 
 static struct sym_pid **pid_slot(struct symbolizer *s, uint32_t pid)
 {
-	struct sym_pid **pp = &s->pids[sym_mix(pid) & (SYM_BUCKETS - 1)];
+	struct sym_pid **pp = &s->pids[hash_mix64(pid) & (SYM_BUCKETS - 1)];
 
 	while (*pp && (*pp)->pid != pid)
 		pp = &(*pp)->hnext;
@@ -144,7 +137,7 @@ static void pid_remove(struct symbolizer *s, struct sym_pid *p)
 
 static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
 {
-	struct sym_file **pp = &s->files[sym_mix(dev * 31 + inode) & (SYM_BUCKETS - 1)];
+	struct sym_file **pp = &s->files[hash_mix64(dev * 31 + inode) & (SYM_BUCKETS - 1)];
 
 	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode))
 		pp = &(*pp)->hnext;
