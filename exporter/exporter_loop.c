@@ -9,11 +9,11 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "common/notify.h"
-#include "exporter/otlp/otlp_export.h"
 #include "exporter/formats/outputs.h"
+#include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
-#include "exporter/symbols/symbolizer.h"
 #include "exporter/profile/timeline.h"
+#include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/sample_record.h"
 

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "exporter/profile/frame.h"
 #include "exporter/otlp/process_info.h"
+#include "exporter/profile/frame.h"
 #include "exporter/profile/profile.h"
 #include "exporter/symbols/symbolizer.h"
 

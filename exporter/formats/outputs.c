@@ -9,10 +9,10 @@
 #include "exporter/formats/folded_writer.h"
 #include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof_writer.h"
-#include "ipc/output_files.h"
-#include "exporter/profile/profile.h"
 #include "exporter/formats/summary_json.h"
+#include "exporter/profile/profile.h"
 #include "exporter/profile/timeline.h"
+#include "ipc/output_files.h"
 
 struct outputs_job {
 	const struct profile *profile;

@@ -11,8 +11,8 @@
 
 #include "common/array_grow.h"
 #include "common/errbuf.h"
-#include "exporter/profile/frame.h"
 #include "exporter/formats/pprof.pb-c.h"
+#include "exporter/profile/frame.h"
 #include "exporter/profile/profile.h"
 
 typedef Perftools__Profiles__Profile pprof_profile;

@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "common/intern.h"
-#include "exporter/otlp/profiles.pb-c.h"
 #include "exporter/otlp/otlp_encoder.h"
+#include "exporter/otlp/profiles.pb-c.h"
 
 typedef Lowprof__Otlp__ExportProfilesServiceRequest otlp_request;
 typedef Lowprof__Otlp__ProfilesDictionary otlp_dictionary;
