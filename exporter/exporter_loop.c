@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "common/log.h"
-#include "common/notify.h"
+#include "ipc/notify.h"
 #include "exporter/otlp_export.h"
 #include "exporter/outputs.h"
 #include "exporter/profile.h"

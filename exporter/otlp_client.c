@@ -34,8 +34,8 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
-#include "exporter/otlp_client_internal.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "lowprof_build_config.h"
 
@@ -51,8 +51,8 @@ struct otlp_payload {
 };
 
 struct otlp_client {
-	struct otlp_client_settings s;
-	char url[OTLP_URL_MAX];
+	struct otlp_settings s;
+	char url[OTLP_SETTINGS_URL_MAX];
 	CURLM *multi;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -93,7 +93,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	if (u == NULL || curl_url_set(u, CURLUPART_URL, c->url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
+		errbuf_set(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
 		goto cleanup;
 	}
 	if (host[0] == '[' || inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1) {
@@ -105,7 +105,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, NULL, &hints, &res);
 	if (gai != 0) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
+		errbuf_set(err, errlen, "--otlp-endpoint: cannot resolve '%s': %s", host, gai_strerror(gai));
 		goto cleanup;
 	}
 	len = (size_t)snprintf(entry, sizeof(entry), "%s:%s:", host, port);
@@ -123,12 +123,12 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 		n++;
 	}
 	if (n == 0 || len >= sizeof(entry)) {
-		otlp_client_seterr(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
+		errbuf_set(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
 		goto cleanup;
 	}
 	c->resolve = curl_slist_append(NULL, entry);
 	if (c->resolve == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 		goto cleanup;
 	}
 	ret = 0;
@@ -239,13 +239,13 @@ static int otlp_setup_headers(struct otlp_client *c, char *err, size_t errlen)
 
 		if ((size_t)snprintf(line, sizeof(line), "%.*s: %s", (int)(eq - c->s.headers[i]),
 				     c->s.headers[i], eq + 1) >= sizeof(line)) {
-			otlp_client_seterr(err, errlen, "--otlp-header: header too long");
+			errbuf_set(err, errlen, "--otlp-header: header too long");
 			return -EINVAL;
 		}
 		ret = otlp_add_header(c, line);
 	}
 	if (ret != 0)
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 	return ret;
 }
 
@@ -262,11 +262,11 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 
 		ca = vi->cainfo;
 		if (ca == NULL) {
-			otlp_client_seterr(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
+			errbuf_set(err, errlen, "--otlp-ca: libcurl has no default CA bundle; give one");
 			return -EINVAL;
 		}
 	}
-	c->ca_mem = otlp_client_read_file(ca, "--otlp-ca", &len, err, errlen);
+	c->ca_mem = otlp_settings_read_file(ca, "--otlp-ca", &len, err, errlen);
 	if (c->ca_mem == NULL)
 		return -EINVAL;
 	c->ca.data = c->ca_mem;
@@ -275,7 +275,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	curl_easy_setopt(c->easy, CURLOPT_CAINFO_BLOB, &c->ca);
 	curl_easy_setopt(c->easy, CURLOPT_CAPATH, NULL);
 	if (c->s.client_cert != NULL) {
-		c->cert_mem = otlp_client_read_file(c->s.client_cert, "--otlp-client-cert", &len, err, errlen);
+		c->cert_mem = otlp_settings_read_file(c->s.client_cert, "--otlp-client-cert", &len, err, errlen);
 		if (c->cert_mem == NULL)
 			return -EINVAL;
 		c->cert.data = c->cert_mem;
@@ -285,7 +285,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 		curl_easy_setopt(c->easy, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (c->s.client_key != NULL) {
-		c->key_mem = otlp_client_read_file(c->s.client_key, "--otlp-client-key", &len, err, errlen);
+		c->key_mem = otlp_settings_read_file(c->s.client_key, "--otlp-client-key", &len, err, errlen);
 		if (c->key_mem == NULL)
 			return -EINVAL;
 		c->key.data = c->key_mem;
@@ -297,23 +297,23 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	return 0;
 }
 
-struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *err, size_t errlen)
+struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, size_t errlen)
 {
 	static bool curl_ready;
 	struct otlp_client *c;
 
-	if (otlp_client_settings_validate(s, err, errlen) != 0)
+	if (otlp_settings_validate(s, err, errlen) != 0)
 		return NULL;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			otlp_client_seterr(err, errlen, "otlp: curl_global_init failed");
+			errbuf_set(err, errlen, "otlp: curl_global_init failed");
 			return NULL;
 		}
 		curl_ready = true;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: out of memory");
+		errbuf_set(err, errlen, "otlp: out of memory");
 		return NULL;
 	}
 	c->s = *s;
@@ -321,11 +321,11 @@ struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *
 	if (getrandom(&c->rng, sizeof(c->rng), GRND_NONBLOCK) != sizeof(c->rng))
 		c->rng = otlp_now_ms() ^ ((uint64_t)getpid() << 32);
 	c->rng |= 1;
-	otlp_client_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
+	otlp_settings_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
 	c->multi = curl_multi_init();
 	c->easy = curl_easy_init();
 	if (c->multi == NULL || c->easy == NULL) {
-		otlp_client_seterr(err, errlen, "otlp: curl init failed");
+		errbuf_set(err, errlen, "otlp: curl init failed");
 		goto fail;
 	}
 	if (otlp_pin_host(c, err, errlen) != 0 || otlp_setup_headers(c, err, errlen) != 0 ||
