@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,15 +24,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "common/number_parse.h"
+#include "controller/controller_options.h"
 #include "controller/host_load.h"
 #include "controller/policy.h"
 #include "seccomp/sandbox.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/notify.h"
 #include "ipc/wire.h"
 
-/* The supervisor's liveness clock wants a line at least this often. */
-#define CONTROLLER_PING_MS 1000
 /* Longest wait for the loader's answer: it answers from its main loop at once. */
 #define CONTROLLER_REPLY_TIMEOUT_MS 2000
 /* Unexpected (late) answers skipped while waiting for the one asked for. */
@@ -55,70 +53,21 @@ struct controller {
 static int controller_parse_options(int argc, char **argv, struct controller *c, char *err,
 				    size_t errlen)
 {
-	static const struct option longopts[] = {
-		{"control-interval", required_argument, NULL, 'i'},
-		{"cpu-budget", required_argument, NULL, 'b'},
-		{"frequency", required_argument, NULL, 'F'},
-		{"no-throttle", no_argument, NULL, 'n'},
-		{"max-depth", required_argument, NULL, 'D'},
-		{"verbose", no_argument, NULL, 'v'},
-		{NULL, 0, NULL, 0},
-	};
-	unsigned freq = 19, depth = 64;
-	double budget = 1.5;
-	bool no_throttle = false;
-	int ch;
+	struct controller_options o;
 
-	c->interval_s = 1.0;
-	optind = 1;
-	opterr = 0;
-	for (;;) {
-		ch = getopt_long(argc, argv, "v", longopts, NULL);
-		if (ch == -1)
-			break;
-		switch (ch) {
-		case 'i':
-			if (number_parse_seconds(optarg, 3600.0, &c->interval_s) != 0 || c->interval_s < 0.1)
-				goto bad_value;
-			break;
-		case 'b':
-			if (number_parse_seconds(optarg, 100.0, &budget) != 0 || budget < 0.01)
-				goto bad_value;
-			break;
-		case 'F':
-			if (number_parse_uint(optarg, 1, 1000000, &freq) != 0)
-				goto bad_value;
-			break;
-		case 'n':
-			no_throttle = true;
-			break;
-		case 'D':
-			if (number_parse_uint(optarg, 1, LOWPROF_MAX_USER_DEPTH, &depth) != 0)
-				goto bad_value;
-			break;
-		case 'v':
-			log_init("lowprof-controller", LOG_LEVEL_DEBUG);
-			break;
-		default:
-			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-			return LOWPROF_EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (controller_options_parse(argc, argv, &o, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
-	}
-	policy_settings_default(&c->set, freq);
+	if (o.verbose)
+		log_init("lowprof-controller", LOG_LEVEL_DEBUG);
+	c->interval_s = o.interval_s;
+	policy_settings_default(&c->set, o.frequency_hz);
 	/* The user's --max-depth is the healthy tier's depth, and so every tier's ceiling. */
-	c->set.tiers[POLICY_TIER_HEALTHY].max_depth = depth;
-	c->set.cpu_budget_pct = budget;
-	c->set.no_throttle = no_throttle;
+	c->set.tiers[POLICY_TIER_HEALTHY].max_depth = o.max_depth;
+	c->set.cpu_budget_pct = o.cpu_budget_pct;
+	c->set.no_throttle = o.no_throttle;
 	if (policy_settings_check(&c->set, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;
-bad_value:
-	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
-	return LOWPROF_EXIT_USAGE;
 }
 
 /*
@@ -385,20 +334,6 @@ static int controller_timerfd(double seconds)
 	return fd;
 }
 
-static void controller_notify(const char *line)
-{
-	if (write(LOWPROF_FD_NOTIFY, line, strlen(line)) < 0 && errno != EBADF && errno != EAGAIN)
-		log_warn("notification to the supervisor failed: %s", strerror(errno));
-}
-
-static uint64_t controller_monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static int controller_signalfd(void)
 {
 	sigset_t mask;
@@ -415,11 +350,9 @@ static int controller_signalfd(void)
 int main(int argc, char **argv)
 {
 	static struct controller c; /* holds a frame-sized reader: not on the stack */
-	static const char ready[] = "ready\n";
 	struct pollfd pfd[2];
 	struct stat st;
 	char err[512];
-	uint64_t last_ping;
 	int rc, sfd, tfd, flags, status = LOWPROF_EXIT_FAILURE;
 	bool running = true, seccomp_log;
 
@@ -456,28 +389,20 @@ int main(int argc, char **argv)
 	controller_read_host(&c, &(struct policy_signals){0});
 	log_info("every %g s: budget %g%%, -F %u Hz%s", c.interval_s, c.set.cpu_budget_pct,
 		 c.set.tiers[POLICY_TIER_HEALTHY].frequency_hz, c.set.no_throttle ? ", --no-throttle" : "");
-	flags = fcntl(LOWPROF_FD_NOTIFY, F_GETFL);
-	/* A supervisor that stops reading must not stall us: drop lines instead. */
-	if (flags >= 0)
-		fcntl(LOWPROF_FD_NOTIFY, F_SETFL, flags | O_NONBLOCK);
-	controller_notify(ready);
-	last_ping = controller_monotonic_ms();
+	notify_ready();
 
 	pfd[0].fd = sfd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = tfd;
 	pfd[1].events = POLLIN;
 	while (running) {
-		if (poll(pfd, 2, CONTROLLER_PING_MS) < 0) {
+		if (poll(pfd, 2, NOTIFY_PING_INTERVAL_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %s", strerror(errno));
 			goto out;
 		}
-		if (controller_monotonic_ms() - last_ping >= CONTROLLER_PING_MS) {
-			controller_notify("ping\n");
-			last_ping = controller_monotonic_ms();
-		}
+		notify_ping(); /* at most once a second */
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 

@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "common/mono_clock.h"
-#include "common/notify.h"
+#include "ipc/notify.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"

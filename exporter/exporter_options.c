@@ -1,114 +1,52 @@
 #include "exporter/exporter_options.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ipc/lowprof_fds.h"
-#include "common/number_parse.h"
+#include "settings/option_specs.h"
+
+/* --run-id: 32 lowercase hex digits. */
+static int exporter_check_run_id(const struct option_spec *spec, const char *value, void *slot,
+				 char *err, size_t errlen)
+{
+	return strlen(value) == SETTINGS_RUN_ID_LEN &&
+			       strspn(value, "0123456789abcdef") == SETTINGS_RUN_ID_LEN
+		       ? 0
+		       : -EINVAL;
+}
 
 int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 			   char *err, size_t errlen)
 {
-	static const struct option longopts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"frequency", required_argument, NULL, 'F'},
-		{"output-label", required_argument, NULL, 'o'},
-		{"kallsyms", required_argument, NULL, 'k'},
-		{"run-id", required_argument, NULL, 'r'},
-		{"otlp-endpoint", required_argument, NULL, 'E'},
-		{"otlp-compression", required_argument, NULL, 'C'},
-		{"otlp-header", required_argument, NULL, 'H'},
-		{"otlp-ca", required_argument, NULL, 'A'},
-		{"otlp-client-cert", required_argument, NULL, 'c'},
-		{"otlp-client-key", required_argument, NULL, 'K'},
-		{"otlp-queue-bytes", required_argument, NULL, 'Q'},
-		{NULL, 0, NULL, 0},
+	const char *run_id = NULL;
+	const struct option_spec specs[] = {
+		SETTINGS_OPT_INTERVAL(&out->interval_s),
+		SETTINGS_OPT_FREQUENCY(&out->frequency_hz),
+		{.name = "output-label", .kind = OPTION_STRING, .dest = &out->output_label},
+		{.name = "kallsyms", .kind = OPTION_STRING, .dest = &out->kallsyms_path},
+		{.name = "run-id", .kind = OPTION_STRING, .dest = &run_id,
+		 .check = exporter_check_run_id},
+		SETTINGS_OPT_OTLP(&out->otlp, &out->otlp_enabled, NULL),
+		/* The supervisor converted --otlp-queue-mb. */
+		{.name = "otlp-queue-bytes", .kind = OPTION_SIZE, .dest = &out->otlp.queue_max_bytes,
+		 .min = SETTINGS_OTLP_QUEUE_MIN_BYTES, .max = (double)SETTINGS_OTLP_QUEUE_MAX_BYTES},
+		{.name = NULL},
 	};
-	unsigned long long qb;
-	char *end;
-	int c;
+	const struct option_parser parser = {.specs = specs, .first = 1};
 
-	out->interval_s = 10;
-	out->frequency_hz = 19;
-	out->output_label = ".";
-	out->kallsyms_path = "/proc/kallsyms";
-	out->run_id[0] = '\0';
-	out->otlp_enabled = false;
-	otlp_client_settings_init(&out->otlp);
-	optind = 1;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
-			break;
-		switch (c) {
-		case 'i':
-			if (number_parse_uint(optarg, 1, 86400, &out->interval_s) != 0)
-				goto bad_value;
-			break;
-		case 'F':
-			if (number_parse_uint(optarg, 1, 1000000, &out->frequency_hz) != 0)
-				goto bad_value;
-			break;
-		case 'o':
-			out->output_label = optarg;
-			break;
-		case 'k':
-			out->kallsyms_path = optarg;
-			break;
-		case 'r':
-			if (strlen(optarg) != EXPORTER_RUN_ID_LEN ||
-			    strspn(optarg, "0123456789abcdef") != EXPORTER_RUN_ID_LEN)
-				goto bad_value;
-			memcpy(out->run_id, optarg, EXPORTER_RUN_ID_LEN + 1);
-			break;
-		case 'E':
-			out->otlp.endpoint = optarg;
-			out->otlp_enabled = true;
-			break;
-		case 'C':
-			if (otlp_client_parse_compression(optarg, &out->otlp.compression, err, errlen) != 0)
-				return LOWPROF_EXIT_USAGE;
-			break;
-		case 'H':
-			if (out->otlp.nheaders == OTLP_CLIENT_MAX_HEADERS)
-				goto bad_value;
-			out->otlp.headers[out->otlp.nheaders++] = optarg;
-			break;
-		case 'A':
-			out->otlp.ca_file = optarg;
-			break;
-		case 'c':
-			out->otlp.client_cert = optarg;
-			break;
-		case 'K':
-			out->otlp.client_key = optarg;
-			break;
-		case 'Q':
-			errno = 0;
-			qb = strtoull(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' ||
-			    qb < 1024 || qb > (1ULL << 40))
-				goto bad_value;
-			out->otlp.queue_max_bytes = (size_t)qb;
-			break;
-		default:
-			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-			return LOWPROF_EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+	memset(out, 0, sizeof(*out));
+	out->interval_s = SETTINGS_INTERVAL_S;
+	out->frequency_hz = SETTINGS_FREQUENCY_HZ;
+	out->output_label = SETTINGS_OUTPUT_LABEL;
+	out->kallsyms_path = SETTINGS_KALLSYMS_PATH;
+	otlp_settings_init(&out->otlp);
+	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
-	}
+	if (run_id != NULL)
+		memcpy(out->run_id, run_id, SETTINGS_RUN_ID_LEN + 1);
 	/* The supervisor validated these already; a second look costs nothing. */
-	if (out->otlp_enabled && otlp_client_settings_validate(&out->otlp, err, errlen) != 0)
+	if (out->otlp_enabled && otlp_settings_validate(&out->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;
-bad_value:
-	snprintf(err, errlen, "invalid value '%s' for --%s", optarg, argv[optind - 1] + 2);
-	return LOWPROF_EXIT_USAGE;
 }

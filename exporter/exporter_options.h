@@ -8,10 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "exporter/otlp/otlp_client.h"
-
-/* --run-id: 32 lowercase hex digits, drawn by the supervisor once per run. */
-#define EXPORTER_RUN_ID_LEN 32
+#include "settings/defaults.h"
+#include "settings/otlp_settings.h"
 
 struct exporter_options {
 	unsigned interval_s;      /* rewrite the output files this often */
@@ -20,9 +18,9 @@ struct exporter_options {
 	const char *kallsyms_path;
 	/* Same for every exporter of one lowprof run, new for each run: tells a
 	 * restart (reload the profile this run wrote) from a fresh start. "" = none. */
-	char run_id[EXPORTER_RUN_ID_LEN + 1];
+	char run_id[SETTINGS_RUN_ID_LEN + 1];
 	bool otlp_enabled;        /* --otlp-endpoint given */
-	struct otlp_client_settings otlp;
+	struct otlp_settings otlp;
 };
 
 /* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */

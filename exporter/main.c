@@ -21,7 +21,7 @@
 #include "common/event_fds.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
-#include "common/notify.h"
+#include "ipc/notify.h"
 #include "exporter/exporter_loop.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
@@ -31,6 +31,7 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
 #include "seccomp/sandbox.h"
+#include "settings/defaults.h"
 
 /* The eventfd is only a hint: look at the ring at least this often. */
 #define POLL_MS 200
@@ -51,12 +52,11 @@ static struct proc_source *exporter_proc_source(const struct exporter_options *o
 	if (fstat(LOWPROF_FD_SYMBOLS, &st) == 0 && S_ISSOCK(st.st_mode))
 		return proc_source_broker_new(LOWPROF_FD_SYMBOLS, SYMBOL_SOURCE_TIMEOUT_MS);
 	log_warn("no symbol source socket (fd %d): reading /proc directly", LOWPROF_FD_SYMBOLS);
-	return proc_source_direct_new("/proc", "/usr/lib/debug", o->kallsyms_path);
+	return proc_source_direct_new("/proc", SETTINGS_DEBUG_DIR, o->kallsyms_path);
 }
 
 int main(int argc, char **argv)
 {
-	static const char ready[] = "ready\n";
 	struct exporter ex;
 	struct pollfd pfd[3];
 	uint64_t next_write_ns, hint;
@@ -111,8 +111,7 @@ int main(int argc, char **argv)
 	exporter_restore(&ex);
 	ex.interval_start_unix_ns = exporter_unix_ns();
 	next_write_ns = ex.start_mono_ns + (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
-	if (write(LOWPROF_FD_NOTIFY, ready, sizeof(ready) - 1) < 0 && errno != EBADF)
-		log_warn("readiness notification failed: %s", strerror(errno));
+	notify_ready();
 
 	pfd[0].fd = sfd;
 	pfd[0].events = POLLIN;

@@ -3,30 +3,15 @@
 #include "ipc/fd_pass.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
+
 /* Room for a few fds, so that a peer sending two is seen (and both closed)
  * rather than silently cut by the kernel. */
 #define FDPASS_CMSG_FDS 4
-
-static int fdpass_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fdpass_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 int fdpass_send(int sock, const void *buf, size_t len, int fd)
 {
@@ -88,8 +73,7 @@ ssize_t fdpass_recv(int sock, void *buf, size_t len, int *fd, char *err, size_t 
 	if (n < 0) {
 		int e = errno;
 
-		fdpass_fail(err, errlen, "recvmsg: %s", strerror(e));
-		return -e;
+		return errbuf_fail(-e, err, errlen, "recvmsg: %s", strerror(e));
 	}
 	/* Collect every fd first, so that each one is closed whatever is wrong. */
 	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
@@ -118,8 +102,7 @@ ssize_t fdpass_recv(int sock, void *buf, size_t len, int *fd, char *err, size_t 
 	if (bad != NULL) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
-		fdpass_fail(err, errlen, "%s", bad);
-		return -EPROTO;
+		return errbuf_fail(-EPROTO, err, errlen, "%s", bad);
 	}
 	if (nfds == 1)
 		*fd = fds[0];

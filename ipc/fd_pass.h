@@ -1,6 +1,6 @@
 /*
  * One message over a SOCK_SEQPACKET socket with at most one file descriptor
- * (SCM_RIGHTS): the unwinder protocol (unwind/unwinder_proto.h) and the
+ * (SCM_RIGHTS): the unwinder protocol (ipc/unwinder_proto.h) and the
  * symbol-source protocol (ipc/sym_wire.h) both use it. SEQPACKET keeps message
  * boundaries, so a late or bad message never desynchronises the stream.
  */

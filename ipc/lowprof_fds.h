@@ -6,7 +6,7 @@
 #define LOWPROF_IPC_FDS_H
 
 enum lowprof_inherited_fd {
-	LOWPROF_FD_NOTIFY = 3,  /* write "ready\n" here once ready (s6 style), then pings */
+	LOWPROF_FD_NOTIFY = 3,  /* "ready" once ready (s6 style), then pings: ipc/notify.h */
 	LOWPROF_FD_SHM = 4,     /* memfd of the shared-memory sample ring */
 	LOWPROF_FD_EVENT = 5,   /* eventfd: "the ring has new data" hint */
 	LOWPROF_FD_CONTROL = 6, /* Unix socket: loader <-> controller */

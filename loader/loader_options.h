@@ -6,22 +6,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define LOADER_MAX_PIDS 1024
-/* --unwind-table-mb default: this host's few hundred processes need about
- * 20 MiB of rows (docs/BENCHMARKS.md); twice that leaves room. */
-#define LOADER_UNWIND_TABLE_MB_DEFAULT 48
-#define LOADER_UNWIND_TABLE_MB_MAX 2048
-/* --debug-dir default: where Debian's dbgsym packages install debug files. */
-#define LOADER_DEBUG_DIR_DEFAULT "/usr/lib/debug"
-/* --debug-dir: an absolute path at most this long (the broker builds paths under it). */
-#define LOADER_DEBUG_DIR_MAX 512
+#include "settings/defaults.h"
 
 /* --unwind: auto lets the throttle choose (DWARF while healthy); dwarf and fp
  * pin the mode whatever the tier (frequency and depth still follow it). */
 enum loader_unwind_choice {
-	LOADER_UNWIND_AUTO = 0,
-	LOADER_UNWIND_DWARF = 1,
-	LOADER_UNWIND_FP = 2,
+	LOADER_UNWIND_AUTO = SETTINGS_UNWIND_AUTO,
+	LOADER_UNWIND_DWARF = SETTINGS_UNWIND_DWARF,
+	LOADER_UNWIND_FP = SETTINGS_UNWIND_FP,
 };
 
 struct loader_options {
@@ -36,10 +28,10 @@ struct loader_options {
 	unsigned unwind;            /* --unwind: enum loader_unwind_choice */
 	unsigned unwind_table_mb;   /* --unwind-table-mb: kernel memory for unwind rows */
 	const char *pin_dir;        /* --pin-dir: bpffs directory of this run's pins; NULL: none */
-	pid_t pids[LOADER_MAX_PIDS];
+	pid_t pids[SETTINGS_MAX_PIDS];
 	size_t npids;
-	long controller_uid;        /* --controller-uid: the only uid the control socket accepts; -1: any */
-	long exporter_uid;          /* --exporter-uid: the only uid the symbol socket serves; -1: any */
+	int controller_uid;         /* --controller-uid: the only uid the control socket accepts; -1: any */
+	int exporter_uid;           /* --exporter-uid: the only uid the symbol socket serves; -1: any */
 	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */
 };
 

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "common/notify.h"
+#include "ipc/notify.h"
 #include "controller/agent_cpu.h"
 #include "controller/host_load.h"
 #include "controller/policy.h"
@@ -372,36 +372,16 @@ static void loader_publish_stats(struct bpf_session *sess, struct drain *dr,
 		log_warn_f("shared ring full: statistics record not delivered");
 }
 
-/* One line on the inherited notification fd (s6 style); never blocks. */
-static void loader_notify(const char *line)
-{
-	if (write(LOWPROF_FD_NOTIFY, line, strlen(line)) < 0 && errno != EBADF && errno != EAGAIN)
-		log_warn("notification to the supervisor failed: %s", strerror(errno));
-}
-
-static void loader_notify_ready(void)
-{
-	int flags = fcntl(LOWPROF_FD_NOTIFY, F_GETFL);
-
-	/* A supervisor that stops reading must not stall sampling: drop lines instead. */
-	if (flags >= 0)
-		fcntl(LOWPROF_FD_NOTIFY, F_SETFL, flags | O_NONBLOCK);
-	loader_notify("ready\n");
-}
-
 /* The throttle state for `lowprof status`. */
 static void loader_notify_state(const struct loader *l)
 {
 	const struct control_throttle *t = &l->cs.applied;
 	static const char *const tiers[] = {"healthy", "high", "critical"};
-	char line[192];
 
-	snprintf(line, sizeof(line),
-		 "state tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d\n",
-		 t->tier < 3 ? tiers[t->tier] : "unknown", t->frequency_hz,
-		 t->unwind_mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp", t->max_depth, t->sample_divisor,
-		 t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0);
-	loader_notify(line);
+	notify_state("tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d",
+		     t->tier < 3 ? tiers[t->tier] : "unknown", t->frequency_hz,
+		     t->unwind_mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp", t->max_depth,
+		     t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0);
 }
 
 /* Once per control interval: the fail-safe clock, then the timeline entry. */
@@ -543,7 +523,7 @@ int main(int argc, char **argv)
 	log_info("sampling %zu CPUs at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
 		 l.sess.events.count, l.opt.frequency_hz, l.opt.ringbuf_kb,
 		 (unsigned long long)set.budget_ns_per_window, l.opt.no_throttle ? ", --no-throttle" : "");
-	loader_notify_ready();
+	notify_ready();
 
 	ticks_per_stats = l.opt.stats_ms / l.opt.drain_ms;
 	if (ticks_per_stats == 0)
@@ -592,8 +572,6 @@ int main(int argc, char **argv)
 			symbol_broker_tick(&l.sb, loader_monotonic_ns());
 			if (++ticks % ticks_per_stats == 0) {
 				loader_publish_stats(&l.sess, &l.dr, &l.opt);
-				/* Liveness: the supervisor expects a line every second. */
-				loader_notify("ping\n");
 			}
 		}
 	}

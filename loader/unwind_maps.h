@@ -19,8 +19,8 @@
 #include <sys/types.h>
 
 #include "bpf/lowprof.h"
+#include "ipc/unwinder_proto.h"
 #include "unwind/unwind_table.h"
-#include "unwind/unwinder_proto.h"
 
 struct lowprof_bpf;
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -201,6 +202,21 @@ static enum unwinder_result uc_wait_reply(struct unwinder_client *c, struct unwi
 	}
 }
 
+/* The table's bytes, checked by the protocol (seals, size), decoded and validated here. */
+static int uc_read_table(int memfd, size_t len, size_t max_table, struct unwind_table *t,
+			 char *err, size_t errlen)
+{
+	const void *bytes;
+	int rc;
+
+	rc = unwinder_table_memfd_map(memfd, len, max_table, &bytes, err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = unwind_table_deserialize(bytes, len, t, err, errlen);
+	munmap((void *)bytes, len);
+	return rc;
+}
+
 enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_fd,
 					   size_t max_table, struct unwind_table *t,
 					   struct unwinder_segment *seg, uint32_t *nseg,
@@ -249,7 +265,7 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 		snprintf(err, errlen, "%s", r.msg);
 		goto out;
 	}
-	if (unwinder_table_from_memfd(memfd, (size_t)r.table_len, max_table, t, err, errlen) != 0)
+	if (uc_read_table(memfd, (size_t)r.table_len, max_table, t, err, errlen) != 0)
 		goto out;
 	if (unwind_maps_check_table(t, r.seg, r.nsegments, err, errlen) != 0) {
 		unwind_table_free(t);

@@ -1,6 +1,6 @@
 /*
  * unwinder_client: the loader's end of the lowprof-unwinder protocol
- * (unwind/unwinder_proto.h). The socket is inherited on LOWPROF_FD_UNWIND
+ * (ipc/unwinder_proto.h). The socket is inherited on LOWPROF_FD_UNWIND
  * when the supervisor runs the unwinder; otherwise the loader starts one
  * itself, without privileges (uid/gid nobody when root, no new privileges).
  */
@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc/unwinder_proto.h"
 #include "unwind/unwind_table.h"
-#include "unwind/unwinder_proto.h"
 
 struct unwinder_client {
 	int sock;

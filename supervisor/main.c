@@ -6,13 +6,13 @@
  *   lowprof audit PATH                   the loader's audit log as a table
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "lowprof_build_config.h"
+#include "settings/option_table.h"
 #include "supervisor/audit_read.h"
 #include "supervisor/options.h"
 #include "supervisor/status_socket.h"
@@ -21,53 +21,44 @@
 /* `lowprof status` and `lowprof restart NAME`: ask a running instance. */
 static int main_client(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"run-dir", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	static char reply[STATUS_REPLY_MAX];
 	char run_dir[256], req[STATUS_REQUEST_MAX], err[512];
-	const char *cmd = argv[1];
-	bool json = false;
-	int c;
+	const char *cmd = argv[1], *run_dir_opt = NULL;
+	bool json = false, help = false;
+	int rc, operands;
+	const struct option_spec specs[] = {
+		{.name = "json", .kind = OPTION_FLAG, .dest = &json},
+		{.name = "run-dir", .kind = OPTION_STRING, .dest = &run_dir_opt},
+		{.name = "help", .kind = OPTION_FLAG, .dest = &help, .flags = OPTION_STOP},
+		{.name = NULL},
+	};
+	const struct option_parser parser = {.specs = specs, .first = 2, .operands = &operands};
 
 	status_socket_default_dir(run_dir, sizeof(run_dir));
-	optind = 2;
-	opterr = 0;
-	for (;;) {
-		c = getopt_long(argc, argv, "", longopts, NULL);
-		if (c == -1)
-			break;
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'r':
-			snprintf(run_dir, sizeof(run_dir), "%s", optarg);
-			break;
-		case 'h':
-			printf("Usage: lowprof status [--json] [--run-dir DIR]\n"
-			       "       lowprof restart COMPONENT [--run-dir DIR]\n");
-			return 0;
-		default:
-			fprintf(stderr, "lowprof %s: unknown option '%s'\n", cmd, argv[optind - 1]);
-			return LOWPROF_EXIT_USAGE;
-		}
+	rc = option_table_parse(&parser, argc, argv, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "lowprof %s: %s\n", cmd, err);
+		return LOWPROF_EXIT_USAGE;
 	}
+	if (help) {
+		printf("Usage: lowprof status [--json] [--run-dir DIR]\n"
+		       "       lowprof restart COMPONENT [--run-dir DIR]\n");
+		return 0;
+	}
+	if (run_dir_opt != NULL)
+		snprintf(run_dir, sizeof(run_dir), "%s", run_dir_opt);
 	if (strcmp(cmd, "status") == 0) {
-		if (optind != argc) {
-			fprintf(stderr, "lowprof status: unexpected argument '%s'\n", argv[optind]);
+		if (operands != argc) {
+			fprintf(stderr, "lowprof status: unexpected argument '%s'\n", argv[operands]);
 			return LOWPROF_EXIT_USAGE;
 		}
 		snprintf(req, sizeof(req), "%s", json ? "status-json" : "status");
 	} else {
-		if (optind + 1 != argc || strlen(argv[optind]) > 32) {
+		if (operands + 1 != argc || strlen(argv[operands]) > 32) {
 			fprintf(stderr, "lowprof restart: expected one component name (loader, controller, exporter)\n");
 			return LOWPROF_EXIT_USAGE;
 		}
-		snprintf(req, sizeof(req), "restart %s", argv[optind]);
+		snprintf(req, sizeof(req), "restart %s", argv[operands]);
 	}
 	if (status_socket_query(run_dir, req, reply, sizeof(reply), err, sizeof(err)) != 0) {
 		fprintf(stderr, "lowprof %s: %s\n", cmd, err);

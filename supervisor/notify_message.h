@@ -1,5 +1,5 @@
 /*
- * Parsing what a component says on its notification channel (common/notify.h).
+ * Parsing what a component says on its notification channel (ipc/notify.h).
  * The components are less trusted than the supervisor: every message is
  * bounded and checked, and anything else is refused.
  */

@@ -7,15 +7,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "exporter/otlp/otlp_client.h"
-
-#define SUPERVISOR_MAX_PIDS 1024
+#include "settings/defaults.h"
+#include "settings/otlp_settings.h"
 
 struct supervisor_options {
 	double duration_s;        /* 0: until signalled */
 	const char *output_dir;
 	unsigned frequency_hz;
-	pid_t pids[SUPERVISOR_MAX_PIDS];
+	pid_t pids[SETTINGS_MAX_PIDS];
 	size_t npids;
 	unsigned ringbuf_kb;
 	unsigned interval_s;
@@ -24,7 +23,7 @@ struct supervisor_options {
 	double cpu_budget_pct;       /* agent overhead ceiling, % of host CPU */
 	bool no_throttle;            /* fixed settings (comparisons, benchmarks) */
 	char run_dir[256];           /* status socket lives here */
-	const char *unwind;          /* "auto", "dwarf" or "fp" */
+	unsigned unwind;             /* enum settings_unwind */
 	unsigned unwind_table_mb;    /* kernel memory for DWARF unwind tables */
 	const char *user;            /* the unprivileged components run as this user */
 	bool seccomp_log;            /* filters log instead of killing (diagnosis) */
@@ -33,7 +32,7 @@ struct supervisor_options {
 	unsigned restart_floor_ms;   /* first restart delay */
 	unsigned restart_cap_ms;     /* restart delays double up to this */
 	bool otlp_enabled;           /* --otlp-endpoint given */
-	struct otlp_client_settings otlp; /* --otlp-*: validated, handed to the exporter */
+	struct otlp_settings otlp;   /* --otlp-*: validated, handed to the exporter */
 	bool verbose;
 	bool show_help;
 	bool show_version;

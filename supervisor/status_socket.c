@@ -11,12 +11,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "settings/defaults.h"
+
 void status_socket_default_dir(char *out, size_t outlen)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 
 	if (geteuid() == 0)
-		snprintf(out, outlen, "/run/lowprof");
+		snprintf(out, outlen, "%s", SETTINGS_RUN_DIR);
 	else if (xdg != NULL && xdg[0] == '/')
 		snprintf(out, outlen, "%s/lowprof", xdg);
 	else

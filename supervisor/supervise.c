@@ -23,6 +23,7 @@
 #include "lowprof_build_config.h"
 #include "supervisor/bpffs.h"
 #include "seccomp/sandbox.h"
+#include "settings/option_specs.h"
 #include "supervisor/component.h"
 #include "supervisor/harden.h"
 #include "supervisor/output_dir.h"
@@ -98,7 +99,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--max-depth=%u", o->max_depth);
 	component_add_arg(ld, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
-	component_add_arg(ld, "--unwind=%s", o->unwind);
+	component_add_arg(ld, "--unwind=%s", settings_unwind_names[o->unwind]);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
 	if (sv->pin_dir[0] != '\0')
 		component_add_arg(ld, "--pin-dir=%s", sv->pin_dir);
@@ -155,7 +156,7 @@ static void supervise_build_components(struct supervisor *sv)
 	if (o->otlp_enabled) {
 		component_add_arg(ex, "--otlp-endpoint=%s", o->otlp.endpoint);
 		component_add_arg(ex, "--otlp-compression=%s",
-				  o->otlp.compression == OTLP_COMPRESSION_GZIP ? "gzip" : "none");
+				  settings_otlp_compression_names[o->otlp.compression]);
 		for (i = 0; i < o->otlp.nheaders; i++)
 			component_add_arg(ex, "--otlp-header=%s", o->otlp.headers[i]);
 		/* Opened here, as root: --user may not be able to read them. */
@@ -274,7 +275,7 @@ static int supervise_setup(struct supervisor *sv)
 		log_error("SO_PASSCRED: %s", strerror(errno));
 		return -1;
 	}
-	/* SEQPACKET: one request or reply per message, with its fd (unwind/unwinder_proto.h,
+	/* SEQPACKET: one request or reply per message, with its fd (ipc/unwinder_proto.h,
 	 * ipc/sym_wire.h). The loader checks the exporter's credentials on each request. */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->unwind_fd) != 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->symbols_fd) != 0) {

@@ -11,8 +11,6 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/otlp_client.c
   ${CMAKE_CURRENT_LIST_DIR}/otlp_export.c
   ${OTLP_PROTO_SRCS})
-# The settings and their validation on their own: the supervisor checks the
-# --otlp-* options with the same code before it starts anything.
-add_library(lowprof_otlp_settings STATIC ${CMAKE_CURRENT_LIST_DIR}/otlp_client_settings.c)
-target_link_libraries(lowprof_otlp_settings PUBLIC PkgConfig::LIBCURL)
-target_link_libraries(lowprof_exporter_core PUBLIC lowprof_otlp_settings PkgConfig::LIBCURL PkgConfig::ZLIB)
+# The settings and their validation are in settings/ (the supervisor checks the
+# --otlp-* options with the same code, without libcurl).
+target_link_libraries(lowprof_exporter_core PUBLIC lowprof_settings PkgConfig::LIBCURL PkgConfig::ZLIB)

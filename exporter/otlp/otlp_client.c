@@ -36,7 +36,6 @@
 #include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
-#include "exporter/otlp/otlp_client_internal.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "lowprof_build_config.h"
 
@@ -52,8 +51,8 @@ struct otlp_payload {
 };
 
 struct otlp_client {
-	struct otlp_client_settings s;
-	char url[OTLP_URL_MAX];
+	struct otlp_settings s;
+	char url[OTLP_SETTINGS_URL_MAX];
 	CURLM *multi;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -249,7 +248,7 @@ static int otlp_tls_blob(const char *path, const char *opt, void **mem, struct c
 {
 	size_t len;
 
-	*mem = otlp_client_read_file(path, opt, &len, err, errlen);
+	*mem = otlp_settings_read_file(path, opt, &len, err, errlen);
 	if (*mem == NULL)
 		return -EINVAL;
 	blob->data = *mem;
@@ -295,12 +294,12 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	return 0;
 }
 
-struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *err, size_t errlen)
+struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, size_t errlen)
 {
 	static bool curl_ready;
 	struct otlp_client *c;
 
-	if (otlp_client_settings_validate(s, err, errlen) != 0)
+	if (otlp_settings_validate(s, err, errlen) != 0)
 		return NULL;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -319,7 +318,7 @@ struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *
 	if (getrandom(&c->rng, sizeof(c->rng), GRND_NONBLOCK) != sizeof(c->rng))
 		c->rng = mono_ms() ^ ((uint64_t)getpid() << 32);
 	c->rng |= 1;
-	otlp_client_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
+	otlp_settings_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
 	c->multi = curl_multi_init();
 	c->easy = curl_easy_init();
 	if (c->multi == NULL || c->easy == NULL) {

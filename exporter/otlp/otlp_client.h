@@ -4,8 +4,8 @@
  * makes progress without blocking and returns. See docs/OTLP.md.
  *
  * Life cycle, in the exporter:
- *   otlp_client_settings_init(&s); fill s from options;
- *   otlp_client_settings_validate(&s, err, n)   -> supervisor: exit status 2
+ *   otlp_settings_init(&s); fill s from options (settings/otlp_settings.h);
+ *   otlp_settings_validate(&s, err, n)          -> supervisor: exit status 2
  *   c = otlp_client_new(&s, err, n)             -> before seccomp: reads the CA
  *       bundle and client cert/key into memory and resolves the host once
  *   every interval: otlp_client_enqueue(c, encoded, len)
@@ -22,37 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OTLP_CLIENT_DEFAULT_PATH "/v1development/profiles"
-#define OTLP_CLIENT_MAX_HEADERS 32
-#define OTLP_CLIENT_DEFAULT_QUEUE_BYTES (16u << 20)
-#define OTLP_CLIENT_DEFAULT_CONNECT_TIMEOUT_MS 5000
-#define OTLP_CLIENT_DEFAULT_TIMEOUT_MS 30000
-#define OTLP_CLIENT_DEFAULT_BACKOFF_INITIAL_MS 1000
-#define OTLP_CLIENT_DEFAULT_BACKOFF_MAX_MS 30000
-#define OTLP_CLIENT_DEFAULT_MAX_ELAPSED_MS 300000
+#include "settings/otlp_settings.h"
+
 /* Response bodies are kept up to this size; the rest is read and discarded. */
 #define OTLP_CLIENT_MAX_RESPONSE_BYTES 65536
-
-enum otlp_compression {
-	OTLP_COMPRESSION_GZIP,
-	OTLP_COMPRESSION_NONE,
-};
-
-struct otlp_client_settings {
-	const char *endpoint;           /* --otlp-endpoint: http[s]://host[:port][/path] */
-	enum otlp_compression compression; /* --otlp-compression gzip|none */
-	const char *headers[OTLP_CLIENT_MAX_HEADERS]; /* --otlp-header Name=Value */
-	size_t nheaders;
-	const char *ca_file;            /* --otlp-ca: PEM bundle; NULL = the system's */
-	const char *client_cert;        /* --otlp-client-cert: PEM; NULL = none */
-	const char *client_key;         /* --otlp-client-key: PEM; needs client_cert */
-	long connect_timeout_ms;
-	long timeout_ms;                /* whole request */
-	size_t queue_max_bytes;         /* --otlp-queue-mb * 2^20; compressed bytes */
-	long backoff_initial_ms;        /* first retry delay, doubled each retry */
-	long backoff_max_ms;            /* cap of the delay (Retry-After is capped at 10x) */
-	long max_elapsed_ms;            /* a payload is given up (failed) this long after its first try */
-};
 
 struct otlp_client_stats {
 	uint64_t sent;          /* payloads accepted (2xx) */
@@ -67,30 +40,11 @@ struct otlp_client_stats {
 
 struct otlp_client;
 
-void otlp_client_settings_init(struct otlp_client_settings *s);
-
-/* "gzip" or "none". Returns 0, or -EINVAL with a one-line message in err. */
-int otlp_client_parse_compression(const char *text, enum otlp_compression *out,
-				  char *err, size_t errlen);
-
-/* One --otlp-header value: "Name=Value", name a non-empty HTTP token, no CR,
- * LF or NUL anywhere. Returns 0, or -EINVAL with a one-line message. */
-int otlp_client_check_header(const char *name_value, char *err, size_t errlen);
-
-/* The URL posted to: endpoint with /v1development/profiles appended when it
- * has no path (or just "/"). Returns 0, or -EINVAL with a one-line message. */
-int otlp_client_endpoint_url(const char *endpoint, char *out, size_t outlen,
-			     char *err, size_t errlen);
-
-/* Every setting, files included (CA, cert, key must be readable). Returns 0,
- * or -EINVAL with a one-line message naming the option. */
-int otlp_client_settings_validate(const struct otlp_client_settings *s, char *err, size_t errlen);
-
 /* Validates, reads the TLS files into memory, resolves the endpoint's host
  * once and pins it (CURLOPT_RESOLVE), so that nothing opens a file or
  * resolves a name afterwards. Call before sandboxing. NULL with a message on
  * error. Calls curl_global_init() the first time. */
-struct otlp_client *otlp_client_new(const struct otlp_client_settings *s, char *err, size_t errlen);
+struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, size_t errlen);
 void otlp_client_free(struct otlp_client *c);
 
 /* Compresses (per settings) and queues one serialized ExportProfilesServiceRequest.

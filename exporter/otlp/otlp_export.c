@@ -20,7 +20,7 @@ struct otlp_export {
 	char host_name[OTLP_ENCODER_HOST_NAME_MAX];
 };
 
-struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct proc_source *src,
+struct otlp_export *otlp_export_new(const struct otlp_settings *s, struct proc_source *src,
 				    char *err, size_t errlen)
 {
 	struct otlp_export *x = calloc(1, sizeof(*x));

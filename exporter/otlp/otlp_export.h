@@ -24,7 +24,7 @@ struct profile;
 struct timeline;
 
 /* src (not owned) answers for the processes' metadata. NULL with a one-line reason in err. */
-struct otlp_export *otlp_export_new(const struct otlp_client_settings *s, struct proc_source *src,
+struct otlp_export *otlp_export_new(const struct otlp_settings *s, struct proc_source *src,
 				    char *err, size_t errlen);
 void otlp_export_free(struct otlp_export *x);
 

@@ -21,6 +21,7 @@
 #include "exporter/otlp/otlp_client.h"
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/profile/profile.h"
+#include "settings/option_specs.h"
 #include "test_support.h"
 
 #define SINK LOWPROF_SOURCE_DIR "/tests/otlp/http_sink.py"
@@ -101,7 +102,7 @@ static uint8_t *encoded_profile(size_t *len)
 	return buf;
 }
 
-static struct otlp_client *client_for(const char *host, int port, struct otlp_client_settings *s)
+static struct otlp_client *client_for(const char *host, int port, struct otlp_settings *s)
 {
 	static char url[256];
 	struct otlp_client *c;
@@ -134,65 +135,63 @@ static void drive(struct otlp_client *c, uint64_t n, long timeout_ms)
 
 static void test_settings(void **state)
 {
-	struct otlp_client_settings s;
-	enum otlp_compression comp;
+	struct otlp_settings s;
 	char err[256], url[256];
 
 	(void)state;
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.endpoint = "http://127.0.0.1:4318";
-	assert_int_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
-	assert_int_equal(otlp_client_endpoint_url(s.endpoint, url, sizeof(url), err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_endpoint_url(s.endpoint, url, sizeof(url), err, sizeof(err)), 0);
 	assert_string_equal(url, "http://127.0.0.1:4318/v1development/profiles");
-	assert_int_equal(otlp_client_endpoint_url("https://c.example/", url, sizeof(url), err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_endpoint_url("https://c.example/", url, sizeof(url), err, sizeof(err)), 0);
 	assert_string_equal(url, "https://c.example/v1development/profiles");
-	assert_int_equal(otlp_client_endpoint_url("http://c:9/custom/x", url, sizeof(url), err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_endpoint_url("http://c:9/custom/x", url, sizeof(url), err, sizeof(err)), 0);
 	assert_string_equal(url, "http://c:9/custom/x");
 
 	s.endpoint = "ftp://127.0.0.1:4318";
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "scheme"));
 	s.endpoint = "not a url";
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "--otlp-endpoint"));
 	s.endpoint = "http://127.0.0.1:4318";
 
-	assert_int_equal(otlp_client_check_header("Authorization=Bearer abc=def", err, sizeof(err)), 0);
-	assert_int_not_equal(otlp_client_check_header("=value", err, sizeof(err)), 0);
-	assert_int_not_equal(otlp_client_check_header("NoEquals", err, sizeof(err)), 0);
-	assert_int_not_equal(otlp_client_check_header("Bad Name=v", err, sizeof(err)), 0);
-	assert_int_not_equal(otlp_client_check_header("X=a\r\nInjected: 1", err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_check_header("Authorization=Bearer abc=def", err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_check_header("=value", err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_check_header("NoEquals", err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_check_header("Bad Name=v", err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_check_header("X=a\r\nInjected: 1", err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "CR or LF"));
 	s.headers[0] = "X-Ok=1";
 	s.headers[1] = "Evil=\nx";
 	s.nheaders = 2;
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	s.nheaders = 1;
-	assert_int_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 
-	assert_int_equal(otlp_client_parse_compression("none", &comp, err, sizeof(err)), 0);
-	assert_int_equal(comp, OTLP_COMPRESSION_NONE);
-	assert_int_not_equal(otlp_client_parse_compression("brotli", &comp, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "--otlp-compression"));
+	/* --otlp-compression's words are in the enum's order (the option table stores the index). */
+	assert_string_equal(settings_otlp_compression_names[OTLP_COMPRESSION_GZIP], "gzip");
+	assert_string_equal(settings_otlp_compression_names[OTLP_COMPRESSION_NONE], "none");
 
 	s.endpoint = "https://127.0.0.1:4318";
 	s.ca_file = "/nonexistent/ca.pem";
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "--otlp-ca"));
 	assert_null(otlp_client_new(&s, err, sizeof(err)));
 	s.ca_file = NULL;
 	s.client_key = "/etc/hostname";
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "--otlp-client-key"));
 	s.client_key = NULL;
 	s.queue_max_bytes = 10;
-	assert_int_not_equal(otlp_client_settings_validate(&s, err, sizeof(err)), 0);
+	assert_int_not_equal(otlp_settings_validate(&s, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "--otlp-queue-mb"));
 }
 
 static void test_deliver_gzip(void **state)
 {
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	struct sink sink;
@@ -204,7 +203,7 @@ static void test_deliver_gzip(void **state)
 
 	(void)state;
 	sink_start(&sink, "gzip", "200");
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.headers[0] = "X-Scope-OrgID=tenant-1";
 	s.nheaders = 1;
 	/* a name, not an IP literal: resolved once in otlp_client_new and pinned */
@@ -243,7 +242,7 @@ static void test_deliver_gzip(void **state)
 
 static void retry_after(const char *name, const char *script)
 {
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	struct sink sink;
@@ -255,7 +254,7 @@ static void retry_after(const char *name, const char *script)
 	int status;
 
 	sink_start(&sink, name, script);
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.backoff_initial_ms = 50; /* Retry-After, not the backoff, must set the delay */
 	s.backoff_max_ms = 100;
 	c = client_for("127.0.0.1", sink.port, &s);
@@ -297,7 +296,7 @@ static void test_retry_after_date(void **state)
 
 static void test_400_not_retried(void **state)
 {
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	struct sink sink;
@@ -306,7 +305,7 @@ static void test_400_not_retried(void **state)
 
 	(void)state;
 	sink_start(&sink, "400", "400");
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.backoff_initial_ms = 10;
 	s.backoff_max_ms = 20;
 	c = client_for("127.0.0.1", sink.port, &s);
@@ -346,14 +345,14 @@ static int unused_port(void)
 
 static void test_sink_down(void **state)
 {
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	uint8_t payload[1000];
 	size_t i, max_queued = 0;
 
 	(void)state;
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.compression = OTLP_COMPRESSION_NONE;
 	s.queue_max_bytes = 8 * 1024;
 	s.backoff_initial_ms = 20;
@@ -394,7 +393,7 @@ static void test_sink_down(void **state)
 
 static void test_odd_responses(void **state)
 {
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	struct sink sink;
@@ -404,7 +403,7 @@ static void test_odd_responses(void **state)
 
 	(void)state;
 	sink_start(&sink, "odd", "garbage,huge,partial");
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	c = client_for("127.0.0.1", sink.port, &s);
 	buf = encoded_profile(&len);
 	for (i = 0; i < 3; i++)
@@ -440,7 +439,7 @@ static void test_tls_with_ca(void **state)
 {
 	static char url[256];
 	char cert[600], key[600], other[600], err[256] = "";
-	struct otlp_client_settings s;
+	struct otlp_settings s;
 	struct otlp_client_stats st;
 	struct otlp_client *c;
 	struct sink sink;
@@ -462,7 +461,7 @@ static void test_tls_with_ca(void **state)
 	snprintf(url, sizeof(url), "https://127.0.0.1:%d", sink.port);
 	buf = encoded_profile(&len);
 
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.endpoint = url;
 	s.ca_file = cert;
 	c = otlp_client_new(&s, err, sizeof(err));
@@ -476,7 +475,7 @@ static void test_tls_with_ca(void **state)
 	otlp_client_free(c);
 
 	/* A CA that did not sign the sink's certificate: nothing is delivered. */
-	otlp_client_settings_init(&s);
+	otlp_settings_init(&s);
 	s.endpoint = url;
 	s.ca_file = other;
 	c = otlp_client_new(&s, err, sizeof(err));

@@ -24,7 +24,7 @@
 
 #include "ipc/lowprof_fds.h"
 #include "loader/unwinder_client.h"
-#include "unwind/unwinder_proto.h"
+#include "ipc/unwinder_proto.h"
 
 #define UNWINDER_BIN LOWPROF_BINARY_DIR "/bin/lowprof-unwinder"
 #define MAX_TABLE (64u << 20)

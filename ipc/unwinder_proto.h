@@ -10,23 +10,25 @@
  *                       the ELF file, opened read-only by the loader.
  *   unwinder -> loader: struct unwinder_reply; with status 0 exactly one fd:
  *                       a memfd sealed against writes and resizing, holding
- *                       the serialised table (unwind_table_serialize), and
- *                       the file's executable PT_LOAD segments in the reply;
- *                       otherwise no fd and a reason in msg.
+ *                       the table's bytes, and the file's executable PT_LOAD
+ *                       segments in the reply; otherwise no fd and a reason
+ *                       in msg.
  *
- * The loader trusts nothing in a reply: exact size, magic, sequence number,
- * fd count, seals, size limits, then unwind_table_deserialize's validation.
+ * The protocol carries the table as opaque bytes: their format is the unwind
+ * library's (unwind_table_serialize / unwind_table_deserialize), and both
+ * ends link that library. The loader trusts nothing in a reply: exact size,
+ * magic, sequence number, fd count, seals, size limits here, then the
+ * table's own validation when it decodes the bytes.
  * The unwinder treats any malformed request as fatal (exit 1).
  */
-#ifndef LOWPROF_UNWIND_UNWINDER_PROTO_H
-#define LOWPROF_UNWIND_UNWINDER_PROTO_H
+#ifndef LOWPROF_IPC_UNWINDER_PROTO_H
+#define LOWPROF_IPC_UNWINDER_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ipc/fd_pass.h"
-#include "unwind/unwind_table.h"
 
 #define UNWINDER_REQUEST_MAGIC 0x51555043u /* "CPUQ" little-endian */
 #define UNWINDER_REPLY_MAGIC 0x41555043u   /* "CPUA" */
@@ -56,21 +58,23 @@ struct unwinder_reply {
 	char msg[UNWINDER_MSG_LEN]; /* NUL-terminated */
 };
 
-/* Checks of what came in (0 or -1 with err). */
+/* Checks of what came in: 0, or -EINVAL with err. */
 int unwinder_request_check(const void *buf, size_t n, int fd, uint32_t *seq, char *err,
 			   size_t errlen);
 int unwinder_reply_check(const struct unwinder_reply *r, size_t n, int fd, size_t max_table,
 			 char *err, size_t errlen);
 
+/* The unwinder's side: a memfd holding buf, sealed against writes and
+ * resizing. The fd, or a negative errno with err. */
+int unwinder_table_memfd_create(const void *buf, size_t len, char *err, size_t errlen);
+
 /*
- * Read and validate the table in a reply's memfd: the seals must forbid
- * writing and resizing, the size must be exactly len, len <= max_table.
+ * The loader's side: map a reply's table memfd read-only after checking that
+ * its seals forbid writing and resizing and that it holds exactly len bytes,
+ * len <= max_table. 0 with *bytes mapped (munmap(*bytes, len) when done), or
+ * a negative errno with err.
  */
-int unwinder_table_from_memfd(int fd, size_t len, size_t max_table, struct unwind_table *out,
-			      char *err, size_t errlen);
+int unwinder_table_memfd_map(int fd, size_t len, size_t max_table, const void **bytes, char *err,
+			     size_t errlen);
 
-/* The executable PT_LOAD segments of an ELF file (bounded pread parsing). */
-int unwinder_exec_segments(int fd, struct unwinder_segment *seg, uint32_t *nseg, char *err,
-			   size_t errlen);
-
-#endif
+#endif /* LOWPROF_IPC_UNWINDER_PROTO_H */

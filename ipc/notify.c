@@ -1,12 +1,12 @@
-#include "common/notify.h"
+#include "ipc/notify.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
+#include "common/mono_clock.h"
 #include "ipc/lowprof_fds.h"
 
 static void notify_send(const char *msg, size_t len)
@@ -25,11 +25,8 @@ void notify_ready(void)
 void notify_ping(void)
 {
 	static int64_t last_ms = -NOTIFY_PING_INTERVAL_MS;
-	struct timespec ts;
-	int64_t now;
+	int64_t now = (int64_t)mono_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	if (now - last_ms < NOTIFY_PING_INTERVAL_MS)
 		return;
 	last_ms = now;

@@ -6,8 +6,8 @@
  *   "state k=v k=v ..."     values for `lowprof status` (controller, exporter)
  * Sends never block: a full or closed channel is not the component's problem.
  */
-#ifndef LOWPROF_COMMON_NOTIFY_H
-#define LOWPROF_COMMON_NOTIFY_H
+#ifndef LOWPROF_IPC_NOTIFY_H
+#define LOWPROF_IPC_NOTIFY_H
 
 #include <stdint.h>
 

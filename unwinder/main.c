@@ -4,10 +4,10 @@
  * capabilities (DESIGN-NOTES section 3).
  *
  * Inherited fd LOWPROF_FD_UNWIND: a SOCK_SEQPACKET socket to the loader;
- * LOWPROF_FD_NOTIFY (optional): "ready\n" once started. No liveness pings:
- * it sleeps in recvmsg between requests.
+ * LOWPROF_FD_NOTIFY (optional): "ready" once started (ipc/notify.h). No
+ * liveness pings: it sleeps in recvmsg between requests.
  * Per request (one fd: the file) it answers with one reply: the table in a
- * sealed memfd, or the reason the file was refused (unwind/unwinder_proto.h).
+ * sealed memfd, or the reason the file was refused (ipc/unwinder_proto.h).
  * It keeps no state between requests. A malformed request is fatal: the
  * loader never sends one, so a bad message means something is wrong.
  *
@@ -18,36 +18,19 @@
  * Exit codes: 0 the loader closed the socket, 1 protocol or system error,
  * 2 usage.
  */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/notify.h"
+#include "ipc/unwinder_proto.h"
 #include "seccomp/sandbox.h"
 #include "unwind/unwind_table.h"
-#include "unwind/unwinder_proto.h"
-
-static int unwinder_write_all(int fd, const uint8_t *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(fd, buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
+#include "unwinder/exec_segments.h"
 
 /* The serialised table in a memfd sealed so that the loader can trust its size
  * and content stay what it checks. -1 with reply->msg set on failure. */
@@ -55,24 +38,16 @@ static int unwinder_table_memfd(const struct unwind_table *t, struct unwinder_re
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int fd = -1;
+	int fd;
 
 	if (unwind_table_serialize(t, &buf, &len, reply->msg, sizeof(reply->msg)) != 0)
-		goto fail;
-	fd = memfd_create("lowprof-unwind-table", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || unwinder_write_all(fd, buf, len) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-		snprintf(reply->msg, sizeof(reply->msg), "table memfd: %s", strerror(errno));
-		goto fail;
-	}
+		return -1;
+	fd = unwinder_table_memfd_create(buf, len, reply->msg, sizeof(reply->msg));
 	free(buf);
+	if (fd < 0)
+		return -1;
 	reply->table_len = len;
 	return fd;
-fail:
-	free(buf);
-	if (fd >= 0)
-		close(fd);
-	return -1;
 }
 
 /* Build the reply for one file; returns the memfd to send, or -1 (reply says why). */
@@ -120,8 +95,7 @@ int main(int argc, char **argv)
 	/* Before the first request (an untrusted file) is read. */
 	sandbox_enter("unwinder", seccomp_log);
 	/* s6-style readiness when the supervisor passed a notification fd. */
-	if (write(LOWPROF_FD_NOTIFY, "ready\n", 6) < 0 && errno != EBADF)
-		log_warn("readiness notification failed: %s", strerror(errno));
+	notify_ready();
 	for (;;) {
 		n = fdpass_recv(LOWPROF_FD_UNWIND, buf, sizeof(buf), &fd, err, sizeof(err));
 		if (n == 0)
