@@ -1,8 +1,10 @@
 /* lowprof-unwind-dump: print the unwind rows lowprof builds for an ELF file.
  *
- *   lowprof-unwind-dump [-s] [-p ADDR] FILE
+ *   lowprof-unwind-dump [-s] [-p ADDR] [-w OUT] FILE
  *     -s       print only the summary line
  *     -p ADDR  print only the row covering ADDR (ELF virtual address)
+ *     -w OUT   also write the table to OUT in the serialised form the
+ *              unwinder sends the loader (fuzz seeds, tests)
  *
  * Exit codes: 0 ok, 1 the file was rejected, 2 usage error. */
 #include "unwind/unwind_table.h"
@@ -18,7 +20,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: lowprof-unwind-dump [-s] [-p ADDR] FILE\n");
+	fprintf(stderr, "usage: lowprof-unwind-dump [-s] [-p ADDR] [-w OUT] FILE\n");
 }
 
 static double now_ms(void)
@@ -29,20 +31,53 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The table in its serialised (wire) form, to a new file. 0 or -1 (reported). */
+static int unwind_dump_write(const struct unwind_table *t, const char *path)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char err[256];
+	FILE *f;
+	int rc = -1;
+
+	if (unwind_table_serialize(t, &buf, &len, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lowprof-unwind-dump: serialise: %s\n", err);
+		return -1;
+	}
+	f = fopen(path, "wbx");
+	if (f == NULL) {
+		fprintf(stderr, "lowprof-unwind-dump: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (fwrite(buf, 1, len, f) == len)
+		rc = 0;
+	if (fclose(f) != 0 || rc != 0) {
+		fprintf(stderr, "lowprof-unwind-dump: %s: write failed\n", path);
+		rc = -1;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct unwind_table t;
 	const struct unwind_row *r;
 	bool summary_only = false, have_pc = false;
+	const char *write_path = NULL;
 	unsigned long long pc = 0;
 	char err[256], line[96];
 	double t0, t1;
 	int opt, fd, rc = 1;
 
-	while ((opt = getopt(argc, argv, "sp:h")) != -1) {
+	while ((opt = getopt(argc, argv, "sp:w:h")) != -1) {
 		switch (opt) {
 		case 's':
 			summary_only = true;
+			break;
+		case 'w':
+			write_path = optarg;
 			break;
 		case 'p': {
 			char *end;
@@ -78,6 +113,8 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ms();
 	close(fd);
+	if (write_path != NULL && unwind_dump_write(&t, write_path) != 0)
+		goto cleanup;
 
 	if (have_pc) {
 		r = unwind_table_lookup(&t, pc);
