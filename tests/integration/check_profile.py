@@ -10,30 +10,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def read_folded(path):
-    stacks = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            stack, _, count = line.rpartition(" ")
-            if not count.isdigit():
-                fail(f"malformed folded line: {line!r}")
-            stacks.append((stack.split(";"), int(count)))
-    return stacks
-
-
-def contains_in_order(frames, chain):
-    """chain appears as a contiguous run of frames, root to leaf."""
-    n = len(chain)
-    return any(frames[i:i + n] == chain for i in range(len(frames) - n + 1))
+from folded_lib import fail, has_chain, read_folded
 
 
 def check_folded(out, chains, tolerance, comm):
@@ -43,7 +20,7 @@ def check_folded(out, chains, tolerance, comm):
     if total < 50:
         fail(f"only {total} samples of {comm} in profile.folded")
     for chain, want in chains:
-        got = sum(c for f, c in mine if contains_in_order(f, chain))
+        got = sum(c for f, c in mine if has_chain(f, chain))
         share = 100.0 * got / total
         print(f"chain {';'.join(chain)}: {got}/{total} samples = {share:.1f}% (want {want}±{tolerance})")
         if abs(share - want) > tolerance:

@@ -10,27 +10,7 @@ import argparse
 import os
 import sys
 
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def read_folded(path):
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            stack, _, count = line.rpartition(" ")
-            out.append((stack.split(";"), int(count)))
-    return out
-
-
-def has_chain(frames, chain):
-    n = len(chain)
-    return any(frames[i:i + n] == chain for i in range(len(frames) - n + 1))
+from folded_lib import fail, has_chain, read_folded
 
 
 def is_kernel(frame):

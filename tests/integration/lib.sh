@@ -1,4 +1,25 @@
-# Shared by the integration tests (sourced). Real BPF, real perf events.
+# The preamble of every integration test (sourced first, with the script's own
+# arguments): real BPF, real perf events, real processes.
+#   usage: test_*.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+# Sets BIN, SRC and REFERENCE_PROTO_DIR (the environment's
+# LOWPROF_REFERENCE_PROTO_DIR first, then the third argument, which ctest
+# passes from the CMake cache variable of that name), and installs the exit
+# trap that ends what the test started (track) and removes its work
+# directory (work_dir; kept when KEEP is set).
+set -eu
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]" >&2
+	exit 2
+fi
+BIN=$1
+SRC=$2
+REFERENCE_PROTO_DIR=${LOWPROF_REFERENCE_PROTO_DIR:-${3:-$SRC/../shared/reference/proto}}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
 
 # Exit 77 (ctest: skipped) when BPF profiling is impossible here, saying why;
 # with LOWPROF_REQUIRE_BPF=1 the same condition is a failure.
@@ -19,7 +40,131 @@ require_bpf() {
 	fi
 }
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
+# have_reference: true when the official schemas are at REFERENCE_PROTO_DIR.
+# They live outside the repository, so without them a test skips only its
+# schema checks, saying so; with LOWPROF_REQUIRE_REFERENCE=1 it fails.
+have_reference() {
+	[ -d "$REFERENCE_PROTO_DIR" ] && return 0
+	if [ "${LOWPROF_REQUIRE_REFERENCE:-0}" = 1 ]; then
+		fail "reference schemas required (LOWPROF_REQUIRE_REFERENCE=1) but $REFERENCE_PROTO_DIR is not a directory: set LOWPROF_REFERENCE_PROTO_DIR"
+	fi
+	echo "SKIP schema check: reference schemas not found at $REFERENCE_PROTO_DIR (set LOWPROF_REFERENCE_PROTO_DIR in the environment or as a CMake cache variable)" >&2
+	return 1
+}
+
+# ---- what the exit trap cleans up -----------------------------------------
+work=""
+lib_pids=""
+lib_on_exit=""
+
+# work_dir NAME: a fresh private directory /tmp/lowprof-NAME.XXXXXX in $work,
+# removed at exit.
+work_dir() {
+	work=$(mktemp -d "/tmp/lowprof-$1.XXXXXX")
+}
+
+# track PID...: processes to end (SIGTERM) at exit, pass or fail.
+track() {
+	lib_pids="$lib_pids $*"
+}
+
+# on_exit 'COMMAND': run at exit before the tracked processes are ended (for
+# what a plain SIGTERM does not do, such as SIGKILL to a process group).
+on_exit() {
+	lib_on_exit="$lib_on_exit$1
+"
+}
+
+lib_exit() {
+	set +e
+	[ -z "$lib_on_exit" ] || eval "$lib_on_exit"
+	if [ -n "$lib_pids" ]; then
+		# shellcheck disable=SC2086 # one word a pid
+		kill $lib_pids 2>/dev/null
+		sleep 0.2
+	fi
+	if [ -n "$work" ] && [ -z "${KEEP:-}" ]; then
+		rm -rf "$work"
+	fi
+}
+trap lib_exit EXIT
+# dash runs the EXIT trap on exit only: turn the usual signals into one.
+trap 'exit 130' INT TERM HUP
+
+# ---- helpers ----------------------------------------------------------------
+
+# now: seconds since the epoch, with nanoseconds (for `bc` differences).
+now() {
+	date +%s.%N
+}
+
+# busy_cpu SECONDS: one process that keeps a CPU busy, tracked; its pid in
+# $busy. Something on CPU to sample: an idle host gives only idle-task samples.
+busy_cpu() {
+	timeout "$1" sh -c 'while :; do :; done' &
+	busy=$!
+	track "$busy"
+}
+
+# wait_profiling FILE: until lowprof's stderr in FILE says it samples
+# ("profiling for ..." or "profiling until ..."; at most 30 s).
+wait_profiling() {
+	i=0
+	while ! grep -q "profiling [fu]" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -le 300 ] || fail "lowprof did not start: $(cat "$1")"
+		sleep 0.1
+	done
+}
+
+# child_pid NAME: the pid of the supervisor $sup's child running NAME (its
+# comm, which the kernel cuts at 15 characters), or nothing.
+child_pid() {
+	ps -o pid=,comm= --ppid "$sup" |
+		awk -v c="$(printf '%.15s' "$1")" 'index($2, c) == 1 { print $1; exit }'
+}
+
+# private_bin [COMPONENT...]: a private copy of lowprof in $work/bin, beside
+# links to its components (the supervisor starts those found next to its own
+# executable) but the COMPONENTs named, which the test puts there itself. The
+# components that run as --user must be able to reach it, hence $work's mode.
+private_bin() {
+	chmod 755 "$work"
+	mkdir "$work/bin"
+	cp "$BIN/lowprof" "$work/bin/lowprof"
+	for p in lowprof-loader lowprof-controller lowprof-exporter lowprof-unwinder; do
+		case " $* " in
+		*" $p "*) ;;
+		*) ln -s "$BIN/$p" "$work/bin/$p" ;;
+		esac
+	done
+}
+
+# json_value FILE KEY: the top-level KEY of the JSON document FILE.
+json_value() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+# pinned_progs PIN_DIR: the ids of the programs the links pinned in PIN_DIR
+# run, sorted, one word each.
+pinned_progs() {
+	for l in "$1"/link_cpu*; do bpftool link show pinned "$l" -j; done |
+		python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))'
+}
+
+# start_sink DIR RESPONSES [PORT]: the test OTLP collector (tests/otlp/http_sink.py)
+# answering RESPONSES, storing requests in DIR; tracked, its pid in $sink and
+# its port in $port (a free one unless PORT is given).
+start_sink() {
+	mkdir -p "$1"
+	python3 "$SRC/tests/otlp/http_sink.py" "$@" &
+	sink=$!
+	track "$sink"
+	if [ $# -ge 3 ]; then
+		port=$3
+		return
+	fi
+	i=0
+	while [ ! -s "$1/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	port=$(cat "$1/port")
 }

@@ -1,22 +1,21 @@
 #!/bin/sh
 # The real binary: bad command lines exit 2 with one line on stderr, before
 # anything is loaded; --help and --version exit 0.
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_cli_errors.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
+work_dir cli
 
 expect_usage() {
 	want=$1
 	shift
 	set +e
-	"$BIN/lowprof" "$@" >/tmp/lowprof-cli.out 2>/tmp/lowprof-cli.err
+	"$BIN/lowprof" "$@" >"$work/out" 2>"$work/err"
 	rc=$?
 	set -e
 	[ "$rc" -eq 2 ] || fail "lowprof $* exited $rc, want 2"
-	[ "$(wc -l </tmp/lowprof-cli.err)" -eq 1 ] || fail "lowprof $*: want one line, got: $(cat /tmp/lowprof-cli.err)"
-	grep -q -- "$want" /tmp/lowprof-cli.err || fail "lowprof $*: '$(cat /tmp/lowprof-cli.err)' lacks '$want'"
-	echo "ok: lowprof $* -> $(cat /tmp/lowprof-cli.err)"
+	[ "$(wc -l <"$work/err")" -eq 1 ] || fail "lowprof $*: want one line, got: $(cat "$work/err")"
+	grep -q -- "$want" "$work/err" || fail "lowprof $*: '$(cat "$work/err")' lacks '$want'"
+	echo "ok: lowprof $* -> $(cat "$work/err")"
 }
 
 expect_usage "invalid duration" --duration -1
@@ -33,5 +32,4 @@ for opt in --duration --output --frequency --pid --ringbuf-kb --interval --versi
 	"$BIN/lowprof" --help | grep -q -- "$opt" || fail "--help does not document $opt"
 done
 "$BIN/lowprof" --version | grep -q "^lowprof [0-9]" || fail "--version"
-rm -f /tmp/lowprof-cli.out /tmp/lowprof-cli.err
 echo PASS

@@ -3,32 +3,28 @@
 # kill -9 the exporter twice during a run; a workload that ran only in the
 # first seconds is still in the final profile (reloaded from profile.pb.gz),
 # and summary.json counts the restarts and the samples lost with them.
-#   usage: test_exporter_restart.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_exporter_restart.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-exrestart.XXXXXX)
-trap 'kill $early $late 2>/dev/null || true; sleep 0.2; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+work_dir exrestart
 # Its own name, so its stacks are told apart in profile.folded.
 cp "$BIN/two_chains" "$work/early_chains"
-early=""
 "$BIN/two_chains" 30 &
-late=$!
+track $!
 "$BIN/lowprof" --duration 22 --frequency 99 --interval 2 \
 	--output "$work/out" --no-throttle --run-dir "$work/run" --unwind fp \
 	2>"$work/stderr" &
 sup=$!
+track "$sup"
 # Once sampling runs: a workload that lives 4 s, all before the first kill.
-i=0
-while ! grep -q "profiling for" "$work/stderr" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_profiling "$work/stderr"
 "$work/early_chains" 4 &
 early=$!
+track "$early"
 
 kill_exporter() {
-	pid=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 ~ /^lowprof-export/ { print $1 }')
+	pid=$(child_pid lowprof-exporter)
 	[ -n "$pid" ] || fail "no exporter child to kill: $(ps -o pid=,comm= --ppid "$sup")"
 	kill -9 "$pid"
 	echo "killed exporter $pid"

@@ -1,23 +1,21 @@
 #!/bin/sh
 # End to end: profile a frame-pointer workload whose time splits 70/30 between
 # two known call chains, and check every output file.
-#   usage: test_profile_e2e.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_profile_e2e.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-e2e.XXXXXX)
-trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
+work_dir e2e
 
 "$BIN/two_chains" 14 &
 wl=$!
+track "$wl"
 # --no-throttle: this test is about the pipeline, not about a busy CI host's tier.
 "$BIN/lowprof" --pid "$wl" --duration 6 --frequency 199 --interval 2 --output "$work/out" \
 	--no-throttle --run-dir "$work/run" --unwind fp \
 	2>"$work/stderr" &
 sup=$!
+track "$sup"
 
 # While it runs: every component is a process of its own, a child of the supervisor.
 sleep 3

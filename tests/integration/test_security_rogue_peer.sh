@@ -11,32 +11,22 @@
 #    applies its fail-safe;
 # and sampling goes on: the same loader and exporter, summary.json's samples
 # still growing afterwards.
-#   usage: test_security_rogue_peer.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_security_rogue_peer.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-work=$(mktemp -d /tmp/lowprof-rogue.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+work_dir rogue
 
 "$BIN/lowprof" --duration 20 --interval 1 --output "$work/out" --run-dir "$work" 2>"$work/stderr" &
 sup=$!
-i=0
-while ! grep -q "profiling for" "$work/stderr" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 300 ] || fail "lowprof did not start: $(cat "$work/stderr")"
-	sleep 0.1
-done
+track "$sup"
+wait_profiling "$work/stderr"
 sleep 3
-child() { ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" '$2 == c { print $1 }' | head -1; }
-exporter=$(child lowprof-exporte)
-loader=$(child lowprof-loader)
-controller=$(child lowprof-control)
+exporter=$(child_pid lowprof-exporter)
+loader=$(child_pid lowprof-loader)
+controller=$(child_pid lowprof-controller)
 [ -n "$exporter" ] && [ -n "$loader" ] && [ -n "$controller" ] || fail "components not found"
 user_uid=$(awk '$1 == "Uid:" { print $2 }' "/proc/$exporter/status")
-samples() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"])' "$work/out/summary.json"; }
-before=$(samples)
+before=$(json_value "$work/out/summary.json" samples)
 
 python3 - "$exporter" "$controller" "$user_uid" <<'PY' || fail "the rogue peer could not run"
 import array, ctypes, os, socket, sys, time
@@ -114,9 +104,9 @@ drain(sym)
 print(f"rogue peer: 6000 requests in {time.time() - t:.2f} s")
 PY
 sleep 3
-after=$(samples)
-[ "$(child lowprof-exporte)" = "$exporter" ] || fail "the exporter was replaced"
-[ "$(child lowprof-loader)" = "$loader" ] || fail "the loader was replaced"
+after=$(json_value "$work/out/summary.json" samples)
+[ "$(child_pid lowprof-exporter)" = "$exporter" ] || fail "the exporter was replaced"
+[ "$(child_pid lowprof-loader)" = "$loader" ] || fail "the loader was replaced"
 [ "$after" -gt "$before" ] || fail "sampling stopped: $before samples before, $after after"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 

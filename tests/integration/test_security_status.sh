@@ -11,23 +11,15 @@
 #  - audit.log: every line valid JSON; the load, every attach, each map update
 #    the controller asked for, the unwind tables written (per file) and the
 #    process entries (batched), the detach; `lowprof audit` reads it all.
-#   usage: test_security_status.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_security_status.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-work=$(mktemp -d /tmp/lowprof-sec-status.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+work_dir sec-status
 
 "$BIN/lowprof" --duration 14 --interval 2 --output "$work/out" --run-dir "$work" 2>"$work/stderr" &
 sup=$!
-i=0
-while ! grep -q "profiling for" "$work/stderr" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 300 ] || fail "lowprof did not start: $(cat "$work/stderr")"
-	sleep 0.1
-done
+track "$sup"
+wait_profiling "$work/stderr"
 sleep 2
 field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 check() { # pid name caps(hex) uid_nonzero(1/0)
@@ -43,13 +35,12 @@ check() { # pid name caps(hex) uid_nonzero(1/0)
 	if [ "$4" = 1 ] && [ "$uid" = 0 ]; then fail "$n runs as root"; fi
 	echo "$n (pid $p): uid $uid CapEff $(field "$p" CapEff) CapBnd $(field "$p" CapBnd) NoNewPrivs 1 Seccomp 2: ok"
 }
-child() { ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" '$2 == c { print $1 }' | head -1; }
 # CAP_DAC_READ_SEARCH 2, CAP_SYS_PTRACE 19, CAP_SYSLOG 34, CAP_PERFMON 38, CAP_BPF 39
-check "$(child lowprof-control)" controller 0 1
-check "$(child lowprof-unwinde)" unwinder 0 1
-check "$(child lowprof-exporte)" exporter 0 1
-check "$(child lowprof-loader)" loader c400080004 0
-exporter_uid=$(field "$(child lowprof-exporte)" Uid)
+check "$(child_pid lowprof-controller)" controller 0 1
+check "$(child_pid lowprof-unwinder)" unwinder 0 1
+check "$(child_pid lowprof-exporter)" exporter 0 1
+check "$(child_pid lowprof-loader)" loader c400080004 0
+exporter_uid=$(field "$(child_pid lowprof-exporter)" Uid)
 [ "$(field "$sup" Seccomp)" = 2 ] || fail "supervisor: Seccomp $(field "$sup" Seccomp), expected 2"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 

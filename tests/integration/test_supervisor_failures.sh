@@ -2,27 +2,17 @@
 # A component that fails at once on every start reaches `failed` after the
 # crash-loop limit while the rest keep profiling; a SIGKILLed supervisor's
 # pins are removed by the next lowprof.
-#   usage: test_supervisor_failures.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_supervisor_failures.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-failures.XXXXXX)
+work_dir failures
 sup=""
-spin=""
-trap '[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null; kill $spin 2>/dev/null; rm -rf "$work"' EXIT
-# Something on CPU to sample: an idle CI host gives only idle-task samples.
-timeout 40 sh -c 'while :; do :; done' &
-spin=$!
+on_exit '[ -z "$sup" ] || kill -9 "$sup" 2>/dev/null'
+busy_cpu 40
 
-# The supervisor looks for its helpers beside itself: a copy of the binaries
-# whose controller always fails.
-# The unprivileged components run as nobody: they must be able to reach it.
-chmod 755 "$work"
-mkdir "$work/bin"
-cp "$BIN"/lowprof "$BIN"/lowprof-loader "$BIN"/lowprof-exporter "$BIN"/lowprof-unwinder "$work/bin/"
+# A private lowprof whose controller always fails.
+private_bin lowprof-controller
 printf '#!/bin/sh\necho "broken controller" >&2\nexit 1\n' >"$work/bin/lowprof-controller"
 chmod +x "$work/bin/lowprof-controller"
 
@@ -55,8 +45,7 @@ sup=$!
 sleep 3
 stale=/sys/fs/bpf/lowprof/$sup
 [ -d "$stale" ] || fail "no pins for run $sup"
-progs=$(for l in "$stale"/link_cpu*; do bpftool link show pinned "$l" -j; done |
-	python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))')
+progs=$(pinned_progs "$stale")
 children=$(ps -o pid= --ppid "$sup" | tr -s ' \n' ' ')
 pkill -9 -P "$sup" -f lowprof-loader
 sleep 0.3

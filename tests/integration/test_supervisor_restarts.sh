@@ -5,27 +5,13 @@
 # session keeps sampling and is adopted (no gap, no double attachment), a
 # SIGSTOPped component is replaced after the liveness deadline, and a clean
 # stop leaves nothing of lowprof in bpftool's lists or in bpffs.
-#   usage: test_supervisor_restarts.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_supervisor_restarts.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-restarts.XXXXXX)
-spin=""
+work_dir restarts
 sup=""
-sampler=""
-cleanup() {
-	kill $spin $sampler 2>/dev/null || true
-	[ -n "$sup" ] && kill -9 "$sup" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-child_pid() { # the supervisor's child whose comm starts with $1
-	ps -o pid=,comm= --ppid "$sup" | awk -v c="$1" 'index($2, c) == 1 { print $1; exit }'
-}
+on_exit '[ -z "$sup" ] || kill -9 "$sup" 2>/dev/null'
 
 wait_child() { # wait until a child named $1 with a pid other than $2 runs; print it
 	i=0
@@ -41,8 +27,7 @@ wait_child() { # wait until a child named $1 with a pid other than $2 runs; prin
 	return 1
 }
 
-timeout 60 sh -c 'while :; do :; done' &
-spin=$!
+busy_cpu 60
 # A short backoff cap so ten deaths fit in the run; --no-throttle keeps the
 # rate steady so gaps in sampling would show.
 "$BIN/lowprof" --duration 45 --frequency 49 --interval 2 --no-throttle --unwind fp \
@@ -70,6 +55,7 @@ print(sum(int.from_bytes(bytes(int(b, 16) for b in v["value"][8:16]), "little") 
 	done
 ) >"$work/counts" &
 sampler=$!
+track "$sampler"
 
 for comp in lowprof-loader lowprof-control lowprof-unwinde lowprof-export; do
 	n=0
@@ -111,8 +97,7 @@ PY
 # only this run's pins are looked at.)
 ncpu=$(nproc)
 [ "$(ls "$pin_dir" | grep -c '^link_cpu')" -eq "$ncpu" ] || fail "pinned links: $(ls "$pin_dir")"
-progs=$(for l in "$pin_dir"/link_cpu*; do bpftool link show pinned "$l" -j; done |
-	python3 -c 'import json,sys; print(" ".join(sorted({str(json.loads(l)["prog_id"]) for l in sys.stdin if l.strip()})))')
+progs=$(pinned_progs "$pin_dir")
 [ "$(echo "$progs" | wc -w)" -eq 1 ] || fail "the pinned links point at programs $progs (want one)"
 grep -q "adopted the pinned session" "$work/stderr" || fail "the restarted loader did not adopt the pinned session"
 

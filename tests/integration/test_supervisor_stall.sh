@@ -3,16 +3,13 @@
 # its host, a starved machine) and then resumed: nothing is restarted, since
 # no component was silent while the supervisor was there to hear it. And a
 # stop request while the loader is gone still ends the controller promptly.
-#   usage: test_supervisor_stall.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_supervisor_stall.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-stall.XXXXXX)
+work_dir stall
 sup=""
-trap '[ -n "$sup" ] && /bin/kill -s KILL -- "-$sup" 2>/dev/null; rm -rf "$work"' EXIT
+on_exit '[ -z "$sup" ] || /bin/kill -s KILL -- "-$sup" 2>/dev/null'
 
 # Its own process group, so the test can stop every lowprof process at once.
 setsid "$BIN/lowprof" --duration 20 --liveness-timeout 3 --output "$work/out" \

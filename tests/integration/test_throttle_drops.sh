@@ -3,27 +3,17 @@
 # busy (so the samples carry stacks, while the host stays below the CPU tiers)
 # make the ring overflow between two drains. The sample divisor must grow, each
 # storm must be answered within an interval or two, and relapses must become rare.
-#   usage: test_throttle_drops.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_throttle_drops.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-# Until the supervisor starts the controller, there is no throttle to test.
-"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
-	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
 
-work=$(mktemp -d /tmp/lowprof-thr-drops.XXXXXX)
-spin=""
-trap 'kill $spin 2>/dev/null || true; rm -rf "$work"' EXIT
-
-timeout 40 sh -c 'while :; do :; done' &
-spin=$!
+work_dir thr-drops
+busy_cpu 40
 # --cpu-budget 100: the budget steps would also lower the rate; this test is
 # about the drop backoff alone.
 "$BIN/lowprof" --duration 35 --frequency 2000 --ringbuf-kb 16 --cpu-budget 100 \
 	--output "$work/out" 2>"$work/stderr" || fail "lowprof failed: $(cat "$work/stderr")"
-kill $spin 2>/dev/null || true
+kill "$busy" 2>/dev/null || true
 grep "lowprof-controller" "$work/stderr" || true
 
 python3 - "$work/out" "$SRC" <<'PY'

@@ -9,34 +9,23 @@
 # fail-safe at all (only a restart, checked below). A stopped controller is
 # silent; the supervisor's liveness check then kills and restarts it, and the
 # new controller's hello lifts the fail-safe.
-#   usage: test_throttle_failsafe.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_throttle_failsafe.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-# Until the supervisor starts the controller, there is no throttle to test.
-"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
-	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
 
-work=$(mktemp -d /tmp/lowprof-thr-failsafe.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-controller_pid() {
-	ps -o pid=,comm= --ppid "$1" | awk '$2 == "lowprof-control" { print $1 }'
-}
+work_dir thr-failsafe
 
 t0=$(now)
 "$BIN/lowprof" --duration 25 --output "$work/out" 2>"$work/stderr" &
 sup=$!
+track "$sup"
 sleep 4
-ctl=$(controller_pid "$sup")
+ctl=$(child_pid lowprof-controller)
 [ -n "$ctl" ] || fail "no lowprof-controller child of the supervisor: $(ps -o pid=,comm= --ppid "$sup")"
 # kill -9: the supervisor restarts it and sampling goes on.
 kill -9 "$ctl"
 sleep 3
-ctl2=$(controller_pid "$sup")
+ctl2=$(child_pid lowprof-controller)
 [ -n "$ctl2" ] && [ "$ctl2" != "$ctl" ] || fail "the controller was not restarted after kill -9"
 sleep 2
 # Silence: stop the new controller.

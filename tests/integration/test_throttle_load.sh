@@ -3,34 +3,25 @@
 # run. The tier leaves healthy within 3 control intervals of the load starting,
 # comes back within 3 intervals plus the hysteresis (3) after it ends, and the
 # perf events really fire at the lower rate (events per second in the timeline).
-#   usage: test_throttle_load.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_throttle_load.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-# Until the supervisor starts the controller, there is no throttle to test.
-"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
-	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
 
-work=$(mktemp -d /tmp/lowprof-thr-load.XXXXXX)
-spinners=""
-trap 'for p in $spinners; do kill $p 2>/dev/null || true; done; rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
+work_dir thr-load
 
 t0=$(now)
 "$BIN/lowprof" --duration 30 --frequency 19 --output "$work/out" 2>"$work/stderr" &
 sup=$!
+track "$sup"
 sleep 8
 load_start=$(now)
+spinners=""
 for i in $(seq "$(nproc)"); do
-	timeout 10 sh -c 'while :; do :; done' &
-	spinners="$spinners $!"
+	busy_cpu 10
+	spinners="$spinners $busy"
 done
 wait $spinners 2>/dev/null || true
 load_end=$(now)
-spinners=""
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 grep "lowprof-controller" "$work/stderr" || true
 

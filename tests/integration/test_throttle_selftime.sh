@@ -7,24 +7,14 @@
 # workload is one that makes them: a 60-deep recursion without frame pointers
 # on each CPU, unwound with DWARF (~5 us a run). On a shallow stack (~2 us a
 # run) the fixed part alone is 20-30%, and self-timing reads that much low.
-#   usage: test_throttle_selftime.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
+#   usage: test_throttle_selftime.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-# Until the supervisor starts the controller, there is no throttle to test.
-"$BIN/lowprof" --help 2>&1 | grep -q -- "--cpu-budget" ||
-	{ echo "SKIP: this lowprof does not start the controller (no --cpu-budget)" >&2; exit 77; }
-command -v bpftool >/dev/null || { echo "SKIP: bpftool not installed" >&2; exit 77; }
 
-work=$(mktemp -d /tmp/lowprof-thr-selftime.XXXXXX)
-hold=""
-spin=""
-trap 'kill $hold $spin 2>/dev/null || true; rm -rf "$work"' EXIT
+work_dir thr-selftime
 
 "$BIN/lowprof-bpf-stats" >"$work/hold.out" &
-hold=$!
+track $!
 i=0
 until grep -q ready "$work/hold.out"; do
 	i=$((i + 1))
@@ -32,14 +22,15 @@ until grep -q ready "$work/hold.out"; do
 	sleep 0.1
 done
 "$BIN/dwarf_recurse" 16 60 >/dev/null &
-spin=$!
+track $!
 "$BIN/dwarf_recurse" 16 60 >/dev/null &
-spin="$spin $!"
+track $!
 # 499 Hz on a busy CPU: enough runs for a stable figure; no throttle, no
 # guard, so every run does the same work.
 "$BIN/lowprof" --duration 10 --frequency 499 --no-throttle --cpu-budget 100 \
 	--output "$work/out" 2>"$work/stderr" &
 sup=$!
+track "$sup"
 sleep 8
 # The kernel statistics of this run's program (found through its pinned link:
 # other lowprof runs on the host are not ours), while it is still loaded.

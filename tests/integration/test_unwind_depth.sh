@@ -2,20 +2,17 @@
 # --max-depth: recursion 200 deep, profiled in DWARF mode with --max-depth 64.
 # Every stack of the recursion is cut at 64 user frames and its outermost
 # frame is [truncated].
-#   usage: test_unwind_depth.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
-. "$SRC/tests/integration/unwind_lib.sh"
+#   usage: test_unwind_depth.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-unwind.XXXXXX)
-trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
+work_dir unwind
 
 "$BIN/dwarf_recurse" 8 200 &
 wl=$!
-unwind_lowprof dwarf --pid "$wl" --max-depth 64 --duration 5 --frequency 199 \
+track "$wl"
+# With --no-throttle, so that a busy test host does not switch the unwinding mode.
+"$BIN/lowprof" --unwind dwarf --no-throttle --pid "$wl" --max-depth 64 --duration 5 --frequency 199 \
 	--output "$work/out" 2>"$work/err" || fail "lowprof failed: $(cat "$work/err")"
 python3 "$SRC/tests/integration/check_unwind.py" "$work/out" --comm dwarf_recurse \
 	--truncated-at 64 --min 95

@@ -3,26 +3,23 @@
 # hot leaf is five calls below main, started after lowprof (so its tables are
 # built while lowprof runs). With --unwind dwarf at least 95% of its samples
 # carry main;dw_level1;...;dw_leaf; with --unwind fp most do not.
-#   usage: test_unwind_dwarf.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
-. "$SRC/tests/integration/unwind_lib.sh"
+#   usage: test_unwind_dwarf.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
 
-work=$(mktemp -d /tmp/lowprof-unwind.XXXXXX)
-wl=""
-trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
+work_dir unwind
 CHAIN="main;dw_level1;dw_level2;dw_level3;dw_level4;dw_leaf"
 
 # dwarf: every process (the workload does not exist yet), started after lowprof.
-unwind_lowprof dwarf --duration 9 --frequency 199 --output "$work/dwarf" 2>"$work/dwarf.err" &
+# With --no-throttle, so that a busy test host does not switch the unwinding mode.
+"$BIN/lowprof" --unwind dwarf --no-throttle --duration 9 --frequency 199 --output "$work/dwarf" 2>"$work/dwarf.err" &
 sup=$!
+track "$sup"
 wait_profiling "$work/dwarf.err"
 sleep 1
 "$BIN/dwarf_chain" 6 &
 wl=$!
+track "$wl"
 wait "$wl" || fail "dwarf_chain failed"
 wait "$sup" || fail "lowprof (dwarf) exited with status $? ($(cat "$work/dwarf.err"))"
 grep "unwind tables" "$work/dwarf.err" || true
@@ -32,7 +29,8 @@ python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chai
 # fp: the same program, frame pointers only.
 "$BIN/dwarf_chain" 8 &
 wl=$!
-unwind_lowprof fp --pid "$wl" --duration 5 --frequency 199 --output "$work/fp" 2>"$work/fp.err" ||
+track "$wl"
+"$BIN/lowprof" --unwind fp --no-throttle --pid "$wl" --duration 5 --frequency 199 --output "$work/fp" 2>"$work/fp.err" ||
 	fail "lowprof (fp) failed: $(cat "$work/fp.err")"
 python3 "$SRC/tests/integration/check_unwind.py" "$work/fp" --comm dwarf_chain \
 	--chain "$CHAIN" --max 50

@@ -2,23 +2,18 @@
 # A program from Debian's base system, built without frame pointers:
 # sha256sum hashing a stream. In DWARF mode at least 90% of its samples
 # unwind to its entry point (_start -> __libc_start_main -> ...).
-#   usage: test_unwind_system.sh BIN_DIR SOURCE_DIR
-set -eu
-BIN=$1
-SRC=$2
-. "$SRC/tests/integration/lib.sh"
-. "$SRC/tests/integration/unwind_lib.sh"
+#   usage: test_unwind_system.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
 require_bpf
-command -v sha256sum >/dev/null || { echo "SKIP: no sha256sum" >&2; exit 77; }
-
-work=$(mktemp -d /tmp/lowprof-unwind.XXXXXX)
-trap 'kill $wl 2>/dev/null || true; rm -rf "$work"' EXIT
+work_dir unwind
 
 # From a pipe, so most of its time is its own code, not the page cache.
 head -c 40000000000 /dev/zero | sha256sum >/dev/null &
 sleep 0.5
 wl=$(pgrep -n -x sha256sum) || fail "sha256sum did not start"
-unwind_lowprof dwarf --pid "$wl" --duration 5 --frequency 199 --output "$work/out" \
+track "$wl"
+# With --no-throttle, so that a busy test host does not switch the unwinding mode.
+"$BIN/lowprof" --unwind dwarf --no-throttle --pid "$wl" --duration 5 --frequency 199 --output "$work/out" \
 	2>"$work/err" || fail "lowprof failed: $(cat "$work/err")"
 python3 "$SRC/tests/integration/check_unwind.py" "$work/out" --comm sha256sum \
 	--root __libc_start_main --min 90

@@ -15,7 +15,10 @@
 #include "exporter/profile/profile.h"
 #include "test_support.h"
 
-#define PPROF_PROTO_DIR "/work/shared/reference/proto/pprof"
+/* Decodes the gzipped pprof file named by %s as text, against the reference
+ * schema (ts_run finds the folder: ts_reference_proto_dir). */
+#define PPROF_DECODE "gzip -dc %s | protoc --decode perftools.profiles.Profile " \
+	"-I \"$LOWPROF_REFERENCE_PROTO_DIR/pprof\" profile.proto"
 
 static size_t count_substr(const char *hay, const char *needle)
 {
@@ -54,9 +57,7 @@ static void test_protoc_decode(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/profile.pb.gz", ts_tmpdir);
 	write_profile_file(p, path);
-	snprintf(cmd, sizeof(cmd),
-		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto",
-		 path, PPROF_PROTO_DIR);
+	snprintf(cmd, sizeof(cmd), PPROF_DECODE, path);
 	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 
@@ -90,9 +91,7 @@ static void test_protoc_decode(void **state)
 	free(text);
 
 	/* The truncated stack: leaf first, the [truncated] location last. */
-	snprintf(cmd, sizeof(cmd),
-		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto"
-		 " | grep -c 'location_id'", path, PPROF_PROTO_DIR);
+	snprintf(cmd, sizeof(cmd), PPROF_DECODE " | grep -c 'location_id'", path);
 	text = ts_run(cmd, &status);
 	assert_int_equal(atoi(text), 3 + 2 + 2 + 2); /* 3 + 2 + 2 + (1 + [truncated]) */
 	free(text);
@@ -138,9 +137,7 @@ static void test_empty_profile(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/empty.pb.gz", ts_tmpdir);
 	write_profile_file(p, path);
-	snprintf(cmd, sizeof(cmd),
-		 "gzip -dc %s | protoc --decode perftools.profiles.Profile -I %s profile.proto",
-		 path, PPROF_PROTO_DIR);
+	snprintf(cmd, sizeof(cmd), PPROF_DECODE, path);
 	text = ts_run(cmd, &status);
 	assert_int_equal(status, 0);
 	assert_null(strstr(text, "sample {"));

@@ -18,10 +18,22 @@
 
 struct profile;
 
+/*
+ * The folder of the official protobuf schemas (opentelemetry/, pprof/): the
+ * environment's LOWPROF_REFERENCE_PROTO_DIR, else the build's (the CMake cache
+ * variable of that name; by default shared/reference/proto beside the
+ * checkout). It also sets the environment variable, for the shell commands
+ * that name it. When the folder is missing, the running test is skipped,
+ * saying which path was looked at and which variable to set; with
+ * LOWPROF_REQUIRE_REFERENCE=1 in the environment it fails instead.
+ * ts_run calls it for every command that names $LOWPROF_REFERENCE_PROTO_DIR.
+ */
+const char *ts_reference_proto_dir(void);
+
 /* A shell pipeline stage: protoc decoding the binary OTLP
  * ExportProfilesServiceRequest on its stdin, as text on its stdout, against
- * the reference schema in /work/shared/reference/proto. */
-#define TS_OTLP_DECODE "protoc -I /work/shared/reference/proto --decode " \
+ * the reference schema (ts_reference_proto_dir). */
+#define TS_OTLP_DECODE "protoc -I \"$LOWPROF_REFERENCE_PROTO_DIR\" --decode " \
 	"opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest " \
 	"opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"
 
@@ -44,7 +56,9 @@ int ts_tmpdir_setup(void **state);
 int ts_tmpdir_teardown(void **state);
 
 /* Runs cmd with /bin/sh (popen); returns all of its stdout, NUL-terminated
- * (never NULL; the caller frees), and its wait status (pclose's) in *status. */
+ * (never NULL; the caller frees), and its wait status (pclose's) in *status.
+ * A cmd that names $LOWPROF_REFERENCE_PROTO_DIR needs the reference schemas:
+ * without them the test is skipped (see ts_reference_proto_dir). */
 char *ts_run(const char *cmd, int *status);
 
 /* Creates or truncates path and writes exactly len bytes of buf to it. */
