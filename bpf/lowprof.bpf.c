@@ -35,7 +35,7 @@ struct {
 } cpu_stats SEC(".maps");
 
 /* Where a sample is built before bpf_ringbuf_output() copies its real length:
- * reserving the maximum size per sample would waste ring space (DESIGN-NOTES 9). */
+ * reserving the maximum size per sample would waste ring space. */
 struct scratch_sample {
 	struct lowprof_sample hdr; /* its frames[] runs into the array below */
 	__u64 frames[LOWPROF_MAX_FRAMES];

@@ -1,7 +1,7 @@
 /*
  * lowprof-unwinder: turns ELF files into unwind tables for the loader, so
  * that parsing untrusted files never happens in a process holding
- * capabilities (DESIGN-NOTES section 3).
+ * capabilities.
  *
  * Inherited fd LOWPROF_FD_UNWIND: a SOCK_SEQPACKET socket to the loader;
  * LOWPROF_FD_NOTIFY (optional): "ready" once started (ipc/notify.h). No

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The exporter restarts without losing what it had written (issue 6 item 4):
+# The exporter restarts without losing what it had written:
 # kill -9 the exporter twice during a run; a workload that ran only in the
 # first seconds is still in the final profile (reloaded from profile.pb.gz),
 # and summary.json counts the restarts and the samples lost with them.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# OTLP delivery against a real sink (issue 7): (1) a 503 with Retry-After,
+# OTLP delivery against a real sink: (1) a 503 with Retry-After,
 # then 200: the profile arrives once, late, and the payloads still add up to
 # profile.pb.gz; (2) no collector for a while: the queue (bounded to a few
 # KiB) fills, the oldest profiles are dropped and counted in summary.json,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# OTLP export end to end (issue 7): a real HTTP sink on 127.0.0.1 receives a
+# OTLP export end to end: a real HTTP sink on 127.0.0.1 receives a
 # profile every --interval; each body decodes against the official schema,
 # names the workload's functions and build id, carries the resource
 # attributes, and the payloads add up to profile.pb.gz (go tool pprof -raw).
