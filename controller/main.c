@@ -26,7 +26,7 @@
 
 #include "common/log.h"
 #include "common/number_parse.h"
-#include "controller/host_load.h"
+#include "measure/host_load.h"
 #include "controller/policy.h"
 #include "seccomp/sandbox.h"
 #include "ipc/lowprof_fds.h"
@@ -48,7 +48,7 @@ struct controller {
 	struct wire_reader rd;
 	struct host_stat prev;
 	bool have_prev;
-	struct policy_throttle sent; /* what the loader was last asked for (or reported) */
+	struct throttle sent; /* what the loader was last asked for (or reported) */
 	bool have_sent;
 };
 
@@ -110,7 +110,7 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 	}
 	policy_settings_default(&c->set, freq);
 	/* The user's --max-depth is the healthy tier's depth, and so every tier's ceiling. */
-	c->set.tiers[POLICY_TIER_HEALTHY].max_depth = depth;
+	c->set.tiers[THROTTLE_TIER_HEALTHY].max_depth = depth;
 	c->set.cpu_budget_pct = budget;
 	c->set.no_throttle = no_throttle;
 	if (policy_settings_check(&c->set, err, errlen) != 0)
@@ -172,23 +172,23 @@ static int controller_call(struct controller *c, const Lowprof__Ctl__Envelope *r
 	}
 }
 
-static void policy_from_wire(const Lowprof__Ctl__ThrottleState *st, struct policy_throttle *t)
+static void policy_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *t)
 {
 	int mode = wire_unwind_to_lowprof(st->unwind_mode);
 
 	t->tier = st->tier >= LOWPROF__CTL__TIER__TIER_HEALTHY && st->tier <= LOWPROF__CTL__TIER__TIER_CRITICAL
-			  ? (enum policy_tier)(st->tier - LOWPROF__CTL__TIER__TIER_HEALTHY)
-			  : POLICY_TIER_CRITICAL;
+			  ? (enum throttle_tier)(st->tier - LOWPROF__CTL__TIER__TIER_HEALTHY)
+			  : THROTTLE_TIER_CRITICAL;
 	t->frequency_hz = st->frequency_hz;
-	t->unwind = mode < 0 ? LOWPROF_UNWIND_FP : (enum lowprof_unwind_mode)mode;
+	t->unwind_mode = mode < 0 ? LOWPROF_UNWIND_FP : (enum lowprof_unwind_mode)mode;
 	t->max_depth = st->max_depth;
 	t->sample_divisor = st->sample_divisor;
 	t->paused = st->paused;
 }
 
-static bool policy_throttle_same(const struct policy_throttle *a, const struct policy_throttle *b)
+static bool policy_throttle_same(const struct throttle *a, const struct throttle *b)
 {
-	return a->tier == b->tier && a->frequency_hz == b->frequency_hz && a->unwind == b->unwind &&
+	return a->tier == b->tier && a->frequency_hz == b->frequency_hz && a->unwind_mode == b->unwind_mode &&
 	       a->max_depth == b->max_depth && a->sample_divisor == b->sample_divisor &&
 	       a->paused == b->paused;
 }
@@ -226,8 +226,8 @@ static int controller_hello(struct controller *c)
 	policy_from_wire(ans->state, &c->sent);
 	c->have_sent = true;
 	wire_free(ans);
-	log_info("loader state: %s %u Hz %s depth %u divisor %u%s", policy_tier_name(c->sent.tier),
-		 c->sent.frequency_hz, policy_unwind_name(c->sent.unwind), c->sent.max_depth,
+	log_info("loader state: %s %u Hz %s depth %u divisor %u%s", throttle_tier_name(c->sent.tier),
+		 c->sent.frequency_hz, throttle_unwind_name(c->sent.unwind_mode), c->sent.max_depth,
 		 c->sent.sample_divisor, c->sent.paused ? " paused" : "");
 	return 0;
 }
@@ -299,7 +299,7 @@ static int controller_read_stats(struct controller *c, struct policy_signals *si
 	return 0;
 }
 
-static int controller_set_throttle(struct controller *c, const struct policy_throttle *t)
+static int controller_set_throttle(struct controller *c, const struct throttle *t)
 {
 	Lowprof__Ctl__Envelope req = LOWPROF__CTL__ENVELOPE__INIT, *ans;
 	Lowprof__Ctl__SetThrottle set = LOWPROF__CTL__SET_THROTTLE__INIT;
@@ -308,7 +308,7 @@ static int controller_set_throttle(struct controller *c, const struct policy_thr
 
 	st.tier = (Lowprof__Ctl__Tier)(LOWPROF__CTL__TIER__TIER_HEALTHY + (int)t->tier);
 	st.frequency_hz = t->frequency_hz;
-	st.unwind_mode = wire_unwind_from_lowprof(t->unwind);
+	st.unwind_mode = wire_unwind_from_lowprof(t->unwind_mode);
 	st.max_depth = t->max_depth;
 	st.sample_divisor = t->sample_divisor;
 	st.paused = t->paused;
@@ -335,7 +335,7 @@ static int controller_step(struct controller *c)
 {
 	struct policy_signals sig;
 	struct policy_decision d;
-	const struct policy_throttle *t = &d.throttle;
+	const struct throttle *t = &d.throttle;
 	int rc;
 
 	memset(&sig, 0, sizeof(sig));
@@ -357,8 +357,8 @@ static int controller_step(struct controller *c)
 		return 0;
 	}
 	log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s %u Hz %s depth %u divisor %u%s",
-		 sig.host_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason, policy_tier_name(t->tier),
-		 t->frequency_hz, policy_unwind_name(t->unwind), t->max_depth, t->sample_divisor,
+		 sig.host_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason, throttle_tier_name(t->tier),
+		 t->frequency_hz, throttle_unwind_name(t->unwind_mode), t->max_depth, t->sample_divisor,
 		 t->paused ? " paused" : "");
 	rc = controller_set_throttle(c, t);
 	if (rc == 1)
@@ -455,7 +455,7 @@ int main(int argc, char **argv)
 	/* The first /proc/stat snapshot: the first interval compares against it. */
 	controller_read_host(&c, &(struct policy_signals){0});
 	log_info("every %g s: budget %g%%, -F %u Hz%s", c.interval_s, c.set.cpu_budget_pct,
-		 c.set.tiers[POLICY_TIER_HEALTHY].frequency_hz, c.set.no_throttle ? ", --no-throttle" : "");
+		 c.set.tiers[THROTTLE_TIER_HEALTHY].frequency_hz, c.set.no_throttle ? ", --no-throttle" : "");
 	flags = fcntl(LOWPROF_FD_NOTIFY, F_GETFL);
 	/* A supervisor that stops reading must not stall us: drop lines instead. */
 	if (flags >= 0)

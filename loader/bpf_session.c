@@ -164,7 +164,7 @@ fail:
 	return rc;
 }
 
-int bpf_session_apply(struct bpf_session *s, const struct bpf_session_throttle *t,
+int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		      char *err, size_t errlen)
 {
 	struct lowprof_config cfg = s->config;

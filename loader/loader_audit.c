@@ -169,10 +169,10 @@ static void loader_audit_ioctl(const struct audit_actor *who, const struct bpf_s
 
 void loader_audit_apply(const struct audit_actor *who, const struct bpf_session *s,
 			const struct lowprof_config *cfg_before,
-			const struct bpf_session_throttle *thr_before,
-			const struct bpf_session_throttle *want, int errnum)
+			const struct throttle *thr_before,
+			const struct throttle *want, int errnum)
 {
-	const struct bpf_session_throttle *now = &s->throttle;
+	const struct throttle *now = &s->throttle;
 	struct audit_rec r;
 	char old[256], new[256];
 	bool cfg_written;

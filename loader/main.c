@@ -33,9 +33,8 @@
 
 #include "common/log.h"
 #include "common/notify.h"
-#include "controller/agent_cpu.h"
-#include "controller/host_load.h"
-#include "controller/policy.h"
+#include "measure/agent_cpu.h"
+#include "measure/host_load.h"
 #include "ipc/loader_stats.h"
 #include "ipc/lowprof_fds.h"
 #include "loader/bpf_pins.h"
@@ -119,10 +118,10 @@ struct loader {
 	uint64_t control_interval_ns;
 };
 
-static int loader_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
+static int loader_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
 {
 	struct loader *l = arg;
-	struct bpf_session_throttle bt, thr_before;
+	struct throttle bt, thr_before;
 	struct lowprof_config cfg_before;
 	struct audit_actor who;
 	int rc;
@@ -138,8 +137,8 @@ static int loader_apply(void *arg, const struct control_throttle *t, char *err, 
 	/* The control server says for whom; it knows the peer's credentials. */
 	if (l->cs.actor != NULL && strcmp(l->cs.actor, "controller") == 0) {
 		who.component = "controller";
-		who.pid = l->cs.peer_pid;
-		who.uid = l->cs.peer_uid;
+		who.pid = l->cs.mon.peer_pid;
+		who.uid = l->cs.mon.peer_uid;
 	} else {
 		audit_actor_self(&who);
 	}
@@ -199,7 +198,7 @@ static void loader_timeline_entry(struct loader *l)
 	struct lowprof_timeline_entry e;
 	struct control_counters now;
 	const struct control_counters *b = &l->tl_base;
-	const struct control_throttle *t = &l->cs.applied;
+	const struct throttle *t = &l->cs.applied;
 	int host;
 
 	host = loader_host_cpu(l);
@@ -235,23 +234,17 @@ static void loader_timeline_entry(struct loader *l)
 		log_warn_f("shared ring full: timeline entry not delivered");
 }
 
-/* The settings in force before any controller speaks, and the fail-safe. */
-static void loader_tier_throttle(const struct loader_options *opt, enum policy_tier tier,
-				 struct control_throttle *out)
+/* The settings in force before any controller speaks, and the fail-safe:
+ * the default tier table with the user's -F and --max-depth as the ceiling. */
+static void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
+				 struct throttle *out)
 {
-	struct policy_settings ps;
-	struct policy_throttle pt;
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
 
-	policy_settings_default(&ps, opt->frequency_hz);
+	throttle_tiers_default(tiers, opt->frequency_hz);
 	/* As in the controller: --max-depth is the healthy tier's depth. */
-	ps.tiers[POLICY_TIER_HEALTHY].max_depth = opt->max_depth;
-	policy_tier_throttle(&ps, tier, &pt);
-	out->tier = (unsigned)pt.tier;
-	out->frequency_hz = pt.frequency_hz;
-	out->unwind_mode = (unsigned)pt.unwind;
-	out->max_depth = pt.max_depth < opt->max_depth ? pt.max_depth : opt->max_depth;
-	out->sample_divisor = 1;
-	out->paused = false;
+	tiers[THROTTLE_TIER_HEALTHY].max_depth = opt->max_depth;
+	throttle_for_tier(tiers, tier, out);
 }
 
 /* fd 6 is the control socket only if the supervisor passed one. */
@@ -271,7 +264,7 @@ static void loader_control_start(struct loader *l)
 	static const struct control_ops ops = {loader_apply, loader_counters, NULL};
 	struct control_server_config cfg;
 	struct control_ops o = ops;
-	struct control_throttle initial;
+	struct throttle initial;
 	int fd = loader_control_fd();
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -286,13 +279,9 @@ static void loader_control_start(struct loader *l)
 	cfg.expected_ppid = getppid();
 	cfg.rate_per_s = CONTROL_RATE_PER_S;
 	cfg.rate_burst = CONTROL_RATE_BURST;
-	loader_tier_throttle(&l->opt, POLICY_TIER_CRITICAL, &cfg.failsafe);
-	initial.tier = 0;
-	initial.frequency_hz = l->sess.throttle.frequency_hz;
-	initial.unwind_mode = l->sess.throttle.unwind_mode;
-	initial.max_depth = l->sess.throttle.max_depth;
-	initial.sample_divisor = l->sess.throttle.sample_divisor;
-	initial.paused = l->sess.throttle.paused;
+	loader_tier_throttle(&l->opt, THROTTLE_TIER_CRITICAL, &cfg.failsafe);
+	initial = l->sess.throttle;
+	initial.tier = THROTTLE_TIER_HEALTHY;
 	o.arg = l;
 	control_server_init(&l->cs, fd, &cfg, &o, &initial, loader_monotonic_ns());
 	if (fd < 0)
@@ -321,7 +310,7 @@ static void loader_symbols_start(struct loader *l)
 	struct symbol_broker_config cfg;
 	int fd = loader_symbols_fd();
 
-	l->sb.fd = -1;
+	l->sb.mon.fd = -1;
 	if (fd < 0) {
 		log_info("no symbol socket: no symbol broker for the exporter");
 		return;
@@ -392,14 +381,13 @@ static void loader_notify_ready(void)
 /* The throttle state for `lowprof status`. */
 static void loader_notify_state(const struct loader *l)
 {
-	const struct control_throttle *t = &l->cs.applied;
-	static const char *const tiers[] = {"healthy", "high", "critical"};
+	const struct throttle *t = &l->cs.applied;
 	char line[192];
 
 	snprintf(line, sizeof(line),
 		 "state tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d\n",
-		 t->tier < 3 ? tiers[t->tier] : "unknown", t->frequency_hz,
-		 t->unwind_mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp", t->max_depth, t->sample_divisor,
+		 throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
+		 t->max_depth, t->sample_divisor,
 		 t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0);
 	loader_notify(line);
 }
@@ -459,8 +447,8 @@ static void loader_symbols_grace(struct loader *l)
 	uint64_t end = loader_monotonic_ns() + LOADER_SYMBOLS_GRACE_MAX_NS;
 	struct pollfd p;
 
-	while (l->sb.fd >= 0 && loader_monotonic_ns() < end) {
-		p.fd = l->sb.fd;
+	while (l->sb.mon.fd >= 0 && loader_monotonic_ns() < end) {
+		p.fd = l->sb.mon.fd;
 		p.events = POLLIN;
 		p.revents = 0;
 		if (poll(&p, 1, LOADER_SYMBOLS_QUIET_MS) <= 0)
@@ -473,7 +461,7 @@ int main(int argc, char **argv)
 {
 	static struct loader l; /* large (reader buffers): not on the stack */
 	struct bpf_session_settings set;
-	struct control_throttle healthy;
+	struct throttle healthy;
 	struct pollfd pfd[4];
 	unsigned ticks_per_stats, ticks = 0;
 	char err[512];
@@ -487,8 +475,8 @@ int main(int argc, char **argv)
 		fatal(rc, "%s", err);
 	loader_sandbox(seccomp_log);
 	/* Until their start functions run: the cleanup path closes them (not fd 0). */
-	l.cs.fd = -1;
-	l.sb.fd = -1;
+	l.cs.mon.fd = -1;
+	l.sb.mon.fd = -1;
 	libbpf_set_print(loader_libbpf_print);
 	signal(SIGPIPE, SIG_IGN);
 	l.agent_root = getppid();
@@ -500,7 +488,7 @@ int main(int argc, char **argv)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd/timerfd: %s", strerror(errno));
 
 	/* Start in the healthy tier: what the controller asks for on a calm host. */
-	loader_tier_throttle(&l.opt, POLICY_TIER_HEALTHY, &healthy);
+	loader_tier_throttle(&l.opt, THROTTLE_TIER_HEALTHY, &healthy);
 	memset(&set, 0, sizeof(set));
 	set.frequency_hz = healthy.frequency_hz;
 	set.ringbuf_kb = l.opt.ringbuf_kb;
@@ -556,9 +544,9 @@ int main(int argc, char **argv)
 	pfd[3].events = POLLIN;
 	while (running) {
 		/* A negative fd is ignored by poll: the controller (or exporter) is gone. */
-		pfd[2].fd = l.cs.fd;
+		pfd[2].fd = l.cs.mon.fd;
 		pfd[2].revents = 0;
-		pfd[3].fd = l.sb.fd;
+		pfd[3].fd = l.sb.mon.fd;
 		pfd[3].revents = 0;
 		if (poll(pfd, 4, -1) < 0) {
 			if (errno == EINTR)

@@ -32,10 +32,10 @@ struct fx {
 	unsigned applies;
 };
 
-static const struct control_throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
-static const struct control_throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
 
-static int fake_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
+static int fake_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
 {
 	struct fx *f = arg;
 
@@ -61,7 +61,7 @@ static void start(struct fx *f, uid_t expected_uid, unsigned rate)
 	int sv[2], one = 1;
 
 	memset(f, 0, sizeof(*f));
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	/* As the supervisor does: before any byte is written. */
 	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)), 0);
 	f->peer = sv[1];
@@ -113,10 +113,10 @@ static void send_set(struct fx *f, unsigned freq)
 	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__SetThrottle st = LOWPROF__CTL__SET_THROTTLE__INIT;
 	Lowprof__Ctl__ThrottleState s;
-	struct control_throttle t = critical;
+	struct throttle t = critical;
 
 	t.frequency_hz = freq;
-	control_throttle_to_wire(&t, &s);
+	throttle_to_wire(&t, &s);
 	st.state = &s;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE;
 	env.set_throttle = &st;
@@ -135,13 +135,13 @@ static void test_unknown_and_out_of_range(void **state)
 	send_hello(&f);
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
 	/* A message type the loader sends, never answers. */
-	control_throttle_to_wire(&healthy, &s);
+	throttle_to_wire(&healthy, &s);
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATE;
 	env.state = &s;
 	send_env(&f, &env);
 	send_set(&f, 1000); /* above the user's -F */
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
-	assert_true(f.cs.fd >= 0);
+	assert_true(f.cs.mon.fd >= 0);
 	assert_int_equal(f.applies, 0);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"request_refused\""), 2);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":%u", (int)getpid(), (unsigned)getuid());
@@ -160,7 +160,7 @@ static void test_malformed_cut_off(void **state)
 	start(&f, getuid(), 0);
 	assert_int_equal(write(f.peer, garbage, sizeof(garbage)), 8);
 	assert_true(control_server_handle(&f.cs, 10 * SEC) < 0);
-	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(f.cs.mon.fd, -1);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	/* The fail-safe applied itself: sampling goes on at the critical tier. */
 	assert_true(f.cs.failsafe);
@@ -181,8 +181,8 @@ static void test_flood_rate_limited(void **state)
 	/* One wake-up, no time passing: the bucket (5) runs dry. */
 	for (i = 0; i < 4; i++)
 		control_server_handle(&f.cs, 10 * SEC);
-	assert_true(f.cs.fd >= 0);
-	assert_true(f.cs.rate_limited >= 15);
+	assert_true(f.cs.mon.fd >= 0);
+	assert_true(f.cs.mon.st.rate_limited >= 15);
 	assert_true(f.applies <= 1);
 	/* Audited, but at most one line per second of flood. */
 	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
@@ -215,7 +215,7 @@ static void test_wrong_uid_cut_off(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
-	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(f.cs.mon.fd, -1);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":65534", (int)pid);
 	assert_int_equal(test_audit_count(f.audit, needle), 1);

@@ -454,7 +454,7 @@ static void test_malformed(void **state)
 	send_req(&f, &req);
 
 	assert_int_equal(symbol_broker_handle(&f.b, T0), 0);
-	assert_true(f.b.fd >= 0);
+	assert_true(f.b.mon.fd >= 0);
 	assert_int_equal(f.b.st.malformed, 5);
 	rep = recv_reply(&f, 99, &fd);
 	expect_error(rep, &fd, EINVAL);
@@ -504,7 +504,7 @@ static void test_flood(void **state)
 	}
 	assert_true(busy >= 40);
 	assert_int_equal(busy + served, 50);
-	assert_int_equal(f.b.st.rate_limited, (uint64_t)busy);
+	assert_int_equal(f.b.mon.st.rate_limited, (uint64_t)busy);
 	/* Audited, but one line for the whole second of flood. */
 	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
 	assert_true(test_audit_count(f.audit, "request_refused") < busy);
@@ -599,7 +599,7 @@ static void test_peer_gone(void **state)
 	close(f.peer);
 	f.peer = -1;
 	assert_int_equal(symbol_broker_handle(&f.b, T0), -EPIPE);
-	assert_int_equal(f.b.fd, -1);
+	assert_int_equal(f.b.mon.fd, -1);
 	assert_int_equal(f.b.st.malformed, 0);
 	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
 	stop(&f);
