@@ -82,14 +82,29 @@ static int control_handle_hello(void *server, const void *msg, uint64_t now_ns)
 	return 0;
 }
 
+void control_counters_delta(const struct control_counters *now, const struct control_counters *base,
+			    struct control_counters *out)
+{
+#define CONTROL_DELTA(f) (now->f >= base->f ? now->f - base->f : 0)
+	out->monotonic_ns = CONTROL_DELTA(monotonic_ns);
+	out->submitted = CONTROL_DELTA(submitted);
+	out->reserve_failures = CONTROL_DELTA(reserve_failures);
+	out->bpf_run_time_ns = CONTROL_DELTA(bpf_run_time_ns);
+	out->bpf_run_count = CONTROL_DELTA(bpf_run_count);
+	out->agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
+#undef CONTROL_DELTA
+	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
+	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
+	out->online_cpus = now->online_cpus;
+}
+
 static int control_handle_stats_request(void *server, const void *msg, uint64_t now_ns)
 {
 	struct control_server *cs = server;
 	Lowprof__Ctl__Envelope out = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__Stats st = LOWPROF__CTL__STATS__INIT;
 	Lowprof__Ctl__ThrottleState applied;
-	struct control_counters now;
-	const struct control_counters *b = &cs->base;
+	struct control_counters now, d;
 	int rc;
 
 	(void)msg;
@@ -102,19 +117,17 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 		cs->base = now;
 		cs->have_base = true;
 	}
-	/* Counters are monotonic; a smaller value (never expected) reads as 0. */
-#define CONTROL_DELTA(f) (now.f >= b->f ? now.f - b->f : 0)
+	control_counters_delta(&now, &cs->base, &d);
 	st.monotonic_ns = now.monotonic_ns;
-	st.interval_ns = CONTROL_DELTA(monotonic_ns);
-	st.samples_submitted = CONTROL_DELTA(submitted);
-	st.reserve_failures = CONTROL_DELTA(reserve_failures);
-	st.bpf_run_time_ns = CONTROL_DELTA(bpf_run_time_ns);
-	st.bpf_run_count = CONTROL_DELTA(bpf_run_count);
-	st.agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
-#undef CONTROL_DELTA
-	st.ringbuf_used_bytes = now.ringbuf_used_bytes;
-	st.ringbuf_size_bytes = now.ringbuf_size_bytes;
-	st.online_cpus = now.online_cpus;
+	st.interval_ns = d.monotonic_ns;
+	st.samples_submitted = d.submitted;
+	st.reserve_failures = d.reserve_failures;
+	st.bpf_run_time_ns = d.bpf_run_time_ns;
+	st.bpf_run_count = d.bpf_run_count;
+	st.agent_cpu_ns = d.agent_cpu_ns;
+	st.ringbuf_used_bytes = d.ringbuf_used_bytes;
+	st.ringbuf_size_bytes = d.ringbuf_size_bytes;
+	st.online_cpus = d.online_cpus;
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;

@@ -68,6 +68,14 @@ struct control_counters {
 	uint32_t online_cpus;
 };
 
+/*
+ * out = now - base, field by field, for the cumulative counters (a smaller
+ * value, never expected, reads as 0); the instantaneous ones (ring buffer,
+ * CPUs) are now's.
+ */
+void control_counters_delta(const struct control_counters *now, const struct control_counters *base,
+			    struct control_counters *out);
+
 struct control_ops {
 	/* Apply t (already validated). 0, or -errno with the reason in err. */
 	int (*apply)(void *arg, const struct throttle *t, char *err, size_t errlen);
