@@ -1,8 +1,10 @@
 /*
- * The loader's control socket as a monitor (loader/control_server.c): a rogue
- * peer's malformed frame, unknown message type, out-of-range value, flood of
- * requests, and wrong uid are each refused or cut off, and each is an audit
- * record (one JSON line) with the peer's pid and uid from SCM_CREDENTIALS.
+ * The loader's control socket as a monitor (loader/control_server.c through
+ * loader/monitor.c): a rogue peer's malformed frame, unknown message type,
+ * out-of-range value, flood of requests, wrong uid, an fd (SCM_RIGHTS) and
+ * control data truncated (MSG_CTRUNC) are each refused or cut off, and each is
+ * an audit record (one JSON line) with the peer's pid and uid from
+ * SCM_CREDENTIALS.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "test_audit_capture.h"
+#include "test_fd_count.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +248,84 @@ static void test_wrong_parent_cut_off(void **state)
 	stop(&f);
 }
 
+/* A Hello frame as the controller would send it. */
+static size_t hello_frame(uint8_t *buf, size_t len)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
+	Lowprof__Ctl__Hello h = LOWPROF__CTL__HELLO__INIT;
+	ssize_t n;
+
+	h.version = WIRE_PROTOCOL_VERSION;
+	h.component = LOWPROF__CTL__COMPONENT__COMPONENT_CONTROLLER;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO;
+	env.hello = &h;
+	n = wire_encode(&env, buf, len);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* A valid Hello with fds attached: copies 1 is an fd the control protocol
+ * never carries, copies 16 more than the loader has room for (MSG_CTRUNC).
+ * Either way: cut off, audited, the fail-safe applied, every fd closed. */
+static void check_fds_cut_off(int copies, const char *reason)
+{
+	uint8_t frame[64];
+	struct fx f;
+	size_t len;
+	int fd, before;
+
+	start(&f, getuid(), 0);
+	len = hello_frame(frame, sizeof(frame));
+	fd = memfd_create("stray", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	before = test_fd_count();
+	assert_int_equal(test_send_fds(f.peer, frame, len, fd, copies), (ssize_t)len);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(f.cs.mon.fd, -1);
+	assert_true(f.cs.failsafe);
+	/* The server's end is closed, and nothing that came with the message is left open. */
+	assert_int_equal(test_fd_count(), before - 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
+	assert_int_equal(test_audit_count(f.audit, reason), 1);
+	close(fd);
+	stop(&f);
+}
+
+static void test_fd_cut_off(void **state)
+{
+	(void)state;
+	check_fds_cut_off(1, "a message carrying a file descriptor");
+}
+
+static void test_ctrunc_cut_off(void **state)
+{
+	(void)state;
+	check_fds_cut_off(16, "control data truncated (MSG_CTRUNC)");
+}
+
+/* A message that is more than one frame, or less: the framing holds on SEQPACKET. */
+static void test_not_one_frame_cut_off(void **state)
+{
+	uint8_t frame[128];
+	struct fx f;
+	size_t len;
+
+	(void)state;
+	start(&f, getuid(), 0);
+	len = hello_frame(frame, sizeof(frame));
+	memcpy(frame + len, frame, len);
+	assert_int_equal(send(f.peer, frame, 2 * len, 0), (ssize_t)(2 * len));
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(test_audit_count(f.audit, "is not exactly one frame"), 1);
+	stop(&f);
+
+	start(&f, getuid(), 0);
+	assert_int_equal(send(f.peer, frame, len - 1, 0), (ssize_t)(len - 1));
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(test_audit_count(f.audit, "is not exactly one frame"), 1);
+	stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +334,9 @@ int main(void)
 		cmocka_unit_test(test_flood_rate_limited),
 		cmocka_unit_test(test_wrong_uid_cut_off),
 		cmocka_unit_test(test_wrong_parent_cut_off),
+		cmocka_unit_test(test_fd_cut_off),
+		cmocka_unit_test(test_ctrunc_cut_off),
+		cmocka_unit_test(test_not_one_frame_cut_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
