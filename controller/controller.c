@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "common/errbuf.h"
@@ -158,25 +157,17 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 int controller_run(struct controller *c)
 {
 	struct pollfd pfd[2] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN}};
-	struct signalfd_siginfo si;
-	uint64_t expirations;
 	int rc;
 
 	for (;;) {
-		if (poll(pfd, 2, CONTROLLER_PING_MS) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("poll: %s", strerror(errno));
+		if (event_poll(pfd, 2, CONTROLLER_PING_MS) < 0)
 			return LOWPROF_EXIT_FAILURE;
-		}
 		notify_ping();
-		if ((pfd[0].revents & POLLIN) && read(c->sfd, &si, sizeof(si)) == sizeof(si) &&
-		    si.ssi_signo != SIGHUP)
+		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
 			return LOWPROF_EXIT_OK;
 		if (!(pfd[1].revents & POLLIN))
 			continue;
-		if (read(c->tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-			log_warn("timerfd read: %s", strerror(errno));
+		event_timer_ack(c->tfd);
 		rc = controller_step(c);
 		if (rc == -ECANCELED)
 			return LOWPROF_EXIT_OK; /* SIGTERM arrived while waiting for the loader */

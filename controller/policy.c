@@ -332,36 +332,16 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 		   set->drop_recover_pct, st->drop_wait, old, st->divisor);
 }
 
-static const char *budget_step_name(enum policy_budget_level level)
-{
-	switch (level) {
-	case POLICY_BUDGET_HALF_FREQUENCY:
-		return "halve frequency";
-	case POLICY_BUDGET_FRAME_POINTERS:
-		return "frame pointers";
-	case POLICY_BUDGET_SHALLOW:
-		return "shallow stacks";
-	case POLICY_BUDGET_PAUSED:
-		return "pause sampling";
-	default:
-		return "none";
-	}
-}
+/* What each budget level does when taken, and when given back. */
+static const char *const budget_step_names[] = {"none", "halve frequency", "frame pointers",
+						  "shallow stacks", "pause sampling"};
+static const char *const budget_undo_names[] = {"none", "restore frequency", "restore unwinding",
+						  "restore depth", "resume sampling"};
 
-static const char *budget_undo_name(enum policy_budget_level level)
+static const char *budget_name(const char *const names[], enum policy_budget_level level)
 {
-	switch (level) {
-	case POLICY_BUDGET_HALF_FREQUENCY:
-		return "restore frequency";
-	case POLICY_BUDGET_FRAME_POINTERS:
-		return "restore unwinding";
-	case POLICY_BUDGET_SHALLOW:
-		return "restore depth";
-	case POLICY_BUDGET_PAUSED:
-		return "resume sampling";
-	default:
-		return "none";
-	}
+	return level >= POLICY_BUDGET_HALF_FREQUENCY && level <= POLICY_BUDGET_PAUSED ? names[level]
+										      : "none";
 }
 
 static void update_budget(const struct policy_settings *set, struct policy_state *st,
@@ -401,7 +381,7 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 			compose(set, st, to, &next);
 		} while (to < POLICY_BUDGET_PAUSED && throttle_equal(&next, &now));
 		st->budget_level = to;
-		reason_add(r, "overhead %.2f%% > budget %g%%: %s", ov, budget, budget_step_name(to));
+		reason_add(r, "overhead %.2f%% > budget %g%%: %s", ov, budget, budget_name(budget_step_names, to));
 		return;
 	}
 	if (ov >= budget / 2) {
@@ -419,7 +399,7 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 	st->budget_calm = 0;
 	st->budget_just_raised = true;
 	reason_add(r, "overhead %.2f%% < %g%% for %u intervals: %s", ov, budget / 2,
-		   st->budget_wait, budget_undo_name(from));
+		   st->budget_wait, budget_name(budget_undo_names, from));
 }
 
 void policy_step(const struct policy_settings *set, struct policy_state *state,

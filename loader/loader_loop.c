@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -190,11 +189,9 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 static void loader_tick(struct loader *l, unsigned *ticks)
 {
 	unsigned ticks_per_stats = l->opt.stats_ms / l->opt.drain_ms;
-	uint64_t expirations;
 	int rc;
 
-	if (read(l->tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		log_warn("timerfd read: %s", strerror(errno));
+	event_timer_ack(l->tfd);
 	rc = drain_run(&l->dr);
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
@@ -209,7 +206,6 @@ int loader_run(struct loader *l)
 {
 	struct pollfd pfd[4] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
 				{.events = POLLIN}, {.events = POLLIN}};
-	struct signalfd_siginfo si;
 	unsigned ticks = 0;
 
 	for (;;) {
@@ -218,16 +214,11 @@ int loader_run(struct loader *l)
 		pfd[2].revents = 0;
 		pfd[3].fd = l->sb.mon.fd;
 		pfd[3].revents = 0;
-		if (poll(pfd, 4, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_error("poll: %s", strerror(errno));
+		if (event_poll(pfd, 4, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
-		}
 		/* Liveness for the supervisor: the drain timer wakes us 10 times a second. */
 		notify_ping();
-		if ((pfd[0].revents & POLLIN) && read(l->sfd, &si, sizeof(si)) == sizeof(si) &&
-		    si.ssi_signo != SIGHUP)
+		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
 			return LOWPROF_EXIT_OK;
 		if (pfd[2].revents != 0)
 			control_server_handle(&l->cs, mono_ns());
