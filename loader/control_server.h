@@ -104,7 +104,8 @@ enum control_peer_state {
 };
 
 struct control_server {
-	struct monitor mon;          /* the socket (mon.fd -1 once the peer is gone or cut off), the peer, the rate */
+	/* The socket (mon.fd -1 once the peer is gone or cut off), the peer, the rate. */
+	struct monitor mon;
 	bool served;                 /* there was a control socket at all */
 	struct control_server_config cfg;
 	struct control_ops ops;
