@@ -1,12 +1,15 @@
 #include "common/event_fds.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/log.h"
 
 int event_signalfd(void)
 {
@@ -41,4 +44,33 @@ int event_timerfd(unsigned period_ms)
 		return -saved;
 	}
 	return fd;
+}
+
+bool event_signal_stop(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	return read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP;
+}
+
+void event_timer_ack(int tfd)
+{
+	uint64_t expirations;
+
+	if (read(tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("timerfd read: %s", strerror(errno));
+}
+
+int event_poll(struct pollfd *pfd, unsigned nfds, int timeout_ms)
+{
+	int n;
+
+	do {
+		n = poll(pfd, nfds, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		n = -errno;
+		log_error("poll: %s", strerror(-n));
+	}
+	return n;
 }

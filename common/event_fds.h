@@ -6,9 +6,20 @@
 #ifndef LOWPROF_COMMON_EVENT_FDS_H
 #define LOWPROF_COMMON_EVENT_FDS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* Blocks SIGTERM, SIGINT and SIGHUP and returns a signalfd that reads them. */
 int event_signalfd(void);
 /* A timerfd that fires every period_ms (first expiry after one period). */
 int event_timerfd(unsigned period_ms);
+struct pollfd;
+/* poll, again after EINTR: the number of fds ready, or -errno (logged). */
+int event_poll(struct pollfd *pfd, unsigned nfds, int timeout_ms);
+/* The signalfd polled readable: read one signal; true when it asks to stop
+ * (SIGTERM, SIGINT), false for SIGHUP (ignored) or nothing read. */
+bool event_signal_stop(int sfd);
+/* The timerfd polled readable: consume its expirations (a failed read is logged). */
+void event_timer_ack(int tfd);
 
 #endif

@@ -56,38 +56,11 @@ static bool is_power_of_two(uint32_t v)
 	return v != 0 && (v & (v - 1)) == 0;
 }
 
-const char *policy_tier_name(enum policy_tier tier)
-{
-	switch (tier) {
-	case POLICY_TIER_HEALTHY:
-		return "healthy";
-	case POLICY_TIER_HIGH:
-		return "high";
-	case POLICY_TIER_CRITICAL:
-		return "critical";
-	default:
-		return "?";
-	}
-}
-
-const char *policy_unwind_name(enum lowprof_unwind_mode mode)
-{
-	return mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp";
-}
-
 void policy_settings_default(struct policy_settings *set, uint32_t user_frequency_hz)
 {
 	memset(set, 0, sizeof(*set));
-	set->tiers[POLICY_TIER_HEALTHY] = (struct policy_tier_settings){
-		.frequency_hz = user_frequency_hz, .unwind = LOWPROF_UNWIND_DWARF,
-		.max_depth = 64, .enter_cpu_pct = 0.0 };
-	set->tiers[POLICY_TIER_HIGH] = (struct policy_tier_settings){
-		.frequency_hz = 11, .unwind = LOWPROF_UNWIND_FP, .max_depth = 48,
-		.enter_cpu_pct = 80.0 };
-	set->tiers[POLICY_TIER_CRITICAL] = (struct policy_tier_settings){
-		.frequency_hz = 5, .unwind = LOWPROF_UNWIND_FP, .max_depth = 32,
-		.enter_cpu_pct = 90.0 };
-	set->critical_drop_pct = 5.0;
+	throttle_tiers_default(set->tiers, user_frequency_hz);
+	set->critical_drop_pct = THROTTLE_CRITICAL_DROP_PCT;
 	set->pressure_high_pct = 0.0;
 	set->hysteresis_intervals = 3;
 	set->hysteresis_margin_pct = 10.0;
@@ -104,25 +77,25 @@ void policy_settings_default(struct policy_settings *set, uint32_t user_frequenc
 
 int policy_settings_check(const struct policy_settings *set, char *err, size_t errlen)
 {
-	const struct policy_tier_settings *high = &set->tiers[POLICY_TIER_HIGH];
-	const struct policy_tier_settings *crit = &set->tiers[POLICY_TIER_CRITICAL];
+	const struct throttle_tier_settings *high = &set->tiers[THROTTLE_TIER_HIGH];
+	const struct throttle_tier_settings *crit = &set->tiers[THROTTLE_TIER_CRITICAL];
 
-	for (int t = 0; t < POLICY_TIER_COUNT; t++) {
-		const struct policy_tier_settings *ts = &set->tiers[t];
+	for (int t = 0; t < THROTTLE_TIER_COUNT; t++) {
+		const struct throttle_tier_settings *ts = &set->tiers[t];
 
 		if (ts->frequency_hz < 1) {
 			snprintf(err, errlen, "%s tier: frequency must be at least 1 Hz",
-				 policy_tier_name(t));
+				 throttle_tier_name(t));
 			return -EINVAL;
 		}
 		if (ts->max_depth < 1 || ts->max_depth > LOWPROF_MAX_USER_DEPTH) {
 			snprintf(err, errlen, "%s tier: max depth %u outside [1, %u]",
-				 policy_tier_name(t), ts->max_depth, LOWPROF_MAX_USER_DEPTH);
+				 throttle_tier_name(t), ts->max_depth, LOWPROF_MAX_USER_DEPTH);
 			return -EINVAL;
 		}
-		if (ts->unwind != LOWPROF_UNWIND_FP && ts->unwind != LOWPROF_UNWIND_DWARF) {
+		if (ts->unwind_mode != LOWPROF_UNWIND_FP && ts->unwind_mode != LOWPROF_UNWIND_DWARF) {
 			snprintf(err, errlen, "%s tier: unknown unwind mode %d",
-				 policy_tier_name(t), (int)ts->unwind);
+				 throttle_tier_name(t), (int)ts->unwind_mode);
 			return -EINVAL;
 		}
 	}
@@ -171,40 +144,13 @@ int policy_settings_check(const struct policy_settings *set, char *err, size_t e
 	return 0;
 }
 
-void policy_tier_throttle(const struct policy_settings *set, enum policy_tier tier,
-			  struct policy_throttle *out)
-{
-	const struct policy_tier_settings *h = &set->tiers[POLICY_TIER_HEALTHY];
-
-	out->tier = tier;
-	out->frequency_hz = h->frequency_hz;
-	out->unwind = h->unwind;
-	out->max_depth = h->max_depth;
-	out->sample_divisor = 1;
-	out->paused = false;
-	/*
-	 * Walk up from healthy so each tier is capped by the one below it: above
-	 * the high threshold the rate is always lower than what the user asked,
-	 * even when -F is below the tier's own default.
-	 */
-	for (int t = POLICY_TIER_HIGH; t <= (int)tier && t < POLICY_TIER_COUNT; t++) {
-		const struct policy_tier_settings *ts = &set->tiers[t];
-		uint32_t below = out->frequency_hz > 1 ? out->frequency_hz - 1 : 1;
-
-		out->frequency_hz = min_u32(ts->frequency_hz, below);
-		if (out->unwind != LOWPROF_UNWIND_FP)
-			out->unwind = ts->unwind;
-		out->max_depth = min_u32(ts->max_depth, out->max_depth);
-	}
-}
-
 static void apply_budget(const struct policy_settings *set, enum policy_budget_level level,
-			 struct policy_throttle *t)
+			 struct throttle *t)
 {
 	if (level >= POLICY_BUDGET_HALF_FREQUENCY && t->frequency_hz > 1)
 		t->frequency_hz /= 2;
 	if (level >= POLICY_BUDGET_FRAME_POINTERS)
-		t->unwind = LOWPROF_UNWIND_FP;
+		t->unwind_mode = LOWPROF_UNWIND_FP;
 	if (level >= POLICY_BUDGET_SHALLOW)
 		t->max_depth = min_u32(t->max_depth, set->budget_min_depth);
 	if (level >= POLICY_BUDGET_PAUSED)
@@ -213,24 +159,17 @@ static void apply_budget(const struct policy_settings *set, enum policy_budget_l
 
 /* The throttle for the state's tier, divisor and a given budget level. */
 static void compose(const struct policy_settings *set, const struct policy_state *st,
-		    enum policy_budget_level level, struct policy_throttle *out)
+		    enum policy_budget_level level, struct throttle *out)
 {
-	policy_tier_throttle(set, st->tier, out);
+	throttle_for_tier(set->tiers, st->tier, out);
 	out->sample_divisor = st->divisor;
 	apply_budget(set, level, out);
-}
-
-static bool throttle_equal(const struct policy_throttle *a, const struct policy_throttle *b)
-{
-	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
-	       a->unwind == b->unwind && a->max_depth == b->max_depth &&
-	       a->sample_divisor == b->sample_divisor && a->paused == b->paused;
 }
 
 void policy_state_init(struct policy_state *state, const struct policy_settings *set)
 {
 	memset(state, 0, sizeof(*state));
-	state->tier = POLICY_TIER_HEALTHY;
+	state->tier = THROTTLE_TIER_HEALTHY;
 	state->divisor = 1;
 	state->drop_wait = set->drop_recover_intervals;
 	state->since_relax = UINT32_MAX;
@@ -247,13 +186,13 @@ void policy_state_init(struct policy_state *state, const struct policy_settings 
  * own halvings, each earned by drop_wait calm intervals.
  */
 static void keep_rate_after_drops(const struct policy_settings *set, struct policy_state *st,
-				  enum policy_tier from, enum policy_tier to, struct reason *r)
+				  enum throttle_tier from, enum throttle_tier to, struct reason *r)
 {
-	struct policy_throttle before, after;
+	struct throttle before, after;
 	uint32_t factor = 1, old = st->divisor;
 
-	policy_tier_throttle(set, from, &before);
-	policy_tier_throttle(set, to, &after);
+	throttle_for_tier(set->tiers, from, &before);
+	throttle_for_tier(set->tiers, to, &after);
 	while ((uint64_t)before.frequency_hz * factor < after.frequency_hz && factor < set->max_divisor)
 		factor *= 2;
 	st->divisor = min_u32(st->divisor * factor, set->max_divisor);
@@ -269,21 +208,21 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 {
 	const double cpu = sig->host_cpu_pct;
 	const double margin = set->hysteresis_margin_pct;
-	const double high_at = set->tiers[POLICY_TIER_HIGH].enter_cpu_pct;
-	const double crit_at = set->tiers[POLICY_TIER_CRITICAL].enter_cpu_pct;
+	const double high_at = set->tiers[THROTTLE_TIER_HIGH].enter_cpu_pct;
+	const double crit_at = set->tiers[THROTTLE_TIER_CRITICAL].enter_cpu_pct;
 	const bool pressure_on = set->pressure_high_pct > 0.0 && sig->pressure_valid;
 	const bool crit_by_cpu = cpu >= crit_at;
 	const bool crit_by_drops = sig->stats_valid && sig->drop_pct > set->critical_drop_pct;
 	const bool high_by_cpu = cpu >= high_at;
 	const bool high_by_pressure = pressure_on && sig->cpu_pressure >= set->pressure_high_pct;
-	enum policy_tier raw = POLICY_TIER_HEALTHY;
-	enum policy_tier from = st->tier;
-	enum policy_tier to;
+	enum throttle_tier raw = THROTTLE_TIER_HEALTHY;
+	enum throttle_tier from = st->tier;
+	enum throttle_tier to;
 
 	if (crit_by_cpu || crit_by_drops)
-		raw = POLICY_TIER_CRITICAL;
+		raw = THROTTLE_TIER_CRITICAL;
 	else if (high_by_cpu || high_by_pressure)
-		raw = POLICY_TIER_HIGH;
+		raw = THROTTLE_TIER_HIGH;
 
 	/*
 	 * Clear = below the trigger by the margin. Counted whatever the current
@@ -293,14 +232,14 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 	 * count is held, neither advanced nor reset.
 	 */
 	if (cpu >= crit_at - margin || (sig->stats_valid && sig->drop_pct >= set->drop_recover_pct))
-		st->clear_intervals[POLICY_TIER_CRITICAL] = 0;
+		st->clear_intervals[THROTTLE_TIER_CRITICAL] = 0;
 	else if (sig->stats_valid)
-		bump(&st->clear_intervals[POLICY_TIER_CRITICAL]);
+		bump(&st->clear_intervals[THROTTLE_TIER_CRITICAL]);
 	if (cpu >= high_at - margin ||
 	    (pressure_on && sig->cpu_pressure >= set->pressure_high_pct - margin))
-		st->clear_intervals[POLICY_TIER_HIGH] = 0;
+		st->clear_intervals[THROTTLE_TIER_HIGH] = 0;
 	else
-		bump(&st->clear_intervals[POLICY_TIER_HIGH]);
+		bump(&st->clear_intervals[THROTTLE_TIER_HIGH]);
 
 	/* Latched until the tier is left: CPU load arriving on top does not make the
 	 * overflow that happened at the higher rate any less real. */
@@ -309,39 +248,39 @@ static void update_tier(const struct policy_settings *set, struct policy_state *
 	if (raw > from) {
 		st->tier = raw;
 		if (crit_by_cpu)
-			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, crit_at, policy_tier_name(raw));
+			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, crit_at, throttle_tier_name(raw));
 		else if (crit_by_drops)
 			reason_add(r, "drop rate %.1f%% > %g%%: %s", sig->drop_pct,
-				   set->critical_drop_pct, policy_tier_name(raw));
+				   set->critical_drop_pct, throttle_tier_name(raw));
 		else if (high_by_cpu)
-			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, high_at, policy_tier_name(raw));
+			reason_add(r, "host CPU %.1f%% >= %g%%: %s", cpu, high_at, throttle_tier_name(raw));
 		else
 			reason_add(r, "CPU pressure %.1f >= %g: %s", sig->cpu_pressure,
-				   set->pressure_high_pct, policy_tier_name(raw));
+				   set->pressure_high_pct, throttle_tier_name(raw));
 		return;
 	}
-	if (from == POLICY_TIER_HEALTHY || st->clear_intervals[from] < set->hysteresis_intervals)
+	if (from == THROTTLE_TIER_HEALTHY || st->clear_intervals[from] < set->hysteresis_intervals)
 		return;
 	/* Leaving a critical tier that drops caused is a relaxation like any other. */
-	if (from == POLICY_TIER_CRITICAL && st->critical_by_drops &&
+	if (from == THROTTLE_TIER_CRITICAL && st->critical_by_drops &&
 	    st->clear_intervals[from] < st->drop_wait)
 		return;
 	/* Leave as many tiers as have been clear long enough, never below what fires now. */
 	to = from - 1;
-	while (to > raw && to > POLICY_TIER_HEALTHY &&
+	while (to > raw && to > THROTTLE_TIER_HEALTHY &&
 	       st->clear_intervals[to] >= set->hysteresis_intervals)
 		to--;
 	st->tier = to;
-	if (from == POLICY_TIER_CRITICAL && st->critical_by_drops)
+	if (from == THROTTLE_TIER_CRITICAL && st->critical_by_drops)
 		keep_rate_after_drops(set, st, from, to, r);
-	if (from == POLICY_TIER_CRITICAL)
+	if (from == THROTTLE_TIER_CRITICAL)
 		reason_add(r, "host CPU %.1f%% < %g%% and drops < %g%% for %u intervals: %s -> %s",
 			   cpu, crit_at - margin, set->drop_recover_pct, set->hysteresis_intervals,
-			   policy_tier_name(from), policy_tier_name(to));
+			   throttle_tier_name(from), throttle_tier_name(to));
 	else
 		reason_add(r, "host CPU %.1f%% < %g%% for %u intervals: %s -> %s", cpu,
-			   high_at - margin, set->hysteresis_intervals, policy_tier_name(from),
-			   policy_tier_name(to));
+			   high_at - margin, set->hysteresis_intervals, throttle_tier_name(from),
+			   throttle_tier_name(to));
 }
 
 /* The longest drop-recovery wait, in intervals. */
@@ -374,7 +313,7 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 	}
 	/* Calm at the critical tier's 5 Hz proves nothing about the rate that
 	 * overflowed: the divisor relaxes only once that tier is left. */
-	if (st->tier == POLICY_TIER_CRITICAL && st->critical_by_drops) {
+	if (st->tier == THROTTLE_TIER_CRITICAL && st->critical_by_drops) {
 		st->drop_calm = 0;
 		return;
 	}
@@ -393,36 +332,16 @@ static void update_divisor(const struct policy_settings *set, struct policy_stat
 		   set->drop_recover_pct, st->drop_wait, old, st->divisor);
 }
 
-static const char *budget_step_name(enum policy_budget_level level)
-{
-	switch (level) {
-	case POLICY_BUDGET_HALF_FREQUENCY:
-		return "halve frequency";
-	case POLICY_BUDGET_FRAME_POINTERS:
-		return "frame pointers";
-	case POLICY_BUDGET_SHALLOW:
-		return "shallow stacks";
-	case POLICY_BUDGET_PAUSED:
-		return "pause sampling";
-	default:
-		return "none";
-	}
-}
+/* What each budget level does when taken, and when given back. */
+static const char *const budget_step_names[] = {"none", "halve frequency", "frame pointers",
+						  "shallow stacks", "pause sampling"};
+static const char *const budget_undo_names[] = {"none", "restore frequency", "restore unwinding",
+						  "restore depth", "resume sampling"};
 
-static const char *budget_undo_name(enum policy_budget_level level)
+static const char *budget_name(const char *const names[], enum policy_budget_level level)
 {
-	switch (level) {
-	case POLICY_BUDGET_HALF_FREQUENCY:
-		return "restore frequency";
-	case POLICY_BUDGET_FRAME_POINTERS:
-		return "restore unwinding";
-	case POLICY_BUDGET_SHALLOW:
-		return "restore depth";
-	case POLICY_BUDGET_PAUSED:
-		return "resume sampling";
-	default:
-		return "none";
-	}
+	return level >= POLICY_BUDGET_HALF_FREQUENCY && level <= POLICY_BUDGET_PAUSED ? names[level]
+										      : "none";
 }
 
 static void update_budget(const struct policy_settings *set, struct policy_state *st,
@@ -432,8 +351,8 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 	const double ov = sig->overhead_pct;
 	enum policy_budget_level from = st->budget_level;
 	enum policy_budget_level to = from;
-	struct policy_throttle now;
-	struct policy_throttle next;
+	struct throttle now;
+	struct throttle next;
 
 	/*
 	 * Backoff: a step up that breaches the budget in the very next interval
@@ -462,7 +381,7 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 			compose(set, st, to, &next);
 		} while (to < POLICY_BUDGET_PAUSED && throttle_equal(&next, &now));
 		st->budget_level = to;
-		reason_add(r, "overhead %.2f%% > budget %g%%: %s", ov, budget, budget_step_name(to));
+		reason_add(r, "overhead %.2f%% > budget %g%%: %s", ov, budget, budget_name(budget_step_names, to));
 		return;
 	}
 	if (ov >= budget / 2) {
@@ -480,7 +399,7 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 	st->budget_calm = 0;
 	st->budget_just_raised = true;
 	reason_add(r, "overhead %.2f%% < %g%% for %u intervals: %s", ov, budget / 2,
-		   st->budget_wait, budget_undo_name(from));
+		   st->budget_wait, budget_name(budget_undo_names, from));
 }
 
 void policy_step(const struct policy_settings *set, struct policy_state *state,
@@ -491,7 +410,7 @@ void policy_step(const struct policy_settings *set, struct policy_state *state,
 	out->reason[0] = '\0';
 	if (set->no_throttle) {
 		/* Fixed settings for comparisons: nothing adapts (the BPF guard still does). */
-		state->tier = POLICY_TIER_HEALTHY;
+		state->tier = THROTTLE_TIER_HEALTHY;
 		state->divisor = 1;
 		state->budget_level = POLICY_BUDGET_NONE;
 		reason_add(&r, "no-throttle: fixed healthy settings");

@@ -24,13 +24,7 @@
 #include <stdint.h>
 
 #include "bpf/lowprof.h"
-
-enum policy_tier {
-	POLICY_TIER_HEALTHY = 0,
-	POLICY_TIER_HIGH = 1,
-	POLICY_TIER_CRITICAL = 2,
-	POLICY_TIER_COUNT = 3,
-};
+#include "ipc/throttle.h"
 
 /* Budget steps beyond the tier, cumulative: level 3 = halved + fp + depth 16. */
 enum policy_budget_level {
@@ -41,22 +35,14 @@ enum policy_budget_level {
 	POLICY_BUDGET_PAUSED = 4,
 };
 
-struct policy_tier_settings {
-	uint32_t frequency_hz;
-	enum lowprof_unwind_mode unwind;
-	uint32_t max_depth;
-	/* Host CPU % at or above which the tier is entered (unused for healthy). */
-	double enter_cpu_pct;
-};
-
 struct policy_settings {
 	/*
-	 * tiers[POLICY_TIER_HEALTHY].frequency_hz is the user's -F: the ceiling
+	 * tiers[THROTTLE_TIER_HEALTHY].frequency_hz is the user's -F: the ceiling
 	 * of every tier. Each higher tier runs strictly below the one before it
 	 * (never below 1 Hz), never with DWARF when the one before uses frame
 	 * pointers, and never deeper than the one before.
 	 */
-	struct policy_tier_settings tiers[POLICY_TIER_COUNT];
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
 	double critical_drop_pct;      /* drop rate above which critical (5) */
 	double pressure_high_pct;      /* CPU pressure some avg10 entering high; 0 = off */
 	uint32_t hysteresis_intervals; /* clear intervals before leaving a tier (3) */
@@ -84,21 +70,11 @@ struct policy_signals {
 	double overhead_pct;    /* (BPF + agent CPU) / (online CPUs x interval) x 100 */
 };
 
-/* The sampling settings asked of the loader. */
-struct policy_throttle {
-	enum policy_tier tier;
-	uint32_t frequency_hz;
-	enum lowprof_unwind_mode unwind;
-	uint32_t max_depth;
-	uint32_t sample_divisor;
-	bool paused;
-};
-
 /* Carried from one interval to the next; initialise with policy_state_init. */
 struct policy_state {
-	struct policy_throttle current;  /* the last decision */
-	enum policy_tier tier;
-	uint32_t clear_intervals[POLICY_TIER_COUNT]; /* consecutive intervals each tier's trigger was clear */
+	struct throttle current;  /* the last decision */
+	enum throttle_tier tier;
+	uint32_t clear_intervals[THROTTLE_TIER_COUNT]; /* consecutive intervals each tier's trigger was clear */
 	uint32_t divisor;
 	uint32_t drop_calm;              /* consecutive intervals under drop_recover_pct */
 	/*
@@ -118,7 +94,7 @@ struct policy_state {
 };
 
 struct policy_decision {
-	struct policy_throttle throttle; /* the full state to apply */
+	struct throttle throttle; /* the full state to apply */
 	bool changed;                    /* differs from the previous decision */
 	char reason[256];                /* why, for the log: "host CPU 93.1% >= 90%: critical" */
 };
@@ -132,15 +108,8 @@ int policy_settings_check(const struct policy_settings *set, char *err, size_t e
 /* Start healthy, divisor 1, no budget step: state->current is what to apply first. */
 void policy_state_init(struct policy_state *state, const struct policy_settings *set);
 
-/* The tier's own settings after the ceiling rules above (no budget step). */
-void policy_tier_throttle(const struct policy_settings *set, enum policy_tier tier,
-			  struct policy_throttle *out);
-
 /* One control interval. set must have passed policy_settings_check. */
 void policy_step(const struct policy_settings *set, struct policy_state *state,
 		 const struct policy_signals *sig, struct policy_decision *out);
-
-const char *policy_tier_name(enum policy_tier tier);
-const char *policy_unwind_name(enum lowprof_unwind_mode mode);
 
 #endif /* LOWPROF_CONTROLLER_POLICY_H */

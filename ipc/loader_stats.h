@@ -48,8 +48,8 @@ enum lowprof_timeline_flags {
  * One control interval as the loader saw it: the throttle state in force at
  * its end and the raw counters of the interval. The exporter derives the
  * percentages (drop rate, overhead) from the counters, so nothing here is a
- * float to validate. Tier values are enum policy_tier (0 healthy, 1 high,
- * 2 critical), unwind enum lowprof_unwind_mode.
+ * float to validate. Tier values are enum throttle_tier (ipc/throttle.h:
+ * 0 healthy, 1 high, 2 critical), unwind enum lowprof_unwind_mode.
  */
 struct lowprof_timeline_entry {
 	__u32 version;

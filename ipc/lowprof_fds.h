@@ -9,7 +9,7 @@ enum lowprof_inherited_fd {
 	LOWPROF_FD_NOTIFY = 3,  /* "ready" once ready (s6 style), then pings: ipc/notify.h */
 	LOWPROF_FD_SHM = 4,     /* memfd of the shared-memory sample ring */
 	LOWPROF_FD_EVENT = 5,   /* eventfd: "the ring has new data" hint */
-	LOWPROF_FD_CONTROL = 6, /* Unix socket: loader <-> controller */
+	LOWPROF_FD_CONTROL = 6, /* SOCK_SEQPACKET: loader <-> controller (ipc/wire.h) */
 	LOWPROF_FD_OUTDIR = 7,  /* exporter: O_DIRECTORY fd of the output directory */
 	LOWPROF_FD_UNWIND = 8,  /* SOCK_SEQPACKET: loader <-> lowprof-unwinder (ELF parsing) */
 	LOWPROF_FD_AUDIT = 9,   /* loader: the audit log, opened O_APPEND by the supervisor */

@@ -4,7 +4,10 @@
  * applies to a SetThrottle before it touches a map or a perf event.
  *
  * Frame: 4-byte little-endian payload length, then that many bytes of packed
- * Envelope. A length of zero or above WIRE_MAX_FRAME is a protocol violation:
+ * Envelope. The control socket is SOCK_SEQPACKET and wire_send writes a frame
+ * in one send, so each message is one frame; the loader refuses a message
+ * that is not exactly one (loader/control_server.c). The reader below still
+ * takes a byte stream. A length of zero or above WIRE_MAX_FRAME is a protocol violation:
  * the reader stops for good and the peer should be cut off (the OpenSSH
  * monitor rule: the untrusted side gets no second chance to desynchronise us).
  */

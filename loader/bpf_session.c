@@ -151,11 +151,10 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 		snprintf(err, errlen, "enabling perf events: %s", strerror(-rc));
 		goto fail;
 	}
-	s->throttle.frequency_hz = set->frequency_hz;
-	s->throttle.unwind_mode = set->unwind_mode;
-	s->throttle.max_depth = set->max_depth;
-	s->throttle.sample_divisor = 1;
-	s->throttle.paused = false;
+	s->throttle = (struct throttle){.frequency_hz = set->frequency_hz,
+					.unwind_mode = set->unwind_mode,
+					.max_depth = set->max_depth,
+					.sample_divisor = 1};
 	bpf_session_map_positions(s);
 	return 0;
 fail:
@@ -164,7 +163,7 @@ fail:
 	return rc;
 }
 
-int bpf_session_apply(struct bpf_session *s, const struct bpf_session_throttle *t,
+int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		      char *err, size_t errlen)
 {
 	struct lowprof_config cfg = s->config;

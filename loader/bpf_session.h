@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "bpf/lowprof.h"
+#include "ipc/throttle.h"
 #include "loader/perf_events.h"
 
 struct lowprof_bpf;
@@ -29,21 +30,12 @@ struct bpf_session_settings {
 	const char *pin_dir;        /* bpffs directory to pin into and adopt from; NULL: no pins */
 };
 
-/* The sampling settings a SetThrottle changes at run time. */
-struct bpf_session_throttle {
-	unsigned frequency_hz;
-	unsigned unwind_mode;    /* enum lowprof_unwind_mode */
-	unsigned max_depth;
-	unsigned sample_divisor;
-	bool paused;
-};
-
 struct bpf_session {
 	struct lowprof_bpf *skel;
 	struct perf_event_set events;
 	struct bpf_link **links; /* one per perf event */
 	struct lowprof_config config;
-	struct bpf_session_throttle throttle; /* what is in force */
+	struct throttle throttle; /* what is in force */
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */
 	size_t rb_pos_len;
 	int ncpus_possible;
@@ -64,7 +56,7 @@ int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config 
  * has validated t. 0 or -errno (with what failed in err); on failure the
  * session may be partly changed, and s->throttle says what is known to hold.
  */
-int bpf_session_apply(struct bpf_session *s, const struct bpf_session_throttle *t,
+int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		      char *err, size_t errlen);
 /* Sum the per-CPU counters. */
 int bpf_session_read_stats(struct bpf_session *s, struct lowprof_cpu_stats *sum);

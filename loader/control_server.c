@@ -1,60 +1,14 @@
-#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
 #include "loader/control_server.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
-#include "loader/audit_log.h"
 
-static const char *const control_tier_names[] = {"healthy", "high", "critical"};
-
-int control_throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct control_throttle *out)
-{
-	int mode = wire_unwind_to_lowprof(st->unwind_mode);
-
-	if (mode < 0 || st->tier < LOWPROF__CTL__TIER__TIER_HEALTHY ||
-	    st->tier > LOWPROF__CTL__TIER__TIER_CRITICAL)
-		return -EINVAL;
-	out->tier = (unsigned)st->tier - (unsigned)LOWPROF__CTL__TIER__TIER_HEALTHY;
-	out->frequency_hz = st->frequency_hz;
-	out->unwind_mode = (unsigned)mode;
-	out->max_depth = st->max_depth;
-	out->sample_divisor = st->sample_divisor;
-	out->paused = st->paused;
-	return 0;
-}
-
-void control_throttle_to_wire(const struct control_throttle *t, Lowprof__Ctl__ThrottleState *out)
-{
-	lowprof__ctl__throttle_state__init(out);
-	out->tier = (Lowprof__Ctl__Tier)(LOWPROF__CTL__TIER__TIER_HEALTHY + (int)t->tier);
-	out->frequency_hz = t->frequency_hz;
-	out->unwind_mode = wire_unwind_from_lowprof((int)t->unwind_mode);
-	out->max_depth = t->max_depth;
-	out->sample_divisor = t->sample_divisor;
-	out->paused = t->paused;
-}
-
-void control_throttle_describe(const struct control_throttle *t, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s %u Hz %s depth %u divisor %u%s",
-		 t->tier < 3 ? control_tier_names[t->tier] : "?", t->frequency_hz,
-		 t->unwind_mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp", t->max_depth,
-		 t->sample_divisor, t->paused ? " paused" : "");
-}
-
-static bool control_throttle_equal(const struct control_throttle *a, const struct control_throttle *b)
-{
-	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
-	       a->unwind_mode == b->unwind_mode && a->max_depth == b->max_depth &&
-	       a->sample_divisor == b->sample_divisor && a->paused == b->paused;
-}
+static const struct monitor_protocol control_protocol;
 
 /* Returns 0, or the negative errno of a failed send (the caller cuts the peer off). */
 static int control_send_reply(struct control_server *cs, int errnum, const char *error)
@@ -67,51 +21,30 @@ static int control_send_reply(struct control_server *cs, int errnum, const char 
 	reply.error = (char *)(error != NULL ? error : "");
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_REPLY;
 	env.reply = &reply;
-	return wire_send(cs->fd, &env);
+	return wire_send(cs->mon.fd, &env);
 }
 
-static void control_peer_actor(const struct control_server *cs, struct audit_actor *a)
+static int control_answer(void *server, const void *msg, int errnum, const char *why)
 {
-	a->component = "controller";
-	a->pid = cs->peer_pid;
-	a->uid = cs->peer_uid;
+	(void)msg;
+	return control_send_reply(server, errnum, why);
 }
 
-/* The audit record of a refusal or a cut-off: who, what, why. */
-static void control_audit(const struct control_server *cs, const char *event, const char *what,
-			  int errnum, const char *why)
+static int control_refuse(struct control_server *cs, const Lowprof__Ctl__Envelope *env, int errnum,
+			  const char *why, uint64_t now_ns)
 {
-	struct audit_actor who;
-	struct audit_rec r;
-
-	control_peer_actor(cs, &who);
-	audit_rec_begin(&r, event, &who);
-	if (what != NULL)
-		audit_rec_str(&r, "request", what);
-	audit_rec_str(&r, "reason", why);
-	if (cs->rate_audit_suppressed > 0)
-		audit_rec_u64(&r, "rate_refusals_not_audited", cs->rate_audit_suppressed);
-	audit_rec_end(&r, errnum);
-}
-
-static int control_refuse(struct control_server *cs, const char *what, int errnum, const char *why)
-{
-	cs->refused++;
-	log_warn("audit: peer pid %d uid %u: %s refused: %s", (int)cs->peer_pid,
-		 (unsigned)cs->peer_uid, what, why);
-	control_audit(cs, "request_refused", what, errnum, why);
-	return control_send_reply(cs, errnum, why);
+	return monitor_refuse(&cs->mon, &control_protocol, cs, env, errnum, why, now_ns);
 }
 
 /* The loader itself changes the settings: used by the fail-safe. */
-static int control_apply(struct control_server *cs, const struct control_throttle *t,
+static int control_apply(struct control_server *cs, const struct throttle *t,
 			 const char *who, char *err, size_t errlen)
 {
 	char before[96], after[96];
 	int rc;
 
-	control_throttle_describe(&cs->applied, before, sizeof(before));
-	control_throttle_describe(t, after, sizeof(after));
+	throttle_describe(&cs->applied, before, sizeof(before));
+	throttle_describe(t, after, sizeof(after));
 	/* The loader's apply audits each BPF action under this actor's name. */
 	cs->actor = strcmp(who, "controller") == 0 ? "controller" : "loader";
 	rc = cs->ops.apply(cs->ops.arg, t, err, errlen);
@@ -122,8 +55,10 @@ static int control_apply(struct control_server *cs, const struct control_throttl
 	return rc;
 }
 
-static int control_handle_hello(struct control_server *cs, const Lowprof__Ctl__Envelope *env)
+static int control_handle_hello(void *server, const void *msg, uint64_t now_ns)
 {
+	struct control_server *cs = server;
+	const Lowprof__Ctl__Envelope *env = msg;
 	const Lowprof__Ctl__Hello *h = env->hello;
 	char why[96];
 	int rc;
@@ -131,7 +66,7 @@ static int control_handle_hello(struct control_server *cs, const Lowprof__Ctl__E
 	if (h->version != WIRE_PROTOCOL_VERSION || h->component != LOWPROF__CTL__COMPONENT__COMPONENT_CONTROLLER) {
 		snprintf(why, sizeof(why), "hello version %u component %d, expected version %u controller",
 			 h->version, (int)h->component, WIRE_PROTOCOL_VERSION);
-		control_refuse(cs, "hello", EPROTO, why);
+		control_refuse(cs, env, EPROTO, why, now_ns);
 		/* Not one of ours: nothing else it says can be trusted. */
 		return -EPROTO;
 	}
@@ -147,16 +82,33 @@ static int control_handle_hello(struct control_server *cs, const Lowprof__Ctl__E
 	return 0;
 }
 
-static int control_handle_stats_request(struct control_server *cs, const Lowprof__Ctl__Envelope *env)
+void control_counters_delta(const struct control_counters *now, const struct control_counters *base,
+			    struct control_counters *out)
 {
+#define CONTROL_DELTA(f) (now->f >= base->f ? now->f - base->f : 0)
+	out->monotonic_ns = CONTROL_DELTA(monotonic_ns);
+	out->submitted = CONTROL_DELTA(submitted);
+	out->reserve_failures = CONTROL_DELTA(reserve_failures);
+	out->bpf_run_time_ns = CONTROL_DELTA(bpf_run_time_ns);
+	out->bpf_run_count = CONTROL_DELTA(bpf_run_count);
+	out->agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
+#undef CONTROL_DELTA
+	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
+	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
+	out->online_cpus = now->online_cpus;
+}
+
+static int control_handle_stats_request(void *server, const void *msg, uint64_t now_ns)
+{
+	struct control_server *cs = server;
 	Lowprof__Ctl__Envelope out = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__Stats st = LOWPROF__CTL__STATS__INIT;
 	Lowprof__Ctl__ThrottleState applied;
-	struct control_counters now;
-	const struct control_counters *b = &cs->base;
+	struct control_counters now, d;
 	int rc;
 
-	(void)env;
+	(void)msg;
+	(void)now_ns;
 	rc = cs->ops.counters(cs->ops.arg, &now);
 	if (rc != 0)
 		return control_send_reply(cs, -rc, "reading the BPF counters failed");
@@ -165,45 +117,55 @@ static int control_handle_stats_request(struct control_server *cs, const Lowprof
 		cs->base = now;
 		cs->have_base = true;
 	}
-	/* Counters are monotonic; a smaller value (never expected) reads as 0. */
-#define CONTROL_DELTA(f) (now.f >= b->f ? now.f - b->f : 0)
+	control_counters_delta(&now, &cs->base, &d);
 	st.monotonic_ns = now.monotonic_ns;
-	st.interval_ns = CONTROL_DELTA(monotonic_ns);
-	st.samples_submitted = CONTROL_DELTA(submitted);
-	st.reserve_failures = CONTROL_DELTA(reserve_failures);
-	st.bpf_run_time_ns = CONTROL_DELTA(bpf_run_time_ns);
-	st.bpf_run_count = CONTROL_DELTA(bpf_run_count);
-	st.agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
-#undef CONTROL_DELTA
-	st.ringbuf_used_bytes = now.ringbuf_used_bytes;
-	st.ringbuf_size_bytes = now.ringbuf_size_bytes;
-	st.online_cpus = now.online_cpus;
-	control_throttle_to_wire(&cs->applied, &applied);
+	st.interval_ns = d.monotonic_ns;
+	st.samples_submitted = d.submitted;
+	st.reserve_failures = d.reserve_failures;
+	st.bpf_run_time_ns = d.bpf_run_time_ns;
+	st.bpf_run_count = d.bpf_run_count;
+	st.agent_cpu_ns = d.agent_cpu_ns;
+	st.ringbuf_used_bytes = d.ringbuf_used_bytes;
+	st.ringbuf_size_bytes = d.ringbuf_size_bytes;
+	st.online_cpus = d.online_cpus;
+	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
 	out.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS;
 	out.stats = &st;
-	return wire_send(cs->fd, &out);
+	return wire_send(cs->mon.fd, &out);
 }
 
-static int control_handle_set_throttle(struct control_server *cs, const Lowprof__Ctl__Envelope *env)
+/* Checked against the loader's own limits, never against what the peer claims. */
+static int control_validate_set_throttle(void *server, const void *msg, char *why, size_t whylen)
 {
-	struct control_throttle t;
+	const struct control_server *cs = server;
+	const Lowprof__Ctl__Envelope *env = msg;
+	struct throttle t;
+
+	if (wire_validate_set_throttle(env->set_throttle, &cs->cfg.limits, why, whylen) != 0)
+		return -EINVAL;
+	if (throttle_from_wire(env->set_throttle->state, &t) != 0)
+		return errbuf_fail(-EINVAL, why, whylen, "tier or unwind mode unknown");
+	return 0;
+}
+
+static int control_handle_set_throttle(void *server, const void *msg, uint64_t now_ns)
+{
+	struct control_server *cs = server;
+	const Lowprof__Ctl__Envelope *env = msg;
+	struct throttle t;
 	char why[256], err[200];
 	int rc;
 
-	/* Checked against the loader's own limits, never against what the peer claims. */
-	if (wire_validate_set_throttle(env->set_throttle, &cs->cfg.limits, why, sizeof(why)) != 0)
-		return control_refuse(cs, "set_throttle", EINVAL, why);
-	if (control_throttle_from_wire(env->set_throttle->state, &t) != 0)
-		return control_refuse(cs, "set_throttle", EINVAL, "tier or unwind mode unknown");
+	throttle_from_wire(env->set_throttle->state, &t);
 	/* The user's --max-depth is a ceiling like -F: deeper requests are cut to it. */
 	if (t.max_depth > cs->cfg.max_depth)
 		t.max_depth = cs->cfg.max_depth;
-	if (control_throttle_equal(&t, &cs->applied))
+	if (throttle_equal(&t, &cs->applied))
 		return control_send_reply(cs, 0, NULL);
 	if (cs->cfg.fixed)
-		return control_refuse(cs, "set_throttle", EPERM, "--no-throttle: settings are fixed");
+		return control_refuse(cs, env, EPERM, "--no-throttle: settings are fixed", now_ns);
 	rc = control_apply(cs, &t, "controller", err, sizeof(err));
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "applying failed: %s", err);
@@ -212,73 +174,61 @@ static int control_handle_set_throttle(struct control_server *cs, const Lowprof_
 	return control_send_reply(cs, 0, NULL);
 }
 
-static int control_handle_get_state(struct control_server *cs, const Lowprof__Ctl__Envelope *env)
+static int control_handle_get_state(void *server, const void *msg, uint64_t now_ns)
 {
+	struct control_server *cs = server;
 	Lowprof__Ctl__Envelope out = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__ThrottleState st;
 
-	(void)env;
-	control_throttle_to_wire(&cs->applied, &st);
+	(void)msg;
+	(void)now_ns;
+	throttle_to_wire(&cs->applied, &st);
 	out.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATE;
 	out.state = &st;
-	return wire_send(cs->fd, &out);
+	return wire_send(cs->mon.fd, &out);
 }
 
-/* The whole of what a controller may ask. */
-#define CONTROL_ANY_STATE (CONTROL_PEER_AWAIT_HELLO | CONTROL_PEER_ACTIVE)
+static int control_kind_of(const void *msg)
+{
+	return (int)((const Lowprof__Ctl__Envelope *)msg)->payload_case;
+}
+
+static const char *control_kind_name(int kind)
+{
+	return wire_payload_name((Lowprof__Ctl__Envelope__PayloadCase)kind);
+}
 
 /* The whole of what a controller may ask, and in which states. A Hello is
  * taken in any state: a restarted controller reuses the socket and greets
  * again. (--no-throttle refuses SetThrottle in its handler.) */
-static const struct control_request {
-	Lowprof__Ctl__Envelope__PayloadCase type;
-	unsigned states; /* enum control_peer_state bits */
-	int (*handle)(struct control_server *cs, const Lowprof__Ctl__Envelope *env);
-} control_requests[] = {
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO, CONTROL_ANY_STATE, control_handle_hello},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST, CONTROL_PEER_ACTIVE, control_handle_stats_request},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE, CONTROL_PEER_ACTIVE, control_handle_set_throttle},
-	{LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE, CONTROL_PEER_ACTIVE, control_handle_get_state},
+static const struct monitor_request control_requests[] = {
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO, 0, NULL, control_handle_hello, NULL},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST, CONTROL_PEER_ACTIVE, NULL,
+	 control_handle_stats_request, NULL},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE, CONTROL_PEER_ACTIVE, control_validate_set_throttle,
+	 control_handle_set_throttle, NULL},
+	{LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE, CONTROL_PEER_ACTIVE, NULL, control_handle_get_state, NULL},
 };
 
-/* Past the bucket: refused with EBUSY; audited at most once a second (with a
- * count of the others), so that a flood cannot fill the disk through us. */
-static int control_refuse_rate(struct control_server *cs, const char *name, uint64_t now_ns)
-{
-	cs->refused++;
-	cs->rate_limited++;
-	if (cs->rate_last_audit_ns == 0 || now_ns - cs->rate_last_audit_ns >= 1000000000ULL) {
-		log_warn("audit: peer pid %d uid %u: %s refused: rate limit (%u/s)", (int)cs->peer_pid,
-			 (unsigned)cs->peer_uid, name, cs->cfg.rate_per_s);
-		control_audit(cs, "request_refused", name, EBUSY, "rate limit exceeded");
-		cs->rate_audit_suppressed = 0;
-		cs->rate_last_audit_ns = now_ns;
-	} else {
-		cs->rate_audit_suppressed++;
-	}
-	return control_send_reply(cs, EBUSY, "rate limit exceeded");
-}
+static const struct monitor_protocol control_protocol = {
+	.requests = control_requests,
+	.nrequests = sizeof(control_requests) / sizeof(control_requests[0]),
+	.kind_of = control_kind_of,
+	.kind_name = control_kind_name,
+	.answer = control_answer,
+	.state_refusal = "say hello first",
+};
 
 /* One envelope: 0, or a negative errno meaning the peer must be cut off. */
 static int control_dispatch(struct control_server *cs, const Lowprof__Ctl__Envelope *env,
 			    uint64_t now_ns)
 {
-	const char *name = wire_payload_name(env->payload_case);
 	unsigned state = cs->hello ? CONTROL_PEER_ACTIVE : CONTROL_PEER_AWAIT_HELLO;
-	char why[96];
-	size_t i;
+	int rc = monitor_admit(&cs->mon, &control_protocol, cs, env, now_ns);
 
-	if (!token_bucket_take(&cs->rate, now_ns))
-		return control_refuse_rate(cs, name, now_ns);
-	for (i = 0; i < sizeof(control_requests) / sizeof(control_requests[0]); i++) {
-		if (control_requests[i].type != env->payload_case)
-			continue;
-		if (!(control_requests[i].states & state))
-			return control_refuse(cs, name, EPERM, "say hello first");
-		return control_requests[i].handle(cs, env);
-	}
-	snprintf(why, sizeof(why), "%s is not a request the loader answers", name);
-	return control_refuse(cs, name, EOPNOTSUPP, why);
+	if (rc != 1)
+		return rc;
+	return monitor_dispatch(&cs->mon, &control_protocol, cs, env, state, now_ns);
 }
 
 static void control_enter_failsafe(struct control_server *cs, const char *why)
@@ -297,234 +247,121 @@ static void control_enter_failsafe(struct control_server *cs, const char *why)
 		cs->failsafe = true;
 }
 
-static void control_cut_off(struct control_server *cs, const char *why)
+/* audit: false for a peer that closed: it is not cut off for anything it did. */
+static void control_cut_off(struct control_server *cs, const char *why, bool audit)
 {
-	/* A peer that closed is not cut off for anything it did. */
-	if (cs->fd >= 0 && strstr(why, "closed the control socket") == NULL)
-		control_audit(cs, "peer_cut_off", NULL, EPROTO, why);
-	if (cs->fd >= 0) {
-		close(cs->fd);
-		cs->fd = -1;
+	if (cs->mon.fd >= 0) {
+		if (audit)
+			monitor_audit_cut_off(&cs->mon, why);
+		close(cs->mon.fd);
+		cs->mon.fd = -1;
 	}
 	control_enter_failsafe(cs, why);
 }
 
 void control_server_init(struct control_server *cs, int fd, const struct control_server_config *cfg,
-			 const struct control_ops *ops, const struct control_throttle *initial,
+			 const struct control_ops *ops, const struct throttle *initial,
 			 uint64_t now_ns)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	int flags;
+	struct monitor_config mc = {
+		.component = "controller",
+		.socket_name = "control",
+		.check_peer = cfg->check_peer,
+		.expected_uid = cfg->expected_uid,
+		.expected_ppid = cfg->expected_ppid,
+		.rate_per_s = cfg->rate_per_s,
+		.rate_burst = cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST,
+	};
 
 	memset(cs, 0, sizeof(*cs));
-	cs->fd = fd;
 	cs->cfg = *cfg;
 	cs->ops = *ops;
 	cs->applied = *initial;
 	cs->last_heard_ns = now_ns;
-	cs->peer_pid = -1;
-	cs->peer_uid = (uid_t)-1;
+	cs->served = fd >= 0;
 	wire_reader_init(&cs->rd);
-	if (fd < 0)
-		return;
-	cs->served = true;
-	flags = fcntl(fd, F_GETFL);
-	if (flags >= 0)
-		fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-	/* For a socketpair this names whoever created it (the supervisor): only a
-	 * placeholder until the first message carries its sender's credentials. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-		cs->peer_pid = cred.pid;
-		cs->peer_uid = cred.uid;
-	}
-	token_bucket_init(&cs->rate, cfg->rate_per_s,
-			  cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST, now_ns);
-	if (cfg->check_peer) {
-		int one = 1;
-
-		/* Every read then carries the sender's pid and uid, checked by the kernel. */
-		if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
-			log_warn("SO_PASSCRED: %s: the controller's credentials cannot be checked",
-				 strerror(errno));
-	}
-}
-
-/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); -1 if unknown. */
-static pid_t control_parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	long ppid;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: the last ')' ends it. */
-	p = strrchr(buf, ')');
-	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-		return -1;
-	return (pid_t)ppid;
-}
-
-/* Is the sender of what was just read the controller we expect? 0, or -EACCES with why. */
-static int control_check_sender(struct control_server *cs, bool have_cred, char *why, size_t len)
-{
-	pid_t parent;
-
-	if (!cs->cfg.check_peer)
-		return 0;
-	if (!have_cred) {
-		snprintf(why, len, "no sender credentials on the control socket");
-		return -EACCES;
-	}
-	if (cs->peer_uid != cs->cfg.expected_uid) {
-		snprintf(why, len, "sender uid %u is not the controller's uid %u", (unsigned)cs->peer_uid,
-			 (unsigned)cs->cfg.expected_uid);
-		return -EACCES;
-	}
-	if (cs->cfg.expected_ppid > 0) {
-		parent = control_parent_of(cs->peer_pid);
-		if (parent != cs->cfg.expected_ppid) {
-			snprintf(why, len, "sender pid %d is not a child of the supervisor (pid %d) but of %d",
-				 (int)cs->peer_pid, (int)cs->cfg.expected_ppid, (int)parent);
-			return -EACCES;
-		}
-	}
-	return 0;
+	monitor_init(&cs->mon, fd, &mc, now_ns);
 }
 
 /*
- * Read once from the socket into the wire reader, taking the sender's
- * credentials from SCM_CREDENTIALS (the kernel never merges bytes of two
- * senders into one read). Returns > 0 bytes read, 0 at EOF, -EAGAIN, or -errno.
+ * One message: exactly one frame (SOCK_SEQPACKET keeps the boundaries the
+ * controller's wire_send made), its length prefix checked by the wire reader.
+ * 0, or a negative errno once the peer was cut off.
  */
-static ssize_t control_read(struct control_server *cs, bool *have_cred)
+static int control_handle_message(struct control_server *cs, const uint8_t *msg, size_t len,
+				  uint64_t now_ns)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-	} ctl;
-	uint8_t data[WIRE_MAX_FRAME];
-	struct msghdr msg;
-	struct iovec iov;
-	struct cmsghdr *c;
-	struct ucred cred;
-	size_t room = sizeof(cs->rd.buf) - cs->rd.len;
-	ssize_t n;
+	Lowprof__Ctl__Envelope *env = NULL;
+	char err[200], why[256];
 	int rc;
 
-	*have_cred = false;
-	iov.iov_base = data;
-	iov.iov_len = room < sizeof(data) ? room : sizeof(data);
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	do {
-		n = recvmsg(cs->fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(cred))) {
-			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-			cs->peer_pid = cred.pid;
-			cs->peer_uid = cred.uid;
-			*have_cred = true;
-		}
+	rc = wire_reader_feed(&cs->rd, msg, len);
+	if (rc == 0)
+		rc = wire_reader_next(&cs->rd, &env, err, sizeof(err));
+	else
+		errbuf_set(err, sizeof(err), "%s", cs->rd.err);
+	if (rc == WIRE_AGAIN || (rc == WIRE_MESSAGE && cs->rd.len > 0)) {
+		errbuf_set(err, sizeof(err), "a message of %zu bytes is not exactly one frame", len);
+		wire_free(env);
+		rc = -EPROTO;
 	}
-	if (n == 0) {
-		wire_reader_set_eof(&cs->rd);
-		return 0;
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "controller cut off: %s", err);
+		control_cut_off(cs, why, true);
+		return rc;
 	}
-	rc = wire_reader_feed(&cs->rd, data, (size_t)n);
-	return rc != 0 ? rc : n;
+	cs->last_heard_ns = now_ns;
+	rc = control_dispatch(cs, env, now_ns);
+	wire_free(env);
+	if (rc != 0) {
+		snprintf(why, sizeof(why), "controller cut off: %s", strerror(-rc));
+		control_cut_off(cs, why, true);
+	}
+	return rc;
 }
 
 int control_server_handle(struct control_server *cs, uint64_t now_ns)
 {
-	Lowprof__Ctl__Envelope *env;
-	char err[200], why[256];
+	uint8_t msg[WIRE_HEADER_SIZE + WIRE_MAX_FRAME];
+	char why[256], cut[300];
+	size_t len;
 	int n, rc;
 
-	if (cs->fd < 0)
+	if (cs->mon.fd < 0)
 		return -EBADF;
-	for (n = 0; n < CONTROL_MAX_FRAMES_PER_WAKE; n++) {
-		env = NULL;
-		rc = wire_reader_next(&cs->rd, &env, err, sizeof(err));
-		if (rc == WIRE_AGAIN) {
-			bool have_cred;
-			ssize_t got = control_read(cs, &have_cred);
-
-			if (got == -EAGAIN || got == -EWOULDBLOCK)
-				return 0;
-			if (got < 0 && cs->rd.error == 0) {
-				snprintf(err, sizeof(err), "recv: %s", strerror((int)-got));
-				rc = (int)got;
-			} else if (got > 0 && control_check_sender(cs, have_cred, why, sizeof(why)) != 0) {
-				log_warn("audit: peer pid %d uid %u: %s", (int)cs->peer_pid,
-					 (unsigned)cs->peer_uid, why);
-				control_cut_off(cs, why);
-				return -EACCES;
-			} else {
-				rc = wire_reader_next(&cs->rd, &env, err, sizeof(err));
-			}
-			if (rc == WIRE_AGAIN)
-				continue;
-		}
-		if (rc == WIRE_CLOSED) {
-			control_cut_off(cs, "the controller closed the control socket");
+	for (n = 0; n < CONTROL_MAX_MESSAGES_PER_WAKE; n++) {
+		switch (monitor_recv(&cs->mon, msg, sizeof(msg), &len, why, sizeof(why))) {
+		case MONITOR_RECV_NONE:
+			return 0;
+		case MONITOR_RECV_CLOSED:
+			control_cut_off(cs, "the controller closed the control socket", false);
 			return -EPIPE;
+		case MONITOR_RECV_ERROR:
+		case MONITOR_RECV_REFUSED:
+			snprintf(cut, sizeof(cut), "controller cut off: %s", why);
+			control_cut_off(cs, cut, true);
+			return -EPROTO;
+		case MONITOR_RECV_MESSAGE:
+			break;
 		}
-		if (rc < 0) {
-			snprintf(why, sizeof(why), "controller cut off: %s", err);
-			log_warn("audit: peer pid %d uid %u: protocol violation: %s", (int)cs->peer_pid,
-				 (unsigned)cs->peer_uid, err);
-			control_cut_off(cs, why);
+		if (monitor_check_sender(&cs->mon, why, sizeof(why)) != 0) {
+			control_cut_off(cs, why, true);
+			return -EACCES;
+		}
+		rc = control_handle_message(cs, msg, len, now_ns);
+		if (rc != 0)
 			return rc;
-		}
-		cs->last_heard_ns = now_ns;
-		rc = control_dispatch(cs, env, now_ns);
-		wire_free(env);
-		if (rc != 0) {
-			snprintf(why, sizeof(why), "controller cut off: %s", strerror(-rc));
-			control_cut_off(cs, why);
-			return rc;
-		}
 	}
 	return 0;
-}
-
-/* Rate refusals counted since the last record: their own record once the
- * second is over (a flood that stopped leaves no later refusal to carry them). */
-static void control_flush_rate_audit(struct control_server *cs, uint64_t now_ns)
-{
-	if (cs->rate_audit_suppressed == 0 ||
-	    (now_ns != UINT64_MAX && now_ns - cs->rate_last_audit_ns < 1000000000ULL))
-		return;
-	control_audit(cs, "request_refused", "summary", EBUSY, "rate limit exceeded");
-	cs->rate_audit_suppressed = 0;
-	if (now_ns != UINT64_MAX)
-		cs->rate_last_audit_ns = now_ns;
 }
 
 bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 {
 	char why[128];
 
-	control_flush_rate_audit(cs, now_ns);
+	monitor_tick(&cs->mon, now_ns);
 	/* Without a control socket there is nothing to fall silent. */
-	if (!cs->served || cs->failsafe || cs->fd < 0 || cs->cfg.interval_ns == 0)
+	if (!cs->served || cs->failsafe || cs->mon.fd < 0 || cs->cfg.interval_ns == 0)
 		return false;
 	if (now_ns - cs->last_heard_ns < CONTROL_SILENCE_INTERVALS * cs->cfg.interval_ns)
 		return false;
@@ -546,8 +383,5 @@ bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 
 void control_server_close(struct control_server *cs)
 {
-	control_flush_rate_audit(cs, UINT64_MAX);
-	if (cs->fd >= 0)
-		close(cs->fd);
-	cs->fd = -1;
+	monitor_close(&cs->mon);
 }

@@ -17,12 +17,19 @@
  * CONTROL_SILENCE_INTERVALS control intervals, the loader applies the
  * critical tier itself and keeps it until a controller says Hello again.
  *
- * The monitor's checks (docs/SECURITY.md): each request type may be asked
- * only in certain states (control_requests[] in control_server.c); with
- * check_peer, every read carries the sender's SCM_CREDENTIALS (SO_PASSCRED)
- * and a sender whose uid is not the controller's or whose parent is not our
- * supervisor is cut off; requests beyond a token bucket are refused. Every
- * refusal and cut-off is an audit record (loader/audit_log.h).
+ * The monitor's checks (docs/SECURITY.md), done by the shared core
+ * (loader/monitor.h): each request type may be asked only in certain states
+ * (control_requests[] in control_server.c); every message carries the
+ * sender's SCM_CREDENTIALS and, with check_peer, a sender whose uid is not the
+ * controller's or whose parent is not our supervisor is cut off, as is a
+ * message with truncated or unexpected control data (an fd, MSG_CTRUNC);
+ * requests beyond a token bucket are refused. Every refusal and cut-off is an
+ * audit record (loader/audit_log.h).
+ *
+ * The socket is SOCK_SEQPACKET: each message is exactly one frame of
+ * ipc/wire.h (its length prefix still checked against the message and the
+ * protocol's cap); a message that is longer than the largest frame or ends
+ * inside one is a protocol violation.
  *
  * The server does no BPF itself: it calls the loader through control_ops, so
  * that the unit tests can drive it over a real socketpair without a kernel.
@@ -35,27 +42,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/token_bucket.h"
+#include "ipc/throttle.h"
 #include "ipc/wire.h"
+#include "loader/monitor.h"
 
 /* Intervals of silence after which the loader goes critical by itself. */
 #define CONTROL_SILENCE_INTERVALS 3
-/* Frames handled per wake-up, so a flooding peer cannot starve the drain. */
-#define CONTROL_MAX_FRAMES_PER_WAKE 32
+/* Messages handled per wake-up, so a flooding peer cannot starve the drain. */
+#define CONTROL_MAX_MESSAGES_PER_WAKE 32
 
 /* Token bucket defaults: a controller asks 2-3 times per control interval. */
 #define CONTROL_RATE_BURST 32
 #define CONTROL_RATE_PER_S 20
-
-/* A throttle state in the loader's terms (tier: enum policy_tier, 0..2). */
-struct control_throttle {
-	unsigned tier;
-	unsigned frequency_hz;
-	unsigned unwind_mode; /* enum lowprof_unwind_mode */
-	unsigned max_depth;
-	unsigned sample_divisor;
-	bool paused;
-};
 
 /* Cumulative counters, read when a Stats is due; the server sends deltas. */
 struct control_counters {
@@ -70,9 +68,17 @@ struct control_counters {
 	uint32_t online_cpus;
 };
 
+/*
+ * out = now - base, field by field, for the cumulative counters (a smaller
+ * value, never expected, reads as 0); the instantaneous ones (ring buffer,
+ * CPUs) are now's.
+ */
+void control_counters_delta(const struct control_counters *now, const struct control_counters *base,
+			    struct control_counters *out);
+
 struct control_ops {
 	/* Apply t (already validated). 0, or -errno with the reason in err. */
-	int (*apply)(void *arg, const struct control_throttle *t, char *err, size_t errlen);
+	int (*apply)(void *arg, const struct throttle *t, char *err, size_t errlen);
 	/* Read the cumulative counters. 0 or -errno. */
 	int (*counters)(void *arg, struct control_counters *out);
 	void *arg;
@@ -83,7 +89,7 @@ struct control_server_config {
 	unsigned max_depth;         /* the user's --max-depth: deeper requests are cut to it */
 	uint64_t interval_ns;       /* the control interval (silence clock) */
 	bool fixed;                 /* --no-throttle: refuse any change, no fail-safe */
-	struct control_throttle failsafe; /* the critical tier */
+	struct throttle failsafe; /* the critical tier */
 	bool check_peer;            /* check each sender's credentials (below) */
 	uid_t expected_uid;         /* the controller's uid (the supervisor's --user) */
 	pid_t expected_ppid;        /* the sender's parent must be this (our supervisor); 0: unchecked */
@@ -98,40 +104,34 @@ enum control_peer_state {
 };
 
 struct control_server {
-	int fd;                      /* -1 once the peer is gone or cut off */
+	/* The socket (mon.fd -1 once the peer is gone or cut off), the peer, the rate. */
+	struct monitor mon;
 	bool served;                 /* there was a control socket at all */
 	struct control_server_config cfg;
 	struct control_ops ops;
 	struct wire_reader rd;
 	bool hello;                  /* the peer said a valid Hello */
 	bool failsafe;               /* the fail-safe state is in force */
-	struct control_throttle applied;
+	struct throttle applied;
 	struct control_counters base; /* counters at the previous Stats */
 	bool have_base;
 	uint64_t last_heard_ns;
-	pid_t peer_pid;              /* SCM_CREDENTIALS of the last read (else SO_PEERCRED) */
-	uid_t peer_uid;
-	uint64_t refused;            /* requests refused with an error Reply */
-	uint64_t rate_limited;       /* of which for exceeding the token bucket */
-	uint64_t rate_audit_suppressed; /* rate refusals not audited one by one */
-	uint64_t rate_last_audit_ns;
-	struct token_bucket rate;    /* requests */
 	const char *actor;           /* who the current apply is for: "controller" or "loader" */
 };
 
 /*
- * Start serving fd (made non-blocking here; the server owns it from now on
- * and closes it). fd may be -1: no controller at all (fixed settings, no
+ * Start serving fd (a SOCK_SEQPACKET socket, made non-blocking here; the
+ * server owns it from now on and closes it). fd may be -1: no controller at all (fixed settings, no
  * fail-safe). initial is the state already applied. now_ns starts the
  * silence clock.
  */
 void control_server_init(struct control_server *cs, int fd, const struct control_server_config *cfg,
-			 const struct control_ops *ops, const struct control_throttle *initial,
+			 const struct control_ops *ops, const struct throttle *initial,
 			 uint64_t now_ns);
 
 /*
  * The fd is readable: read, answer and apply what the peer sent. Returns 0,
- * or -errno once the peer has closed or was cut off (cs->fd is then -1 and
+ * or -errno once the peer has closed or was cut off (cs->mon.fd is then -1 and
  * the fail-safe has been applied).
  */
 int control_server_handle(struct control_server *cs, uint64_t now_ns);
@@ -144,11 +144,5 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns);
 bool control_server_tick(struct control_server *cs, uint64_t now_ns);
 
 void control_server_close(struct control_server *cs);
-
-/* Conversions between the wire and the loader's terms. */
-int control_throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct control_throttle *out);
-void control_throttle_to_wire(const struct control_throttle *t, Lowprof__Ctl__ThrottleState *out);
-/* "healthy 19 Hz dwarf depth 64 divisor 1" for logs. */
-void control_throttle_describe(const struct control_throttle *t, char *buf, size_t len);
 
 #endif /* LOWPROF_LOADER_CONTROL_SERVER_H */

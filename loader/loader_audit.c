@@ -28,24 +28,37 @@ static void loader_audit_cpus_json(const struct bpf_session *s, char *buf, size_
 	snprintf(buf + o, len - o, "]");
 }
 
+/* Begin the record of a loaded object (key: its name, type) and read the
+ * kernel's info of it: 0 or the errno of bpf_obj_get_info_by_fd. */
+static int loader_audit_obj_begin(struct audit_rec *r, const char *event, const struct audit_actor *me,
+				  const char *key, const char *name, const char *type, int fd, void *info,
+				  __u32 size)
+{
+	__u32 len = size;
+	int rc;
+
+	memset(info, 0, size);
+	rc = bpf_obj_get_info_by_fd(fd, info, &len); /* bpf_prog_get_info_by_fd needs libbpf 1.2 */
+	audit_rec_begin(r, event, me);
+	audit_rec_str(r, key, name);
+	audit_rec_str(r, "type", type);
+	return rc;
+}
+
 static void loader_audit_programs(const struct audit_actor *me, struct bpf_object *obj)
 {
 	struct bpf_prog_info info;
 	struct bpf_program *prog;
 	struct audit_rec r;
-	__u32 len;
 	int fd, rc;
 
 	bpf_object__for_each_program(prog, obj) {
 		fd = bpf_program__fd(prog);
 		if (fd < 0)
 			continue; /* not loaded (autoload off) */
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		rc = bpf_obj_get_info_by_fd(fd, &info, &len); /* bpf_prog_get_info_by_fd needs libbpf 1.2 */
-		audit_rec_begin(&r, "prog_load", me);
-		audit_rec_str(&r, "prog", bpf_program__name(prog));
-		audit_rec_str(&r, "type", libbpf_bpf_prog_type_str(bpf_program__type(prog)));
+		rc = loader_audit_obj_begin(&r, "prog_load", me, "prog", bpf_program__name(prog),
+					    libbpf_bpf_prog_type_str(bpf_program__type(prog)), fd, &info,
+					    sizeof(info));
 		if (rc == 0) {
 			audit_rec_u64(&r, "id", info.id);
 			audit_rec_u64(&r, "insns", info.xlated_prog_len / sizeof(struct bpf_insn));
@@ -61,19 +74,15 @@ static void loader_audit_maps(const struct audit_actor *me, struct bpf_object *o
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	struct audit_rec r;
-	__u32 len;
 	int fd, rc;
 
 	bpf_object__for_each_map(map, obj) {
 		fd = bpf_map__fd(map);
 		if (fd < 0)
 			continue;
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		rc = bpf_obj_get_info_by_fd(fd, &info, &len);
-		audit_rec_begin(&r, "map_create", me);
-		audit_rec_str(&r, "map", bpf_map__name(map));
-		audit_rec_str(&r, "type", libbpf_bpf_map_type_str(bpf_map__type(map)));
+		rc = loader_audit_obj_begin(&r, "map_create", me, "map", bpf_map__name(map),
+					    libbpf_bpf_map_type_str(bpf_map__type(map)), fd, &info,
+					    sizeof(info));
 		if (rc == 0) {
 			audit_rec_u64(&r, "id", info.id);
 			audit_rec_u64(&r, "key_size", info.key_size);
@@ -169,10 +178,10 @@ static void loader_audit_ioctl(const struct audit_actor *who, const struct bpf_s
 
 void loader_audit_apply(const struct audit_actor *who, const struct bpf_session *s,
 			const struct lowprof_config *cfg_before,
-			const struct bpf_session_throttle *thr_before,
-			const struct bpf_session_throttle *want, int errnum)
+			const struct throttle *thr_before,
+			const struct throttle *want, int errnum)
 {
-	const struct bpf_session_throttle *now = &s->throttle;
+	const struct throttle *now = &s->throttle;
 	struct audit_rec r;
 	char old[256], new[256];
 	bool cfg_written;

@@ -26,8 +26,8 @@ void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids, 
  */
 void loader_audit_apply(const struct audit_actor *who, const struct bpf_session *s,
 			const struct lowprof_config *cfg_before,
-			const struct bpf_session_throttle *thr_before,
-			const struct bpf_session_throttle *want, int errnum);
+			const struct throttle *thr_before,
+			const struct throttle *want, int errnum);
 
 /* Before the loader stops: disable of every event and each detach. */
 void loader_audit_session_stop(const struct bpf_session *s, bool unpin);

@@ -378,7 +378,7 @@ unsigned proc_tracker_unwind_mode(const struct proc_tracker *pt, unsigned wanted
 
 void proc_tracker_start(struct proc_tracker *pt, struct bpf_session *sess)
 {
-	struct bpf_session_throttle t;
+	struct throttle t;
 	char err[512];
 
 	if (pt->choice == LOADER_UNWIND_FP)

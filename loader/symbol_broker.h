@@ -18,6 +18,10 @@
  *                         loader's CAP_SYSLOG counts at open time)
  *   process{pid}       -> exe path and cgroup text, no fd
  *
+ * The receive, the sender check, the rate limit and the audit of refusals are
+ * the loader's monitor core (loader/monitor.h), shared with the control
+ * server; the broker keeps its request table and its handlers.
+ *
  * Every request gets exactly one reply with its id. A message that cannot be
  * read as a request (no id to answer) gets none. Refusals (a malformed or
  * invalid request, a mapping that does not match, a wrong sender uid, the
@@ -42,7 +46,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/token_bucket.h"
+#include "loader/monitor.h"
 
 /* Token bucket defaults: the exporter asks once per new pid and per new file. */
 #define SYMBOL_BROKER_RATE_PER_S 2000
@@ -64,28 +68,19 @@ struct symbol_broker_config {
 	unsigned burst;         /* bucket size (0: SYMBOL_BROKER_RATE_BURST) */
 };
 
+/* Besides the monitor's (mon.st: refused, of which rate-limited, not audited one by one). */
 struct symbol_broker_stats {
 	uint64_t served;          /* requests answered with what they asked for */
 	uint64_t errors;          /* answered with an errno of the operation (a pid gone, no debug file) */
-	uint64_t refused;         /* refused: invalid, not matching, wrong sender, rate limit */
-	uint64_t rate_limited;    /* of the refused, for the token bucket */
 	uint64_t malformed;       /* messages that were no request (no reply possible) */
 	uint64_t replies_dropped; /* replies the socket did not take (EAGAIN: the exporter not reading) */
-	uint64_t audit_suppressed; /* refusals counted but not audited one by one */
 };
 
 struct symbol_broker {
-	int fd; /* -1: no broker, or the peer is gone */
+	struct monitor mon; /* the socket (mon.fd -1: no broker, or the peer is gone), the peer, the rate */
 	char proc_root[SYMBOL_BROKER_ROOT_MAX];
 	char debug_root[SYMBOL_BROKER_ROOT_MAX];
 	struct symbol_broker_config cfg; /* the roots point at the copies above */
-	pid_t peer_pid;                  /* SCM_CREDENTIALS of the last message; -1 unknown */
-	uid_t peer_uid;
-	struct token_bucket rate;         /* requests */
-	uint64_t rate_audit_suppressed;  /* rate refusals since the last one audited */
-	uint64_t rate_last_audit_ns;
-	struct token_bucket audit_budget; /* audit records of the other refusals */
-	uint64_t audit_suppressed;       /* other refusals not audited since the last record */
 	struct symbol_broker_stats st;
 };
 
@@ -93,7 +88,7 @@ struct symbol_broker {
  * Serve sock (made non-blocking and close-on-exec here; the broker owns it
  * from now on and closes it). Sets SO_PASSCRED on it so that every message
  * carries its sender's credentials. now_ns starts the token bucket. Returns 0,
- * or -EINVAL (a root too long, sock < 0) with b->fd = -1.
+ * or -EINVAL (a root too long, sock < 0) with b->mon.fd = -1.
  */
 int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_broker_config *cfg,
 		       uint64_t now_ns);
@@ -101,7 +96,7 @@ int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_br
 /*
  * The socket is readable (or hung up): serve up to SYMBOL_BROKER_MAX_PER_WAKE
  * queued messages without blocking. Returns 0, or -EPIPE once the peer is gone
- * for good (every holder of the other end closed it; b->fd is then -1).
+ * for good (every holder of the other end closed it; b->mon.fd is then -1).
  */
 int symbol_broker_handle(struct symbol_broker *b, uint64_t now_ns);
 

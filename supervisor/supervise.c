@@ -263,9 +263,13 @@ static int supervise_setup(struct supervisor *sv)
 		log_error("%s", err);
 		return -1;
 	}
-	/* A stream: the wire protocol frames its own messages (ipc/wire.h). The supervisor
-	 * keeps both ends so either side can be restarted onto the same connection. */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv->control_fd) != 0) {
+	/* SEQPACKET like the other two sockets: each message is exactly one frame of
+	 * ipc/wire.h (its length prefix still checked against the message and the
+	 * cap), read by the loader's monitor like the symbol socket. Nothing needs a
+	 * stream: frames are small and a controller restart leaves no half-frame
+	 * behind. The supervisor keeps both ends so either side can be restarted
+	 * onto the same connection. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv->control_fd) != 0) {
 		log_error("socketpair: %s", strerror(errno));
 		return -1;
 	}

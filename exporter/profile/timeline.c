@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/throttle.h"
+
 struct timeline {
 	struct lowprof_timeline_entry *ring; /* the newest max entries */
 	size_t cap;   /* entries allocated, grows by doubling up to max */
@@ -18,8 +20,6 @@ struct timeline {
 	uint32_t budget_centipct;
 	bool any;
 };
-
-static const char *const timeline_tiers[] = {"healthy", "high", "critical"};
 
 struct timeline *timeline_new(size_t max_entries)
 {
@@ -112,9 +112,9 @@ int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *ou
 const char *timeline_tier_name(uint32_t tier)
 {
 	/* timeline_entry_decode() refused tiers out of range; be safe anyway. */
-	if (tier >= sizeof(timeline_tiers) / sizeof(timeline_tiers[0]))
-		return "healthy";
-	return timeline_tiers[tier];
+	if (tier >= THROTTLE_TIER_COUNT)
+		return throttle_tier_name(THROTTLE_TIER_HEALTHY);
+	return throttle_tier_name(tier);
 }
 
 char *timeline_overhead_json(const struct timeline *tl)
@@ -150,8 +150,8 @@ static void timeline_entry_json(FILE *f, const struct lowprof_timeline_entry *e,
 
 	fprintf(f, "{\"t\": %.3f, \"tier\": \"%s\", \"frequency_hz\": %u, \"unwind\": \"%s\", "
 		   "\"max_depth\": %u, \"sample_divisor\": %u, \"paused\": %s, ",
-		t, timeline_tiers[e->tier], e->frequency_hz,
-		e->unwind == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp", e->max_depth, e->sample_divisor,
+		t, timeline_tier_name(e->tier), e->frequency_hz,
+		throttle_unwind_name(e->unwind), e->max_depth, e->sample_divisor,
 		e->paused ? "true" : "false");
 	if (e->flags & LOWPROF_TIMELINE_HOST_VALID)
 		fprintf(f, "\"host_cpu_pct\": %.2f, ", e->host_cpu_centipct / 100.0);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/agent_cpu.h"
+#include "measure/agent_cpu.h"
 
 static void test_parse_plain(void **state)
 {

@@ -1,8 +1,10 @@
 /*
- * The loader's control socket as a monitor (loader/control_server.c): a rogue
- * peer's malformed frame, unknown message type, out-of-range value, flood of
- * requests, and wrong uid are each refused or cut off, and each is an audit
- * record (one JSON line) with the peer's pid and uid from SCM_CREDENTIALS.
+ * The loader's control socket as a monitor (loader/control_server.c through
+ * loader/monitor.c): a rogue peer's malformed frame, unknown message type,
+ * out-of-range value, flood of requests, wrong uid, an fd (SCM_RIGHTS) and
+ * control data truncated (MSG_CTRUNC) are each refused or cut off, and each is
+ * an audit record (one JSON line) with the peer's pid and uid from
+ * SCM_CREDENTIALS.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <cmocka.h>
 
 #include "test_audit_capture.h"
+#include "test_fd_count.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +35,10 @@ struct fx {
 	unsigned applies;
 };
 
-static const struct control_throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
-static const struct control_throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
 
-static int fake_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
+static int fake_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
 {
 	struct fx *f = arg;
 
@@ -61,7 +64,7 @@ static void start(struct fx *f, uid_t expected_uid, unsigned rate)
 	int sv[2], one = 1;
 
 	memset(f, 0, sizeof(*f));
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	/* As the supervisor does: before any byte is written. */
 	assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)), 0);
 	f->peer = sv[1];
@@ -113,10 +116,10 @@ static void send_set(struct fx *f, unsigned freq)
 	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__SetThrottle st = LOWPROF__CTL__SET_THROTTLE__INIT;
 	Lowprof__Ctl__ThrottleState s;
-	struct control_throttle t = critical;
+	struct throttle t = critical;
 
 	t.frequency_hz = freq;
-	control_throttle_to_wire(&t, &s);
+	throttle_to_wire(&t, &s);
 	st.state = &s;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE;
 	env.set_throttle = &st;
@@ -135,13 +138,13 @@ static void test_unknown_and_out_of_range(void **state)
 	send_hello(&f);
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
 	/* A message type the loader sends, never answers. */
-	control_throttle_to_wire(&healthy, &s);
+	throttle_to_wire(&healthy, &s);
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATE;
 	env.state = &s;
 	send_env(&f, &env);
 	send_set(&f, 1000); /* above the user's -F */
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
-	assert_true(f.cs.fd >= 0);
+	assert_true(f.cs.mon.fd >= 0);
 	assert_int_equal(f.applies, 0);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"request_refused\""), 2);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":%u", (int)getpid(), (unsigned)getuid());
@@ -160,7 +163,7 @@ static void test_malformed_cut_off(void **state)
 	start(&f, getuid(), 0);
 	assert_int_equal(write(f.peer, garbage, sizeof(garbage)), 8);
 	assert_true(control_server_handle(&f.cs, 10 * SEC) < 0);
-	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(f.cs.mon.fd, -1);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	/* The fail-safe applied itself: sampling goes on at the critical tier. */
 	assert_true(f.cs.failsafe);
@@ -181,8 +184,8 @@ static void test_flood_rate_limited(void **state)
 	/* One wake-up, no time passing: the bucket (5) runs dry. */
 	for (i = 0; i < 4; i++)
 		control_server_handle(&f.cs, 10 * SEC);
-	assert_true(f.cs.fd >= 0);
-	assert_true(f.cs.rate_limited >= 15);
+	assert_true(f.cs.mon.fd >= 0);
+	assert_true(f.cs.mon.st.rate_limited >= 15);
 	assert_true(f.applies <= 1);
 	/* Audited, but at most one line per second of flood. */
 	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
@@ -215,7 +218,7 @@ static void test_wrong_uid_cut_off(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
-	assert_int_equal(f.cs.fd, -1);
+	assert_int_equal(f.cs.mon.fd, -1);
 	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,\"uid\":65534", (int)pid);
 	assert_int_equal(test_audit_count(f.audit, needle), 1);
@@ -245,6 +248,84 @@ static void test_wrong_parent_cut_off(void **state)
 	stop(&f);
 }
 
+/* A Hello frame as the controller would send it. */
+static size_t hello_frame(uint8_t *buf, size_t len)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
+	Lowprof__Ctl__Hello h = LOWPROF__CTL__HELLO__INIT;
+	ssize_t n;
+
+	h.version = WIRE_PROTOCOL_VERSION;
+	h.component = LOWPROF__CTL__COMPONENT__COMPONENT_CONTROLLER;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_HELLO;
+	env.hello = &h;
+	n = wire_encode(&env, buf, len);
+	assert_true(n > 0);
+	return (size_t)n;
+}
+
+/* A valid Hello with fds attached: copies 1 is an fd the control protocol
+ * never carries, copies 16 more than the loader has room for (MSG_CTRUNC).
+ * Either way: cut off, audited, the fail-safe applied, every fd closed. */
+static void check_fds_cut_off(int copies, const char *reason)
+{
+	uint8_t frame[64];
+	struct fx f;
+	size_t len;
+	int fd, before;
+
+	start(&f, getuid(), 0);
+	len = hello_frame(frame, sizeof(frame));
+	fd = memfd_create("stray", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	before = test_fd_count();
+	assert_int_equal(test_send_fds(f.peer, frame, len, fd, copies), (ssize_t)len);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(f.cs.mon.fd, -1);
+	assert_true(f.cs.failsafe);
+	/* The server's end is closed, and nothing that came with the message is left open. */
+	assert_int_equal(test_fd_count(), before - 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 1);
+	assert_int_equal(test_audit_count(f.audit, reason), 1);
+	close(fd);
+	stop(&f);
+}
+
+static void test_fd_cut_off(void **state)
+{
+	(void)state;
+	check_fds_cut_off(1, "a message carrying a file descriptor");
+}
+
+static void test_ctrunc_cut_off(void **state)
+{
+	(void)state;
+	check_fds_cut_off(16, "control data truncated (MSG_CTRUNC)");
+}
+
+/* A message that is more than one frame, or less: the framing holds on SEQPACKET. */
+static void test_not_one_frame_cut_off(void **state)
+{
+	uint8_t frame[128];
+	struct fx f;
+	size_t len;
+
+	(void)state;
+	start(&f, getuid(), 0);
+	len = hello_frame(frame, sizeof(frame));
+	memcpy(frame + len, frame, len);
+	assert_int_equal(send(f.peer, frame, 2 * len, 0), (ssize_t)(2 * len));
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(test_audit_count(f.audit, "is not exactly one frame"), 1);
+	stop(&f);
+
+	start(&f, getuid(), 0);
+	assert_int_equal(send(f.peer, frame, len - 1, 0), (ssize_t)(len - 1));
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EPROTO);
+	assert_int_equal(test_audit_count(f.audit, "is not exactly one frame"), 1);
+	stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +334,9 @@ int main(void)
 		cmocka_unit_test(test_flood_rate_limited),
 		cmocka_unit_test(test_wrong_uid_cut_off),
 		cmocka_unit_test(test_wrong_parent_cut_off),
+		cmocka_unit_test(test_fd_cut_off),
+		cmocka_unit_test(test_ctrunc_cut_off),
+		cmocka_unit_test(test_not_one_frame_cut_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

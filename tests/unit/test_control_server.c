@@ -21,13 +21,13 @@
 #define SEC 1000000000ULL
 
 struct fake {
-	struct control_throttle applied;
+	struct throttle applied;
 	int applies;
 	int fail_apply; /* errno to fail the next apply with */
 	struct control_counters counters;
 };
 
-static int fake_apply(void *arg, const struct control_throttle *t, char *err, size_t errlen)
+static int fake_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
 {
 	struct fake *f = arg;
 
@@ -56,8 +56,8 @@ struct fixture {
 	uint64_t now;
 };
 
-static const struct control_throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
-static const struct control_throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
 
 static void fixture_start(struct fixture *fx, bool fixed)
 {
@@ -66,7 +66,7 @@ static void fixture_start(struct fixture *fx, bool fixed)
 	int sv[2];
 
 	memset(fx, 0, sizeof(*fx));
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	fx->peer = sv[1];
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.limits.max_frequency_hz = 19;
@@ -154,13 +154,13 @@ static void say_hello(struct fixture *fx, unsigned version)
 	assert_int_equal(exchange(fx, &env), version == WIRE_PROTOCOL_VERSION ? 0 : -EPROTO);
 }
 
-static int set_throttle(struct fixture *fx, const struct control_throttle *t)
+static int set_throttle(struct fixture *fx, const struct throttle *t)
 {
 	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__SetThrottle st = LOWPROF__CTL__SET_THROTTLE__INIT;
 	Lowprof__Ctl__ThrottleState ts;
 
-	control_throttle_to_wire(t, &ts);
+	throttle_to_wire(t, &ts);
 	st.state = &ts;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE;
 	env.set_throttle = &st;
@@ -170,7 +170,7 @@ static int set_throttle(struct fixture *fx, const struct control_throttle *t)
 static void test_hello_then_set_throttle(void **state)
 {
 	struct fixture *fx = *state;
-	struct control_throttle t = critical;
+	struct throttle t = critical;
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
@@ -211,7 +211,7 @@ static void test_before_hello_refused(void **state)
 static void test_out_of_range_refused(void **state)
 {
 	struct fixture *fx = *state;
-	struct control_throttle bad[6];
+	struct throttle bad[6];
 	size_t i;
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
@@ -229,8 +229,8 @@ static void test_out_of_range_refused(void **state)
 		expect_reply(fx, EINVAL);
 	}
 	assert_int_equal(fx->fake.applies, 0);
-	assert_int_equal(fx->cs.refused, 6);
-	assert_true(fx->cs.fd >= 0);
+	assert_int_equal(fx->cs.mon.st.refused, 6);
+	assert_true(fx->cs.mon.fd >= 0);
 }
 
 static void test_bad_enums_refused(void **state)
@@ -242,14 +242,14 @@ static void test_bad_enums_refused(void **state)
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
-	control_throttle_to_wire(&critical, &ts);
+	throttle_to_wire(&critical, &ts);
 	ts.tier = LOWPROF__CTL__TIER__TIER_UNSPECIFIED;
 	st.state = &ts;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_SET_THROTTLE;
 	env.set_throttle = &st;
 	assert_int_equal(exchange(fx, &env), 0);
 	expect_reply(fx, EINVAL);
-	control_throttle_to_wire(&critical, &ts);
+	throttle_to_wire(&critical, &ts);
 	ts.unwind_mode = (Lowprof__Ctl__UnwindMode)7;
 	assert_int_equal(exchange(fx, &env), 0);
 	expect_reply(fx, EINVAL);
@@ -278,7 +278,7 @@ static void test_unknown_types_refused(void **state)
 	env.stats = &stats;
 	assert_int_equal(exchange(fx, &env), 0);
 	expect_reply(fx, EOPNOTSUPP);
-	assert_true(fx->cs.fd >= 0);
+	assert_true(fx->cs.mon.fd >= 0);
 }
 
 static void test_stats_are_deltas(void **state)
@@ -333,7 +333,7 @@ static void test_bad_hello_cuts_off(void **state)
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION + 1);
 	expect_reply(fx, EPROTO);
-	assert_int_equal(fx->cs.fd, -1);
+	assert_int_equal(fx->cs.mon.fd, -1);
 	/* Cut off means controller gone: the fail-safe is in force. */
 	assert_true(fx->cs.failsafe);
 	assert_int_equal(fx->fake.applied.tier, 2);
@@ -349,7 +349,7 @@ static void test_malformed_frames_cut_off(void **state)
 	expect_reply(fx, 0);
 	assert_int_equal(write(fx->peer, zero_len, sizeof(zero_len)), 4);
 	assert_true(control_server_handle(&fx->cs, fx->now) < 0);
-	assert_int_equal(fx->cs.fd, -1);
+	assert_int_equal(fx->cs.mon.fd, -1);
 	assert_true(fx->cs.failsafe);
 	/* The loader closed its end. */
 	assert_int_equal(read(fx->peer, buf, sizeof(buf)), 0);
@@ -360,27 +360,24 @@ static void test_oversized_and_garbage_cut_off(void **state)
 	struct fixture *fx = *state;
 	static const uint8_t huge[4] = {0x01, 0x10, 0, 0}; /* 4097 bytes */
 	static const uint8_t garbage[8] = {4, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
-	int sv[2];
 
 	assert_int_equal(write(fx->peer, huge, sizeof(huge)), 4);
 	assert_int_equal(control_server_handle(&fx->cs, fx->now), -EMSGSIZE);
-	assert_int_equal(fx->cs.fd, -1);
+	assert_int_equal(fx->cs.mon.fd, -1);
 
 	/* A second server on a new pair: a frame that does not unpack. */
 	close(fx->peer);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	fx->peer = sv[1];
-	fx->cs.fd = sv[0];
-	wire_reader_init(&fx->cs.rd);
+	control_server_close(&fx->cs);
+	fixture_start(fx, false);
 	assert_int_equal(write(fx->peer, garbage, sizeof(garbage)), 8);
 	assert_int_equal(control_server_handle(&fx->cs, fx->now), -EBADMSG);
-	assert_int_equal(fx->cs.fd, -1);
+	assert_int_equal(fx->cs.mon.fd, -1);
 }
 
 static void test_silence_failsafe_until_hello(void **state)
 {
 	struct fixture *fx = *state;
-	struct control_throttle t = healthy;
+	struct throttle t = healthy;
 
 	t.max_depth = 48;
 	say_hello(fx, WIRE_PROTOCOL_VERSION);

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "controller/host_load.h"
+#include "measure/host_load.h"
 
 static void parse_ok(const char *text, struct host_stat *st)
 {

@@ -46,17 +46,17 @@ static const struct policy_decision *step(struct run *r, double cpu, double drop
 	return &r->d;
 }
 
-static void expect(const struct policy_decision *d, enum policy_tier tier, uint32_t hz,
+static void expect(const struct policy_decision *d, enum throttle_tier tier, uint32_t hz,
 		   enum lowprof_unwind_mode unwind, uint32_t depth, uint32_t divisor, bool paused)
 {
-	const struct policy_throttle *t = &d->throttle;
+	const struct throttle *t = &d->throttle;
 
-	if (t->tier != tier || t->frequency_hz != hz || t->unwind != unwind ||
+	if (t->tier != tier || t->frequency_hz != hz || t->unwind_mode != unwind ||
 	    t->max_depth != depth || t->sample_divisor != divisor || t->paused != paused)
 		fail_msg("got %s %u Hz %s depth %u divisor %u%s, expected %s %u Hz %s depth %u divisor %u%s (%s)",
-			 policy_tier_name(t->tier), t->frequency_hz, policy_unwind_name(t->unwind),
+			 throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
 			 t->max_depth, t->sample_divisor, t->paused ? " paused" : "",
-			 policy_tier_name(tier), hz, policy_unwind_name(unwind), depth, divisor,
+			 throttle_tier_name(tier), hz, throttle_unwind_name(unwind), depth, divisor,
 			 paused ? " paused" : "", d->reason);
 }
 
@@ -68,9 +68,9 @@ static void expect_reason(const struct policy_decision *d, const char *needle)
 
 #define FP LOWPROF_UNWIND_FP
 #define DWARF LOWPROF_UNWIND_DWARF
-#define HEALTHY POLICY_TIER_HEALTHY
-#define HIGH POLICY_TIER_HIGH
-#define CRIT POLICY_TIER_CRITICAL
+#define HEALTHY THROTTLE_TIER_HEALTHY
+#define HIGH THROTTLE_TIER_HIGH
+#define CRIT THROTTLE_TIER_CRITICAL
 
 static void test_initial_state(void **unused)
 {
@@ -79,7 +79,7 @@ static void test_initial_state(void **unused)
 	run_init(&r, 19);
 	assert_int_equal(r.state.current.tier, HEALTHY);
 	assert_int_equal(r.state.current.frequency_hz, 19);
-	assert_int_equal(r.state.current.unwind, DWARF);
+	assert_int_equal(r.state.current.unwind_mode, DWARF);
 	assert_int_equal(r.state.current.max_depth, 64);
 	assert_int_equal(r.state.current.sample_divisor, 1);
 	assert_false(r.state.current.paused);
@@ -333,7 +333,7 @@ static void test_overhead_skips_noop_steps(void **unused)
 static void test_user_frequency_ceiling(void **unused)
 {
 	struct run r;
-	struct policy_throttle t;
+	struct throttle t;
 
 	/* -F 7: healthy 7; high and critical stay below it, and still drop above 80%. */
 	run_init(&r, 7);
@@ -342,18 +342,18 @@ static void test_user_frequency_ceiling(void **unused)
 	expect(step(&r, 95, 0, 0.3), CRIT, 5, FP, 32, 1, false);
 
 	run_init(&r, 3);
-	policy_tier_throttle(&r.set, HEALTHY, &t);
+	throttle_for_tier(r.set.tiers, HEALTHY, &t);
 	assert_int_equal(t.frequency_hz, 3);
-	policy_tier_throttle(&r.set, HIGH, &t);
+	throttle_for_tier(r.set.tiers, HIGH, &t);
 	assert_int_equal(t.frequency_hz, 2);
-	policy_tier_throttle(&r.set, CRIT, &t);
+	throttle_for_tier(r.set.tiers, CRIT, &t);
 	assert_int_equal(t.frequency_hz, 1);
 
 	/* 1 Hz is the floor: nothing lower exists. */
 	run_init(&r, 1);
-	policy_tier_throttle(&r.set, HIGH, &t);
+	throttle_for_tier(r.set.tiers, HIGH, &t);
 	assert_int_equal(t.frequency_hz, 1);
-	policy_tier_throttle(&r.set, CRIT, &t);
+	throttle_for_tier(r.set.tiers, CRIT, &t);
 	assert_int_equal(t.frequency_hz, 1);
 
 	/* -F 99: the user's rate only while healthy; the tiers' own rates above 80%. */
@@ -364,14 +364,14 @@ static void test_user_frequency_ceiling(void **unused)
 
 	/* Never above -F, and every tier strictly below the one before, for any -F. */
 	for (uint32_t hz = 2; hz <= 1000; hz++) {
-		struct policy_throttle h;
-		struct policy_throttle hi;
-		struct policy_throttle c;
+		struct throttle h;
+		struct throttle hi;
+		struct throttle c;
 
 		run_init(&r, hz);
-		policy_tier_throttle(&r.set, HEALTHY, &h);
-		policy_tier_throttle(&r.set, HIGH, &hi);
-		policy_tier_throttle(&r.set, CRIT, &c);
+		throttle_for_tier(r.set.tiers, HEALTHY, &h);
+		throttle_for_tier(r.set.tiers, HIGH, &hi);
+		throttle_for_tier(r.set.tiers, CRIT, &c);
 		assert_int_equal(h.frequency_hz, hz);
 		assert_true(hi.frequency_hz < hz && hi.frequency_hz <= 11);
 		assert_true(c.frequency_hz <= hi.frequency_hz && c.frequency_hz <= 5);
@@ -380,11 +380,11 @@ static void test_user_frequency_ceiling(void **unused)
 
 	/* A user who asked for frame pointers never gets DWARF from a tier. */
 	run_init(&r, 19);
-	r.set.tiers[HEALTHY].unwind = FP;
-	r.set.tiers[HIGH].unwind = DWARF;
+	r.set.tiers[HEALTHY].unwind_mode = FP;
+	r.set.tiers[HIGH].unwind_mode = DWARF;
 	r.set.tiers[HEALTHY].max_depth = 20;
-	policy_tier_throttle(&r.set, HIGH, &t);
-	assert_int_equal(t.unwind, FP);
+	throttle_for_tier(r.set.tiers, HIGH, &t);
+	assert_int_equal(t.unwind_mode, FP);
 	assert_int_equal(t.max_depth, 20);
 }
 

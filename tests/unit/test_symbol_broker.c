@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "test_audit_capture.h"
+#include "test_fd_count.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,7 +455,7 @@ static void test_malformed(void **state)
 	send_req(&f, &req);
 
 	assert_int_equal(symbol_broker_handle(&f.b, T0), 0);
-	assert_true(f.b.fd >= 0);
+	assert_true(f.b.mon.fd >= 0);
 	assert_int_equal(f.b.st.malformed, 5);
 	rep = recv_reply(&f, 99, &fd);
 	expect_error(rep, &fd, EINVAL);
@@ -504,7 +505,7 @@ static void test_flood(void **state)
 	}
 	assert_true(busy >= 40);
 	assert_int_equal(busy + served, 50);
-	assert_int_equal(f.b.st.rate_limited, (uint64_t)busy);
+	assert_int_equal(f.b.mon.st.rate_limited, (uint64_t)busy);
 	/* Audited, but one line for the whole second of flood. */
 	assert_int_equal(test_audit_count(f.audit, "rate limit exceeded"), 1);
 	assert_true(test_audit_count(f.audit, "request_refused") < busy);
@@ -589,6 +590,41 @@ static void test_peer_uid(void **state)
 	stop(&f);
 }
 
+/* More fds than the broker has room for (MSG_CTRUNC): no request, audited,
+ * every fd closed, and the next request served. */
+static void test_ctrunc(void **state)
+{
+	Lowprof__Sym__SymRequest req;
+	Lowprof__Sym__KallsymsRequest k;
+	Lowprof__Sym__SymReply *rep;
+	uint8_t buf[SYM_WIRE_MAX_REQUEST];
+	struct fx f;
+	size_t len;
+	int fd, stray, before;
+
+	(void)state;
+	start(&f);
+	kallsyms_req(&req, &k, 11);
+	len = pack(&req, buf);
+	stray = memfd_create("stray", MFD_CLOEXEC);
+	assert_true(stray >= 0);
+	before = test_fd_count();
+	assert_int_equal(test_send_fds(f.peer, buf, len, stray, 16), (ssize_t)len);
+	assert_int_equal(symbol_broker_handle(&f.b, T0), 0);
+	assert_int_equal(test_fd_count(), before);
+	assert_int_equal(f.b.st.malformed, 1);
+	assert_int_equal(test_audit_count(f.audit, "control data truncated (MSG_CTRUNC)"), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"request\":\"malformed\""), 1);
+	close(stray);
+	kallsyms_req(&req, &k, 12);
+	rep = ask(&f, &req, &fd);
+	assert_int_equal(rep->error, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	sym_wire_free_reply(rep);
+	stop(&f);
+}
+
 /* Every holder of the other end gone: the broker stops (no busy loop on a hang-up). */
 static void test_peer_gone(void **state)
 {
@@ -599,7 +635,7 @@ static void test_peer_gone(void **state)
 	close(f.peer);
 	f.peer = -1;
 	assert_int_equal(symbol_broker_handle(&f.b, T0), -EPIPE);
-	assert_int_equal(f.b.fd, -1);
+	assert_int_equal(f.b.mon.fd, -1);
 	assert_int_equal(f.b.st.malformed, 0);
 	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
 	stop(&f);
@@ -658,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_rate_counts_malformed),
 		cmocka_unit_test(test_peer_uid),
 		cmocka_unit_test(test_peer_gone),
+		cmocka_unit_test(test_ctrunc),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

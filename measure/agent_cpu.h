@@ -9,8 +9,8 @@
  * unprivileged and sandboxed, where other processes' /proc entries may be out
  * of reach, while the loader is already allowed to read them.
  */
-#ifndef LOWPROF_CONTROLLER_AGENT_CPU_H
-#define LOWPROF_CONTROLLER_AGENT_CPU_H
+#ifndef LOWPROF_MEASURE_AGENT_CPU_H
+#define LOWPROF_MEASURE_AGENT_CPU_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +38,4 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
  */
 int agent_cpu_read(const char *proc, pid_t root, uint64_t *total_ns);
 
-#endif /* LOWPROF_CONTROLLER_AGENT_CPU_H */
+#endif /* LOWPROF_MEASURE_AGENT_CPU_H */

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE /* memmem */
-#include "controller/host_load.h"
+#include "measure/host_load.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,8 +12,8 @@
  * Parsing is strict: every cpu line needs at least the eight fields up to
  * steal, all decimal; duplicated or malformed lines reject the snapshot.
  */
-#ifndef LOWPROF_CONTROLLER_HOST_LOAD_H
-#define LOWPROF_CONTROLLER_HOST_LOAD_H
+#ifndef LOWPROF_MEASURE_HOST_LOAD_H
+#define LOWPROF_MEASURE_HOST_LOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ int host_load_parse_pressure(const char *buf, size_t len, double *some_avg10,
  */
 int host_load_read_pressure(const char *path, double *some_avg10, char *err, size_t errlen);
 
-#endif /* LOWPROF_CONTROLLER_HOST_LOAD_H */
+#endif /* LOWPROF_MEASURE_HOST_LOAD_H */

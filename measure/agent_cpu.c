@@ -1,4 +1,4 @@
-#include "controller/agent_cpu.h"
+#include "measure/agent_cpu.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,0 +1,186 @@
+/* The controller's loop (see the header). */
+#include "controller/controller.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/errbuf.h"
+#include "common/event_fds.h"
+#include "common/log.h"
+#include "ipc/notify.h"
+#include "ipc/lowprof_fds.h"
+
+/* The supervisor's liveness clock wants a line at least this often. */
+#define CONTROLLER_PING_MS NOTIFY_PING_INTERVAL_MS
+
+/* Hello, then GetState: a restarted controller starts from what is in force. */
+static int controller_hello(struct controller *c)
+{
+	char desc[96];
+	int rc = control_client_hello(&c->cc, &c->sent);
+
+	if (rc != 0)
+		return rc;
+	c->have_sent = true;
+	throttle_describe(&c->sent, desc, sizeof(desc));
+	log_info("loader state: %s", desc);
+	return 0;
+}
+
+/* This interval's host signals; host_valid stays false when /proc/stat fails. */
+static void controller_read_host(struct controller *c, struct policy_signals *sig)
+{
+	struct host_stat cur;
+	struct host_load load;
+	char err[160];
+
+	if (host_load_read_stat("/proc/stat", &cur, err, sizeof(err)) != 0) {
+		log_warn("/proc/stat: %s", err);
+		return;
+	}
+	if (c->have_prev && host_load_compute(&c->prev, &cur, &load, err, sizeof(err)) == 0) {
+		sig->host_valid = true;
+		sig->host_cpu_pct = load.host_cpu_pct;
+		sig->busiest_cpu_pct = load.busiest_cpu_pct;
+	}
+	if (c->have_prev)
+		host_load_stat_free(&c->prev);
+	c->prev = cur;
+	c->have_prev = true;
+	/* Optional: kernels without PSI simply have no pressure signal. */
+	sig->pressure_valid = host_load_read_pressure("/proc/pressure/cpu", &sig->cpu_pressure, err,
+						      sizeof(err)) == 0;
+}
+
+/* Ask for the interval's counters. Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
+static int controller_read_stats(struct controller *c, struct policy_signals *sig)
+{
+	struct control_stats st;
+	double lost, total, capacity;
+	int rc = control_client_stats(&c->cc, &st);
+
+	if (rc == CONTROL_CLIENT_NO_ANSWER)
+		return 0; /* stats_valid stays false: the policy holds what depends on them */
+	if (rc != 0)
+		return rc;
+	lost = (double)st.reserve_failures;
+	total = lost + (double)st.samples_submitted;
+	capacity = (double)(st.online_cpus > 0 ? st.online_cpus : 1) * (double)st.interval_ns;
+	if (st.interval_ns > 0) {
+		sig->stats_valid = true;
+		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
+		sig->overhead_pct = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns) / capacity * 100.0;
+	}
+	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
+		  "agent %llu ns, over %.3f s",
+		  (unsigned long long)st.samples_submitted, (unsigned long long)st.reserve_failures,
+		  (unsigned long long)st.ringbuf_used_bytes, (unsigned long long)st.ringbuf_size_bytes,
+		  (unsigned long long)st.bpf_run_time_ns, (unsigned long long)st.bpf_run_count,
+		  (unsigned long long)st.agent_cpu_ns, (double)st.interval_ns / 1e9);
+	return 0;
+}
+
+/* Ask for t. Returns 0 or -errno when the loader is gone. */
+static int controller_set_throttle(struct controller *c, const struct throttle *t)
+{
+	int rc = control_client_set_throttle(&c->cc, t);
+
+	if (rc == 0) {
+		c->sent = *t;
+		c->have_sent = true;
+	}
+	if (rc == CONTROL_CLIENT_HELLO_AGAIN)
+		return controller_hello(c);
+	return rc < 0 ? rc : 0;
+}
+
+/* One control interval. Returns 0, or -errno when the loader is gone. */
+static int controller_step(struct controller *c)
+{
+	struct policy_signals sig;
+	struct policy_decision d;
+	const struct throttle *t = &d.throttle;
+	char desc[96];
+	int rc;
+
+	memset(&sig, 0, sizeof(sig));
+	controller_read_host(c, &sig);
+	rc = controller_read_stats(c, &sig);
+	if (rc == CONTROL_CLIENT_HELLO_AGAIN)
+		rc = controller_hello(c);
+	if (rc != 0)
+		return rc;
+	policy_step(&c->set, &c->state, &sig, &d);
+	/* --no-throttle: the loader's settings are fixed (it refuses any change);
+	 * the controller only measures, for the timeline and the log. */
+	if (c->set.no_throttle || (c->have_sent && throttle_equal(t, &c->sent))) {
+		log_debug("host %.1f%% (busiest %.1f%%), drops %.2f%%, overhead %.3f%%: %s",
+			  sig.host_cpu_pct, sig.busiest_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
+		return 0;
+	}
+	throttle_describe(t, desc, sizeof(desc));
+	log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct, sig.drop_pct,
+		 sig.overhead_pct, d.reason, desc);
+	return controller_set_throttle(c, t);
+}
+
+int controller_start(struct controller *c, char *err, size_t errlen)
+{
+	int rc;
+
+	c->sfd = c->tfd = -1;
+	signal(SIGPIPE, SIG_IGN);
+	c->sfd = event_signalfd();
+	c->tfd = event_timerfd((unsigned)(c->interval_s * 1000.0 + 0.5));
+	if (c->sfd < 0 || c->tfd < 0)
+		return errbuf_fail(c->sfd < 0 ? c->sfd : c->tfd, err, errlen, "signalfd/timerfd: %s",
+				   strerror(-(c->sfd < 0 ? c->sfd : c->tfd)));
+	rc = control_client_open(&c->cc, LOWPROF_FD_CONTROL, c->sfd, err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = controller_hello(c);
+	if (rc != 0)
+		return errbuf_fail(rc, err, errlen, "no answer from the loader: %s", strerror(-rc));
+	policy_state_init(&c->state, &c->set);
+	/* The first /proc/stat snapshot: the first interval compares against it. */
+	controller_read_host(c, &(struct policy_signals){0});
+	log_info("every %g s: budget %g%%, -F %u Hz%s", c->interval_s, c->set.cpu_budget_pct,
+		 c->set.tiers[THROTTLE_TIER_HEALTHY].frequency_hz, c->set.no_throttle ? ", --no-throttle" : "");
+	notify_ready();
+	return 0;
+}
+
+int controller_run(struct controller *c)
+{
+	struct pollfd pfd[2] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN}};
+	int rc;
+
+	for (;;) {
+		if (event_poll(pfd, 2, CONTROLLER_PING_MS) < 0)
+			return LOWPROF_EXIT_FAILURE;
+		notify_ping();
+		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
+			return LOWPROF_EXIT_OK;
+		if (!(pfd[1].revents & POLLIN))
+			continue;
+		event_timer_ack(c->tfd);
+		rc = controller_step(c);
+		if (rc == -ECANCELED)
+			return LOWPROF_EXIT_OK; /* SIGTERM arrived while waiting for the loader */
+		if (rc != 0) {
+			log_error("the loader is gone: %s", strerror(-rc));
+			return LOWPROF_EXIT_FAILURE;
+		}
+	}
+}
+
+void controller_stop(struct controller *c)
+{
+	if (c->have_prev)
+		host_load_stat_free(&c->prev);
+	c->have_prev = false;
+}

@@ -1,0 +1,101 @@
+#include "ipc/throttle.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "ipc/wire.h"
+
+static const char *const throttle_tier_names[THROTTLE_TIER_COUNT] = {"healthy", "high", "critical"};
+
+const char *throttle_tier_name(unsigned tier)
+{
+	return tier < THROTTLE_TIER_COUNT ? throttle_tier_names[tier] : "?";
+}
+
+const char *throttle_unwind_name(unsigned unwind_mode)
+{
+	return unwind_mode == LOWPROF_UNWIND_DWARF ? "dwarf" : "fp";
+}
+
+void throttle_tiers_default(struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+			    uint32_t user_frequency_hz)
+{
+	tiers[THROTTLE_TIER_HEALTHY] = (struct throttle_tier_settings){
+		.frequency_hz = user_frequency_hz, .unwind_mode = LOWPROF_UNWIND_DWARF,
+		.max_depth = 64, .enter_cpu_pct = 0.0 };
+	tiers[THROTTLE_TIER_HIGH] = (struct throttle_tier_settings){
+		.frequency_hz = 11, .unwind_mode = LOWPROF_UNWIND_FP, .max_depth = 48,
+		.enter_cpu_pct = 80.0 };
+	tiers[THROTTLE_TIER_CRITICAL] = (struct throttle_tier_settings){
+		.frequency_hz = 5, .unwind_mode = LOWPROF_UNWIND_FP, .max_depth = 32,
+		.enter_cpu_pct = 90.0 };
+}
+
+void throttle_for_tier(const struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+		       enum throttle_tier tier, struct throttle *out)
+{
+	const struct throttle_tier_settings *h = &tiers[THROTTLE_TIER_HEALTHY];
+
+	out->tier = tier;
+	out->frequency_hz = h->frequency_hz;
+	out->unwind_mode = h->unwind_mode;
+	out->max_depth = h->max_depth;
+	out->sample_divisor = 1;
+	out->paused = false;
+	/*
+	 * Walk up from healthy so each tier is capped by the one below it: above
+	 * the high threshold the rate is always lower than what the user asked,
+	 * even when -F is below the tier's own default.
+	 */
+	for (int t = THROTTLE_TIER_HIGH; t <= (int)tier && t < THROTTLE_TIER_COUNT; t++) {
+		const struct throttle_tier_settings *ts = &tiers[t];
+		uint32_t below = out->frequency_hz > 1 ? out->frequency_hz - 1 : 1;
+
+		out->frequency_hz = ts->frequency_hz < below ? ts->frequency_hz : below;
+		if (out->unwind_mode != LOWPROF_UNWIND_FP)
+			out->unwind_mode = ts->unwind_mode;
+		if (ts->max_depth < out->max_depth)
+			out->max_depth = ts->max_depth;
+	}
+}
+
+bool throttle_equal(const struct throttle *a, const struct throttle *b)
+{
+	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
+	       a->unwind_mode == b->unwind_mode && a->max_depth == b->max_depth &&
+	       a->sample_divisor == b->sample_divisor && a->paused == b->paused;
+}
+
+void throttle_describe(const struct throttle *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %u Hz %s depth %u divisor %u%s", throttle_tier_name(t->tier),
+		 t->frequency_hz, throttle_unwind_name(t->unwind_mode), t->max_depth,
+		 t->sample_divisor, t->paused ? " paused" : "");
+}
+
+void throttle_to_wire(const struct throttle *t, Lowprof__Ctl__ThrottleState *out)
+{
+	lowprof__ctl__throttle_state__init(out);
+	out->tier = (Lowprof__Ctl__Tier)(LOWPROF__CTL__TIER__TIER_HEALTHY + (int)t->tier);
+	out->frequency_hz = t->frequency_hz;
+	out->unwind_mode = wire_unwind_from_lowprof((int)t->unwind_mode);
+	out->max_depth = t->max_depth;
+	out->sample_divisor = t->sample_divisor;
+	out->paused = t->paused;
+}
+
+int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *out)
+{
+	int mode = wire_unwind_to_lowprof(st->unwind_mode);
+	/* Compared as unsigned: an enum read off the wire can hold any int32. */
+	unsigned tier = (unsigned)st->tier - (unsigned)LOWPROF__CTL__TIER__TIER_HEALTHY;
+	bool known = mode >= 0 && tier < THROTTLE_TIER_COUNT;
+
+	out->tier = tier < THROTTLE_TIER_COUNT ? (enum throttle_tier)tier : THROTTLE_TIER_CRITICAL;
+	out->frequency_hz = st->frequency_hz;
+	out->unwind_mode = mode >= 0 ? (enum lowprof_unwind_mode)mode : LOWPROF_UNWIND_FP;
+	out->max_depth = st->max_depth;
+	out->sample_divisor = st->sample_divisor;
+	out->paused = st->paused;
+	return known ? 0 : -EINVAL;
+}

@@ -1,0 +1,87 @@
+/*
+ * The throttle: what sampling settings are in force, in one definition for
+ * every process that speaks of them. The controller's policy decides one, the
+ * loader applies it to its BPF session and reports it, the control wire
+ * (ipc/lowprof_ctl.proto) carries it, and the exporter names its tier in the
+ * timeline. Also here: the tier and unwind-mode names, and the default tier
+ * table the policy starts from and the loader's fail-safe uses.
+ */
+#ifndef LOWPROF_IPC_THROTTLE_H
+#define LOWPROF_IPC_THROTTLE_H
+
+#include <linux/types.h> /* before bpf/lowprof.h */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/lowprof.h"
+#include "ipc/lowprof_ctl.pb-c.h"
+
+/* The tiers, as numbered in the timeline records (ipc/loader_stats.h). */
+enum throttle_tier {
+	THROTTLE_TIER_HEALTHY = 0,
+	THROTTLE_TIER_HIGH = 1,
+	THROTTLE_TIER_CRITICAL = 2,
+	THROTTLE_TIER_COUNT = 3,
+};
+
+/* Drop rate (%) above which the critical tier is entered, whatever the host CPU. */
+#define THROTTLE_CRITICAL_DROP_PCT 5.0
+
+/* One throttle state: what the loader is asked for, applies, and reports. */
+struct throttle {
+	enum throttle_tier tier;
+	uint32_t frequency_hz;
+	enum lowprof_unwind_mode unwind_mode;
+	uint32_t max_depth;
+	uint32_t sample_divisor;
+	bool paused;
+};
+
+/* One row of the tier table. */
+struct throttle_tier_settings {
+	uint32_t frequency_hz;
+	enum lowprof_unwind_mode unwind_mode;
+	uint32_t max_depth;
+	/* Host CPU % at or above which the tier is entered (unused for healthy). */
+	double enter_cpu_pct;
+};
+
+/*
+ * The default tier table: healthy at the user's -F with DWARF, depth 64;
+ * high 11 Hz frame pointers depth 48 from 80% host CPU; critical 5 Hz frame
+ * pointers depth 32 from 90% (or drops above THROTTLE_CRITICAL_DROP_PCT).
+ */
+void throttle_tiers_default(struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+			    uint32_t user_frequency_hz);
+
+/*
+ * The settings of tier, each tier capped by the one below it: strictly below
+ * its frequency (never below 1 Hz), never DWARF above frame pointers, never
+ * deeper. Divisor 1, not paused.
+ */
+void throttle_for_tier(const struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+		       enum throttle_tier tier, struct throttle *out);
+
+/* "healthy", "high", "critical"; "?" for any other value. */
+const char *throttle_tier_name(unsigned tier);
+/* "dwarf" or "fp". */
+const char *throttle_unwind_name(unsigned unwind_mode);
+
+bool throttle_equal(const struct throttle *a, const struct throttle *b);
+
+/* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused" appended), for logs. */
+void throttle_describe(const struct throttle *t, char *buf, size_t len);
+
+/* The wire message of t. */
+void throttle_to_wire(const struct throttle *t, Lowprof__Ctl__ThrottleState *out);
+
+/*
+ * The throttle a wire message carries. Returns 0, or -EINVAL when its tier or
+ * unwind mode is not a known value: out is filled all the same, an unknown
+ * tier read as critical and an unknown unwind mode as fp (the safe side), for
+ * a reader that only reports what the loader said.
+ */
+int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *out);
+
+#endif /* LOWPROF_IPC_THROTTLE_H */

@@ -1,0 +1,76 @@
+/*
+ * The loader's state and the pieces of its main loop. main() (loader/main.c)
+ * parses the options, enters the sandbox, then calls loader_start,
+ * loader_run and loader_stop (loader/loader_loop.c). The control side (the
+ * throttle in force, the fail-safe's tier, the timeline entry of each control
+ * interval) is loader/loader_control.c.
+ */
+#ifndef LOWPROF_LOADER_LOADER_H
+#define LOWPROF_LOADER_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc/throttle.h"
+#include "loader/bpf_session.h"
+#include "loader/control_server.h"
+#include "loader/drain.h"
+#include "loader/loader_options.h"
+#include "loader/proc_tracker.h"
+#include "loader/symbol_broker.h"
+#include "measure/host_load.h"
+
+/* Everything the main loop and the control callbacks share. */
+struct loader {
+	struct loader_options opt;
+	struct bpf_session sess;
+	struct drain dr;
+	bool draining;                /* dr (and pt) started: loader_stop finishes them */
+	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
+	struct control_server cs;
+	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
+	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
+	int tfd;                      /* the drain timer */
+	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
+	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
+	bool have_host_prev;
+	struct control_counters tl_base; /* counters at the previous timeline entry */
+	uint64_t next_control_ns;
+	uint64_t control_interval_ns;
+};
+
+/*
+ * Start the BPF session (in the healthy tier), the drain, the unwind tables,
+ * the control server and the symbol broker; tell the supervisor we are
+ * ready. A configuration or BPF failure is fatal here; 0, or -errno (the
+ * reason in err) when the drain cannot start: loader_stop(l, false) then.
+ */
+int loader_start(struct loader *l, char *err, size_t errlen);
+
+/* The poll loop until SIGTERM/SIGINT: LOWPROF_EXIT_OK, or _FAILURE when poll failed. */
+int loader_run(struct loader *l);
+
+/*
+ * clean: a stop asked for (SIGTERM): stop sampling, drain what is left, keep
+ * answering the exporter for a moment, unpin. Otherwise leave the pinned
+ * session for the next loader to adopt. Releases everything.
+ */
+void loader_stop(struct loader *l, bool clean);
+
+/* fd is a SOCK_SEQPACKET socket the supervisor passed (made close-on-exec): fd, else -1. */
+int loader_inherited_seqpacket(int fd, const char *what);
+
+/* loader_control.c */
+/* The tier's settings from the default tier table, with the user's -F and
+ * --max-depth as the ceiling: the start (healthy) and the fail-safe (critical). */
+void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
+			  struct throttle *out);
+/* Serve the control socket, if the supervisor passed one, and take the
+ * timeline's first counters and host snapshot. */
+void loader_control_start(struct loader *l);
+/* Once per control interval: the fail-safe clock, the timeline entry, the state for `lowprof status`. */
+void loader_control_tick(struct loader *l, uint64_t now_ns);
+
+#endif /* LOWPROF_LOADER_LOADER_H */

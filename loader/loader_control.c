@@ -1,0 +1,197 @@
+/*
+ * The loader's control side: what the control server (loader/control_server.h)
+ * calls to apply a throttle and read the counters, the tier table the loader
+ * starts from and falls back to, and the timeline entry of each control
+ * interval for the exporter.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/mono_clock.h"
+#include "ipc/notify.h"
+#include "ipc/loader_stats.h"
+#include "ipc/lowprof_fds.h"
+#include "loader/audit_log.h"
+#include "loader/loader.h"
+#include "loader/loader_audit.h"
+#include "measure/agent_cpu.h"
+
+static int loader_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
+{
+	struct loader *l = arg;
+	struct throttle bt = *t, thr_before;
+	struct lowprof_config cfg_before;
+	struct audit_actor who;
+	int rc;
+
+	bt.unwind_mode = proc_tracker_unwind_mode(&l->pt, t->unwind_mode);
+	cfg_before = l->sess.config;
+	thr_before = l->sess.throttle;
+	rc = bpf_session_apply(&l->sess, &bt, err, errlen);
+	/* The control server says for whom; it knows the peer's credentials. */
+	if (l->cs.actor != NULL && strcmp(l->cs.actor, "controller") == 0) {
+		who.component = "controller";
+		who.pid = l->cs.mon.peer_pid;
+		who.uid = l->cs.mon.peer_uid;
+	} else {
+		audit_actor_self(&who);
+	}
+	loader_audit_apply(&who, &l->sess, &cfg_before, &thr_before, &bt, rc);
+	return rc;
+}
+
+static int loader_counters(void *arg, struct control_counters *out)
+{
+	struct loader *l = arg;
+	struct lowprof_cpu_stats sum;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = bpf_session_read_stats(&l->sess, &sum);
+	if (rc != 0)
+		return rc;
+	out->monotonic_ns = mono_ns();
+	out->submitted = sum.submitted;
+	out->reserve_failures = sum.reserve_failures;
+	out->bpf_run_time_ns = sum.run_time_ns;
+	out->bpf_run_count = sum.events;
+	/* Unreadable (the supervisor gone): the agent's CPU reads as unchanged. */
+	if (agent_cpu_read("/proc", l->agent_root, &out->agent_cpu_ns) != 0)
+		out->agent_cpu_ns = l->tl_base.agent_cpu_ns;
+	out->ringbuf_used_bytes = bpf_session_ringbuf_used(&l->sess);
+	out->ringbuf_size_bytes = (uint64_t)l->opt.ringbuf_kb * 1024u;
+	out->online_cpus = (uint32_t)l->sess.events.count;
+	return 0;
+}
+
+/* Whole-host CPU since the previous entry, in hundredths of a percent; -1 if unknown. */
+static int loader_host_cpu(struct loader *l)
+{
+	struct host_stat cur;
+	struct host_load load;
+	char err[160];
+	int centi = -1;
+
+	if (host_load_read_stat("/proc/stat", &cur, err, sizeof(err)) != 0)
+		return -1;
+	if (l->have_host_prev &&
+	    host_load_compute(&l->host_prev, &cur, &load, err, sizeof(err)) == 0)
+		centi = (int)(load.host_cpu_pct * 100.0 + 0.5);
+	if (l->have_host_prev)
+		host_load_stat_free(&l->host_prev);
+	l->host_prev = cur;
+	l->have_host_prev = true;
+	if (centi > 10000)
+		centi = 10000;
+	return centi;
+}
+
+/* One timeline entry for the control interval that just ended. */
+static void loader_timeline_entry(struct loader *l)
+{
+	struct lowprof_timeline_entry e;
+	struct control_counters now, d;
+	const struct throttle *t = &l->cs.applied;
+	int host;
+
+	host = loader_host_cpu(l);
+	if (loader_counters(l, &now) != 0)
+		return;
+	control_counters_delta(&now, &l->tl_base, &d);
+	memset(&e, 0, sizeof(e));
+	e.version = LOWPROF_TIMELINE_VERSION;
+	e.monotonic_ns = now.monotonic_ns;
+	e.interval_ns = d.monotonic_ns > 0 ? d.monotonic_ns : 1;
+	e.tier = t->tier;
+	e.frequency_hz = t->frequency_hz;
+	e.unwind = t->unwind_mode;
+	e.max_depth = t->max_depth;
+	e.sample_divisor = t->sample_divisor;
+	e.paused = t->paused;
+	e.online_cpus = now.online_cpus > 0 ? now.online_cpus : 1;
+	e.cpu_budget_centipct = (__u32)(l->opt.cpu_budget_pct * 100.0 + 0.5);
+	if (l->cs.failsafe)
+		e.flags |= LOWPROF_TIMELINE_FAILSAFE;
+	if (host >= 0) {
+		e.flags |= LOWPROF_TIMELINE_HOST_VALID;
+		e.host_cpu_centipct = (__u32)host;
+	}
+	e.events = d.bpf_run_count;
+	e.submitted = d.submitted;
+	e.reserve_failures = d.reserve_failures;
+	e.bpf_run_time_ns = d.bpf_run_time_ns;
+	e.agent_cpu_ns = d.agent_cpu_ns;
+	l->tl_base = now;
+	if (drain_put_record(&l->dr, LOWPROF_REC_TIMELINE, &e, sizeof(e)) != 0)
+		log_warn_f("shared ring full: timeline entry not delivered");
+}
+
+void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
+			  struct throttle *out)
+{
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
+
+	throttle_tiers_default(tiers, opt->frequency_hz);
+	/* As in the controller: --max-depth is the healthy tier's depth, and so every tier's ceiling. */
+	tiers[THROTTLE_TIER_HEALTHY].max_depth = opt->max_depth;
+	throttle_for_tier(tiers, tier, out);
+}
+
+void loader_control_start(struct loader *l)
+{
+	static const struct control_ops ops = {loader_apply, loader_counters, NULL};
+	struct control_server_config cfg;
+	struct control_ops o = ops;
+	struct throttle initial;
+	int fd = loader_inherited_seqpacket(LOWPROF_FD_CONTROL, "control");
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.limits.max_frequency_hz = l->opt.frequency_hz;
+	cfg.limits.max_divisor = 64;
+	cfg.max_depth = l->opt.max_depth;
+	cfg.interval_ns = l->control_interval_ns;
+	cfg.fixed = l->opt.no_throttle;
+	/* The monitor's checks: only the supervisor's controller child, at a bounded rate. */
+	cfg.check_peer = l->opt.controller_uid >= 0;
+	cfg.expected_uid = (uid_t)l->opt.controller_uid;
+	cfg.expected_ppid = getppid();
+	cfg.rate_per_s = CONTROL_RATE_PER_S;
+	cfg.rate_burst = CONTROL_RATE_BURST;
+	loader_tier_throttle(&l->opt, THROTTLE_TIER_CRITICAL, &cfg.failsafe);
+	initial = l->sess.throttle;
+	initial.tier = THROTTLE_TIER_HEALTHY;
+	o.arg = l;
+	control_server_init(&l->cs, fd, &cfg, &o, &initial, mono_ns());
+	if (fd < 0)
+		log_info("no control socket: fixed settings, no fail-safe");
+	/* The first timeline entry covers the time from here. */
+	loader_counters(l, &l->tl_base);
+	loader_host_cpu(l);
+	l->next_control_ns = l->tl_base.monotonic_ns + l->control_interval_ns;
+}
+
+/* The throttle state for `lowprof status`. */
+static void loader_notify_state(const struct loader *l)
+{
+	const struct throttle *t = &l->cs.applied;
+
+	notify_state("tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d",
+		     throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
+		     t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0);
+}
+
+void loader_control_tick(struct loader *l, uint64_t now_ns)
+{
+	if (now_ns < l->next_control_ns)
+		return;
+	control_server_tick(&l->cs, now_ns);
+	loader_timeline_entry(l);
+	loader_notify_state(l);
+	l->next_control_ns += l->control_interval_ns;
+	/* After a stall, do not emit a burst of catch-up entries. */
+	if (l->next_control_ns <= now_ns)
+		l->next_control_ns = now_ns + l->control_interval_ns;
+}

@@ -1,0 +1,259 @@
+/* The loader's start, poll loop and stop (see loader/loader.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/errbuf.h"
+#include "common/event_fds.h"
+#include "common/log.h"
+#include "common/mono_clock.h"
+#include "ipc/notify.h"
+#include "ipc/loader_stats.h"
+#include "ipc/lowprof_fds.h"
+#include "loader/audit_log.h"
+#include "loader/bpf_pins.h"
+#include "loader/loader.h"
+#include "loader/loader_audit.h"
+
+/* At a clean stop, the symbol socket is served until it is quiet this long, at most the max. */
+#define LOADER_SYMBOLS_QUIET_MS 300
+#define LOADER_SYMBOLS_GRACE_MAX_NS (2ULL * NSEC_PER_SEC)
+
+int loader_inherited_seqpacket(int fd, const char *what)
+{
+	struct stat st;
+	socklen_t len = sizeof(int);
+	int type = 0;
+
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET) {
+		log_warn("fd %d is not a SOCK_SEQPACKET socket: no %s socket", fd, what);
+		return -1;
+	}
+	/* Not inherited by anything the loader might start. */
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
+static void loader_symbols_start(struct loader *l)
+{
+	struct symbol_broker_config cfg;
+	int fd = loader_inherited_seqpacket(LOWPROF_FD_SYMBOLS, "symbol");
+
+	if (fd < 0) {
+		log_info("no symbol socket: no symbol broker for the exporter");
+		return;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.proc_root = "/proc";
+	cfg.debug_root = l->opt.debug_dir;
+	/* The monitor's checks: only the exporter's uid, at a bounded rate. */
+	cfg.check_peer = l->opt.exporter_uid >= 0;
+	cfg.exporter_uid = (uid_t)l->opt.exporter_uid;
+	cfg.rate_per_s = SYMBOL_BROKER_RATE_PER_S;
+	cfg.burst = SYMBOL_BROKER_RATE_BURST;
+	if (symbol_broker_init(&l->sb, fd, &cfg, mono_ns()) != 0) {
+		log_warn("symbol broker: bad configuration: no symbol broker");
+		close(fd);
+	}
+}
+
+/*
+ * After the last drain the exporter still symbolizes what it has not read yet,
+ * and the supervisor stops it only once we are gone: keep answering it until
+ * it has been quiet for a moment (bounded, the stop must not hang on it).
+ */
+static void loader_symbols_grace(struct loader *l)
+{
+	uint64_t end = mono_ns() + LOADER_SYMBOLS_GRACE_MAX_NS;
+	struct pollfd p;
+
+	while (l->sb.mon.fd >= 0 && mono_ns() < end) {
+		p.fd = l->sb.mon.fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		if (poll(&p, 1, LOADER_SYMBOLS_QUIET_MS) <= 0)
+			break;
+		symbol_broker_handle(&l->sb, mono_ns());
+	}
+}
+
+/* Publish the cumulative counters into the shared ring for the exporter. */
+static void loader_publish_stats(struct loader *l)
+{
+	struct lowprof_loader_stats st;
+	struct lowprof_cpu_stats sum;
+
+	if (bpf_session_read_stats(&l->sess, &sum) != 0) {
+		log_warn_f("reading BPF counters: %s", strerror(errno));
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	st.version = LOWPROF_LOADER_STATS_VERSION;
+	st.online_cpus = (__u32)l->sess.events.count;
+	st.monotonic_ns = mono_ns();
+	st.events = sum.events;
+	st.submitted = sum.submitted;
+	st.reserve_failures = sum.reserve_failures;
+	st.divisor_skipped = sum.divisor_skipped;
+	st.filtered = sum.filtered;
+	st.idle = sum.idle;
+	st.guard_skipped = sum.guard_skipped;
+	st.bpf_run_time_ns = sum.run_time_ns;
+	st.drained = l->dr.drained;
+	st.shm_dropped = l->dr.shm_dropped;
+	st.ringbuf_bytes = (__u64)l->opt.ringbuf_kb * 1024u;
+	/* The frequency in force, not the ceiling: it changes with the throttle. */
+	st.frequency_hz = l->sess.throttle.frequency_hz;
+	if (drain_put_record(&l->dr, LOWPROF_REC_LOADER_STATS, &st, sizeof(st)) != 0)
+		log_warn_f("shared ring full: statistics record not delivered");
+}
+
+/* Start the session in the healthy tier: what the controller asks for on a calm host. */
+static void loader_session_start(struct loader *l, struct bpf_session_settings *set)
+{
+	struct throttle healthy;
+	char err[512];
+	int rc;
+
+	loader_tier_throttle(&l->opt, THROTTLE_TIER_HEALTHY, &healthy);
+	memset(set, 0, sizeof(*set));
+	set->frequency_hz = healthy.frequency_hz;
+	set->ringbuf_kb = l->opt.ringbuf_kb;
+	set->max_depth = healthy.max_depth;
+	proc_tracker_configure(&l->pt, l->opt.unwind);
+	set->unwind_mode = proc_tracker_unwind_mode(&l->pt, healthy.unwind_mode);
+	set->unwind_table_mb = l->opt.unwind == LOADER_UNWIND_FP ? 0 : l->opt.unwind_table_mb;
+	set->pids = l->opt.pids;
+	set->npids = l->opt.npids;
+	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
+	if (l->opt.cpu_budget_pct < 100.0)
+		set->budget_ns_per_window = (__u64)(l->opt.cpu_budget_pct / 100.0 * 100e6);
+	if (l->opt.pin_dir != NULL) {
+		rc = bpf_pins_prepare(l->opt.pin_dir, err, sizeof(err));
+		if (rc < 0)
+			fatal(LOWPROF_EXIT_FAILURE, "%s", err);
+		if (rc > 0)
+			log_info("removed the pins of %d lowprof run(s) that were killed", rc);
+		set->pin_dir = l->opt.pin_dir;
+	}
+	rc = bpf_session_start(&l->sess, set, err, sizeof(err));
+	loader_audit_session_start(&l->sess, set->pids, set->npids, rc, err);
+	if (rc != 0)
+		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
+	if (l->sess.adopted_links > 0)
+		log_info("adopted the pinned session of the previous loader (%u CPUs): sampling never stopped",
+			 l->sess.adopted_links);
+}
+
+int loader_start(struct loader *l, char *err, size_t errlen)
+{
+	struct bpf_session_settings set;
+	int rc;
+
+	/* Until their start functions run: the stop path closes them (not fd 0). */
+	l->cs.mon.fd = -1;
+	l->sb.mon.fd = -1;
+	signal(SIGPIPE, SIG_IGN);
+	l->agent_root = getppid();
+	l->control_interval_ns = (uint64_t)(l->opt.control_interval_s * 1e9);
+	l->sfd = event_signalfd();
+	l->tfd = event_timerfd(l->opt.drain_ms);
+	if (l->sfd < 0 || l->tfd < 0)
+		fatal(LOWPROF_EXIT_FAILURE, "signalfd/timerfd: %s",
+		      strerror(-(l->sfd < 0 ? l->sfd : l->tfd)));
+	loader_session_start(l, &set);
+	rc = drain_init(&l->dr, bpf_session_ringbuf_fd(&l->sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
+			errlen);
+	if (rc != 0)
+		return rc;
+	l->draining = true;
+	proc_tracker_start(&l->pt, &l->sess);
+	loader_control_start(l);
+	loader_symbols_start(l);
+	log_info("sampling %zu CPUs at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
+		 l->sess.events.count, l->opt.frequency_hz, l->opt.ringbuf_kb,
+		 (unsigned long long)set.budget_ns_per_window, l->opt.no_throttle ? ", --no-throttle" : "");
+	notify_ready();
+	return 0;
+}
+
+/* The drain timer fired: drain, the unwind tables, the control interval, the statistics. */
+static void loader_tick(struct loader *l, unsigned *ticks)
+{
+	unsigned ticks_per_stats = l->opt.stats_ms / l->opt.drain_ms;
+	int rc;
+
+	event_timer_ack(l->tfd);
+	rc = drain_run(&l->dr);
+	if (rc < 0)
+		log_warn("ring_buffer__consume: %s", strerror(-rc));
+	proc_tracker_tick(&l->pt);
+	loader_control_tick(l, mono_ns());
+	symbol_broker_tick(&l->sb, mono_ns());
+	if (++*ticks % (ticks_per_stats > 0 ? ticks_per_stats : 1) == 0)
+		loader_publish_stats(l);
+}
+
+int loader_run(struct loader *l)
+{
+	struct pollfd pfd[4] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
+				{.events = POLLIN}, {.events = POLLIN}};
+	unsigned ticks = 0;
+
+	for (;;) {
+		/* A negative fd is ignored by poll: the controller (or exporter) is gone. */
+		pfd[2].fd = l->cs.mon.fd;
+		pfd[2].revents = 0;
+		pfd[3].fd = l->sb.mon.fd;
+		pfd[3].revents = 0;
+		if (event_poll(pfd, 4, -1) < 0)
+			return LOWPROF_EXIT_FAILURE;
+		/* Liveness for the supervisor: the drain timer wakes us 10 times a second. */
+		notify_ping();
+		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
+			return LOWPROF_EXIT_OK;
+		if (pfd[2].revents != 0)
+			control_server_handle(&l->cs, mono_ns());
+		/* Before the drain tick: the exporter waits for each reply. */
+		if (pfd[3].revents != 0)
+			symbol_broker_handle(&l->sb, mono_ns());
+		if (pfd[1].revents & POLLIN)
+			loader_tick(l, &ticks);
+	}
+}
+
+void loader_stop(struct loader *l, bool clean)
+{
+	/* A stop before the drain started is no clean stop: the pins stay. */
+	clean = clean && l->draining;
+	if (clean) {
+		/* Stop sampling, then hand over everything still in the BPF ring. */
+		perf_events_disable(&l->sess.events);
+		drain_run(&l->dr);
+		loader_publish_stats(l);
+		loader_symbols_grace(l);
+	}
+	if (l->draining) {
+		proc_tracker_fini(&l->pt);
+		drain_fini(&l->dr);
+		l->draining = false;
+	}
+	control_server_close(&l->cs);
+	symbol_broker_close(&l->sb);
+	if (l->have_host_prev)
+		host_load_stat_free(&l->host_prev);
+	l->have_host_prev = false;
+	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
+	 * pinned session keeps sampling for the next loader to adopt. */
+	loader_audit_session_stop(&l->sess, clean);
+	bpf_session_stop(&l->sess, clean);
+	audit_log_close();
+}

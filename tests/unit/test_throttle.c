@@ -1,0 +1,104 @@
+/*
+ * The one throttle definition (ipc/throttle.c): tier and unwind-mode names,
+ * the default tier table, each tier capped by the one below, and the round
+ * trip through the control wire's ThrottleState, strict about unknown values.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ipc/throttle.h"
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(throttle_tier_name(THROTTLE_TIER_HEALTHY), "healthy");
+	assert_string_equal(throttle_tier_name(THROTTLE_TIER_HIGH), "high");
+	assert_string_equal(throttle_tier_name(THROTTLE_TIER_CRITICAL), "critical");
+	assert_string_equal(throttle_tier_name(THROTTLE_TIER_COUNT), "?");
+	assert_string_equal(throttle_unwind_name(LOWPROF_UNWIND_DWARF), "dwarf");
+	assert_string_equal(throttle_unwind_name(LOWPROF_UNWIND_FP), "fp");
+}
+
+static void test_default_table(void **state)
+{
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
+	struct throttle t;
+	char buf[96];
+
+	(void)state;
+	throttle_tiers_default(tiers, 19);
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	throttle_describe(&t, buf, sizeof(buf));
+	assert_string_equal(buf, "healthy 19 Hz dwarf depth 64 divisor 1");
+	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
+	throttle_describe(&t, buf, sizeof(buf));
+	assert_string_equal(buf, "high 11 Hz fp depth 48 divisor 1");
+	throttle_for_tier(tiers, THROTTLE_TIER_CRITICAL, &t);
+	throttle_describe(&t, buf, sizeof(buf));
+	assert_string_equal(buf, "critical 5 Hz fp depth 32 divisor 1");
+	assert_true(tiers[THROTTLE_TIER_HIGH].enter_cpu_pct == 80.0);
+	assert_true(tiers[THROTTLE_TIER_CRITICAL].enter_cpu_pct == 90.0);
+	assert_true(THROTTLE_CRITICAL_DROP_PCT == 5.0);
+
+	/* A low -F caps every tier above it, strictly, never below 1 Hz; a
+	 * shallow --max-depth caps them all. */
+	throttle_tiers_default(tiers, 3);
+	tiers[THROTTLE_TIER_HEALTHY].max_depth = 20;
+	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
+	assert_int_equal(t.frequency_hz, 2);
+	assert_int_equal(t.max_depth, 20);
+	throttle_for_tier(tiers, THROTTLE_TIER_CRITICAL, &t);
+	assert_int_equal(t.frequency_hz, 1);
+	t.paused = true;
+	throttle_describe(&t, buf, sizeof(buf));
+	assert_string_equal(buf, "critical 1 Hz fp depth 20 divisor 1 paused");
+}
+
+static void test_wire_round_trip(void **state)
+{
+	Lowprof__Ctl__ThrottleState st;
+	struct throttle in, out;
+	unsigned tier;
+
+	(void)state;
+	for (tier = 0; tier < THROTTLE_TIER_COUNT; tier++) {
+		in = (struct throttle){tier, 7 + tier, tier == 0 ? LOWPROF_UNWIND_DWARF : LOWPROF_UNWIND_FP,
+				       16 * (tier + 1), 1u << tier, tier == 2};
+		throttle_to_wire(&in, &st);
+		assert_int_equal(st.tier, LOWPROF__CTL__TIER__TIER_HEALTHY + (int)tier);
+		memset(&out, 0xff, sizeof(out));
+		assert_int_equal(throttle_from_wire(&st, &out), 0);
+		assert_true(throttle_equal(&in, &out));
+	}
+	/* Unknown values: refused, but read as the safe side for a reporter. */
+	throttle_to_wire(&in, &st);
+	st.tier = LOWPROF__CTL__TIER__TIER_UNSPECIFIED;
+	st.unwind_mode = LOWPROF__CTL__UNWIND_MODE__UNWIND_MODE_DWARF;
+	assert_int_equal(throttle_from_wire(&st, &out), -EINVAL);
+	assert_int_equal(out.tier, THROTTLE_TIER_CRITICAL);
+	assert_int_equal(out.unwind_mode, LOWPROF_UNWIND_DWARF);
+	st.tier = (Lowprof__Ctl__Tier)99;
+	assert_int_equal(throttle_from_wire(&st, &out), -EINVAL);
+	st.tier = LOWPROF__CTL__TIER__TIER_HIGH;
+	st.unwind_mode = LOWPROF__CTL__UNWIND_MODE__UNWIND_MODE_UNSPECIFIED;
+	assert_int_equal(throttle_from_wire(&st, &out), -EINVAL);
+	assert_int_equal(out.tier, THROTTLE_TIER_HIGH);
+	assert_int_equal(out.unwind_mode, LOWPROF_UNWIND_FP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_default_table),
+		cmocka_unit_test(test_wire_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
