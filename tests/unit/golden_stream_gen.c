@@ -60,8 +60,10 @@ static void put_sample(uint64_t ts, uint32_t pid, uint32_t tid, const char *comm
 	s->kernel_depth = nk;
 	s->user_depth = nu;
 	strncpy(s->comm, comm, sizeof(s->comm));
-	memcpy(s->frames, kf, nk * sizeof(uint64_t));
-	memcpy(s->frames + nk, uf, nu * sizeof(uint64_t));
+	if (nk > 0)
+		memcpy(s->frames, kf, nk * sizeof(uint64_t));
+	if (nu > 0)
+		memcpy(s->frames + nk, uf, nu * sizeof(uint64_t));
 	put_record(LOWPROF_REC_SAMPLE, s,
 		   (uint32_t)(LOWPROF_SAMPLE_HEADER_SIZE + (size_t)(nk + nu) * sizeof(uint64_t)));
 }
