@@ -11,6 +11,8 @@
 #define _GNU_SOURCE
 #include "ipc/shm_ring.h"
 
+#include "common/errbuf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -30,18 +32,6 @@ _Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
 /* The seals a ring must carry: without them the other side could shrink the
  * file under our mapping (SIGBUS on access) or grow it past what we checked. */
 #define SHM_RING_REQUIRED_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
-
-__attribute__((format(printf, 3, 4)))
-static void shm_ring_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int shm_ring_size_ok(uint64_t data_size)
 {
@@ -66,7 +56,7 @@ int shm_ring_create(size_t data_size, int *memfd_out, char *err, size_t errlen)
 
 	*memfd_out = -1;
 	if (!shm_ring_size_ok(data_size)) {
-		shm_ring_seterr(err, errlen,
+		errbuf_set(err, errlen,
 				"shm ring: data size %zu is not a power of two between %llu and %llu",
 				data_size, SHM_RING_MIN_DATA_SIZE, SHM_RING_MAX_DATA_SIZE);
 		ret = -EINVAL;
@@ -76,13 +66,13 @@ int shm_ring_create(size_t data_size, int *memfd_out, char *err, size_t errlen)
 	fd = memfd_create("lowprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		ret = -errno;
-		shm_ring_seterr(err, errlen, "shm ring: memfd_create: %s", strerror(errno));
+		errbuf_set(err, errlen, "shm ring: memfd_create: %s", strerror(errno));
 		goto out;
 	}
 	/* ftruncate zero-fills, so both positions start at 0. */
 	if (ftruncate(fd, (off_t)total) < 0) {
 		ret = -errno;
-		shm_ring_seterr(err, errlen, "shm ring: ftruncate to %llu bytes: %s",
+		errbuf_set(err, errlen, "shm ring: ftruncate to %llu bytes: %s",
 				(unsigned long long)total, strerror(errno));
 		goto out;
 	}
@@ -94,14 +84,14 @@ int shm_ring_create(size_t data_size, int *memfd_out, char *err, size_t errlen)
 	n = pwrite(fd, &hdr, sizeof(hdr), 0);
 	if (n != (ssize_t)sizeof(hdr)) {
 		ret = n < 0 ? -errno : -EIO;
-		shm_ring_seterr(err, errlen, "shm ring: writing the header: %s",
+		errbuf_set(err, errlen, "shm ring: writing the header: %s",
 				n < 0 ? strerror(errno) : "short write");
 		goto out;
 	}
 	/* F_SEAL_SEAL too, so nobody holding the fd can add F_SEAL_WRITE later. */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		ret = -errno;
-		shm_ring_seterr(err, errlen, "shm ring: sealing the memfd: %s", strerror(errno));
+		errbuf_set(err, errlen, "shm ring: sealing the memfd: %s", strerror(errno));
 		goto out;
 	}
 	*memfd_out = fd;
@@ -131,61 +121,61 @@ static int shm_ring_check_fd(int memfd, struct shm_ring_header *hdr, size_t *map
 	seals = fcntl(memfd, F_GET_SEALS);
 	if (seals < 0) {
 		e = errno;
-		shm_ring_seterr(err, errlen, "shm ring: F_GET_SEALS on fd %d: %s (not a sealable memfd?)",
+		errbuf_set(err, errlen, "shm ring: F_GET_SEALS on fd %d: %s (not a sealable memfd?)",
 				memfd, strerror(e));
 		return -e;
 	}
 	if ((seals & SHM_RING_REQUIRED_SEALS) != SHM_RING_REQUIRED_SEALS) {
-		shm_ring_seterr(err, errlen,
+		errbuf_set(err, errlen,
 				"shm ring: memfd is not sealed against shrink and grow (seals 0x%x)",
 				(unsigned int)seals);
 		return -EPERM;
 	}
 	if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
-		shm_ring_seterr(err, errlen, "shm ring: memfd is sealed against writes (seals 0x%x)",
+		errbuf_set(err, errlen, "shm ring: memfd is sealed against writes (seals 0x%x)",
 				(unsigned int)seals);
 		return -EPERM;
 	}
 	if (fstat(memfd, &st) < 0) {
 		e = errno;
-		shm_ring_seterr(err, errlen, "shm ring: fstat: %s", strerror(e));
+		errbuf_set(err, errlen, "shm ring: fstat: %s", strerror(e));
 		return -e;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)(SHM_RING_HEADER_PAGES * page)) {
-		shm_ring_seterr(err, errlen, "shm ring: memfd of %lld bytes is too small for the header",
+		errbuf_set(err, errlen, "shm ring: memfd of %lld bytes is too small for the header",
 				(long long)st.st_size);
 		return -EINVAL;
 	}
 	n = pread(memfd, hdr, sizeof(*hdr), 0);
 	if (n != (ssize_t)sizeof(*hdr)) {
 		e = n < 0 ? errno : EIO;
-		shm_ring_seterr(err, errlen, "shm ring: reading the header: %s",
+		errbuf_set(err, errlen, "shm ring: reading the header: %s",
 				n < 0 ? strerror(e) : "short read");
 		return -e;
 	}
 	if (hdr->magic != SHM_RING_MAGIC) {
-		shm_ring_seterr(err, errlen, "shm ring: bad magic 0x%016llx",
+		errbuf_set(err, errlen, "shm ring: bad magic 0x%016llx",
 				(unsigned long long)hdr->magic);
 		return -EINVAL;
 	}
 	if (hdr->version != SHM_RING_VERSION) {
-		shm_ring_seterr(err, errlen, "shm ring: version %u, expected %u",
+		errbuf_set(err, errlen, "shm ring: version %u, expected %u",
 				hdr->version, SHM_RING_VERSION);
 		return -EINVAL;
 	}
 	if (hdr->page_size != page) {
-		shm_ring_seterr(err, errlen, "shm ring: laid out for %u-byte pages, this host has %u",
+		errbuf_set(err, errlen, "shm ring: laid out for %u-byte pages, this host has %u",
 				hdr->page_size, page);
 		return -EINVAL;
 	}
 	if (!shm_ring_size_ok(hdr->data_size)) {
-		shm_ring_seterr(err, errlen, "shm ring: header data size %llu is invalid",
+		errbuf_set(err, errlen, "shm ring: header data size %llu is invalid",
 				(unsigned long long)hdr->data_size);
 		return -EINVAL;
 	}
 	want = (uint64_t)SHM_RING_HEADER_PAGES * page + hdr->data_size;
 	if ((uint64_t)st.st_size != want) {
-		shm_ring_seterr(err, errlen,
+		errbuf_set(err, errlen,
 				"shm ring: memfd is %lld bytes, header says %llu (3 pages + %llu)",
 				(long long)st.st_size, (unsigned long long)want,
 				(unsigned long long)hdr->data_size);
@@ -209,7 +199,7 @@ static int shm_ring_map(int memfd, size_t map_size, int prot, void **map_out, ch
 	map = mmap(NULL, map_size, prot, MAP_SHARED, memfd, 0);
 	if (map == MAP_FAILED) {
 		e = errno;
-		shm_ring_seterr(err, errlen, "shm ring: mmap of %zu bytes: %s", map_size,
+		errbuf_set(err, errlen, "shm ring: mmap of %zu bytes: %s", map_size,
 				strerror(e));
 		return -e;
 	}
@@ -225,7 +215,7 @@ static int shm_ring_protect(void *map, unsigned int page_index, int prot,
 
 	if (mprotect((uint8_t *)map + (size_t)page_index * page, page, prot) < 0) {
 		e = errno;
-		shm_ring_seterr(err, errlen, "shm ring: mprotect of page %u: %s", page_index,
+		errbuf_set(err, errlen, "shm ring: mprotect of page %u: %s", page_index,
 				strerror(e));
 		return -e;
 	}
@@ -263,6 +253,22 @@ static void shm_ring_copy_out(const uint8_t *data, uint64_t data_size, uint64_t 
 		memcpy((uint8_t *)dst + first, data, n - first);
 }
 
+/* A position stored in the ring by an earlier run of one side: loaded once,
+ * refused if misaligned (its relation to the other side's position is
+ * checked where that position is used). */
+static int shm_ring_stored_pos(const void *map, unsigned page_index, const char *side,
+			       uint64_t *pos, char *err, size_t errlen)
+{
+	*pos = __atomic_load_n((const uint64_t *)((const uint8_t *)map +
+						  page_index * shm_ring_page_size()),
+			       __ATOMIC_RELAXED);
+	if (*pos % SHM_RING_ALIGN != 0)
+		return errbuf_fail(-EPROTO, err, errlen,
+				   "shm ring: stored %s position %llu is misaligned", side,
+				   (unsigned long long)*pos);
+	return 0;
+}
+
 int shm_ring_producer_attach(struct shm_ring_producer *p, int memfd, char *err, size_t errlen)
 {
 	struct shm_ring_header hdr;
@@ -291,14 +297,9 @@ int shm_ring_producer_attach(struct shm_ring_producer *p, int memfd, char *err, 
 	 * consumer can write this page too, so check what we can here; its
 	 * relation to the consumer position is checked on every write.
 	 */
-	pos = __atomic_load_n((uint64_t *)((uint8_t *)map + SHM_RING_PAGE_PRODUCER * page),
-			      __ATOMIC_RELAXED);
-	if (pos % SHM_RING_ALIGN != 0) {
-		shm_ring_seterr(err, errlen, "shm ring: stored producer position %llu is misaligned",
-				(unsigned long long)pos);
-		ret = -EPROTO;
+	ret = shm_ring_stored_pos(map, SHM_RING_PAGE_PRODUCER, "producer", &pos, err, errlen);
+	if (ret < 0)
 		goto out;
-	}
 	p->map = map;
 	p->map_size = map_size;
 	p->data = (uint8_t *)map + SHM_RING_PAGE_DATA * page;
@@ -417,14 +418,9 @@ int shm_ring_consumer_attach(struct shm_ring_consumer *c, int memfd, char *err, 
 	 * alignment anyway; its relation to the producer position is checked at
 	 * the first load of that position.
 	 */
-	pos = __atomic_load_n((uint64_t *)((uint8_t *)map + SHM_RING_PAGE_CONSUMER * page),
-			      __ATOMIC_RELAXED);
-	if (pos % SHM_RING_ALIGN != 0) {
-		shm_ring_seterr(err, errlen, "shm ring: stored consumer position %llu is misaligned",
-				(unsigned long long)pos);
-		ret = -EPROTO;
+	ret = shm_ring_stored_pos(map, SHM_RING_PAGE_CONSUMER, "consumer", &pos, err, errlen);
+	if (ret < 0)
 		goto out;
-	}
 	c->map = map;
 	c->map_size = map_size;
 	c->data = (const uint8_t *)map + SHM_RING_PAGE_DATA * page;
@@ -546,7 +542,7 @@ int shm_ring_consumer_read(struct shm_ring_consumer *c, uint32_t *type, void *bu
 	ret = 1;
 out:
 	if (ret < 0)
-		shm_ring_seterr(err, errlen, "%s", c->poison_msg);
+		errbuf_set(err, errlen, "%s", c->poison_msg);
 	return ret;
 }
 

@@ -2,6 +2,7 @@
 #include "unwind/eh_frame_internal.h"
 
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ int eh_frame_fail(char *err, size_t errlen, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return -1;
+	return -EINVAL;
 }
 
 /* ---- entry framing ---------------------------------------------------- */

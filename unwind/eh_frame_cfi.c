@@ -2,6 +2,8 @@
  * its register rules into unwind rows (the rules are in unwind_table.h). */
 #include "unwind/eh_frame_internal.h"
 
+#include "common/array_grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,15 +148,8 @@ int eh_frame_emit_row(struct walk *w, const struct cfi_state *st, uint64_t pc)
 		w->rows[w->nrows - 1] = r;
 		return 0;
 	}
-	if (w->nrows == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 64;
-		struct unwind_row *n = realloc(w->rows, ncap * sizeof(*n));
-
-		if (!n)
-			return eh_frame_fail(w->err, w->errlen, "out of memory");
-		w->rows = n;
-		w->cap = ncap;
-	}
+	if (array_grow((void **)&w->rows, &w->cap, w->nrows + 1, sizeof(*w->rows)) < 0)
+		return eh_frame_fail(w->err, w->errlen, "out of memory");
 	w->rows[w->nrows++] = r;
 	return 0;
 }

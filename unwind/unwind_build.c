@@ -1,12 +1,16 @@
 /* unwind_build: find an ELF file's unwind sections with libelf, run the CFI
  * parser over them and merge the per-FDE rows into one sorted table. */
 #include "unwind/eh_frame.h"
+
+#include "common/array_grow.h"
+#include "common/errbuf.h"
 #include "unwind/unwind_table.h"
 
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +18,6 @@
 /* A compressed .debug_frame may claim any size; refuse absurd ones. */
 #define UNWIND_MAX_SECTION_SIZE (256u * 1024 * 1024)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* One FDE's rows, as collected before sorting. */
 struct span {
@@ -53,23 +43,6 @@ struct section_ref {
 	bool found;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 256;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*p, ncap * elem);
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
-
 static int collect_fde(void *arg, const struct eh_frame_fde *fde, const struct unwind_row *rows,
 		       size_t nrows, char *err, size_t errlen)
 {
@@ -77,10 +50,10 @@ static int collect_fde(void *arg, const struct eh_frame_fde *fde, const struct u
 	struct span *s;
 
 	if (col->nrows + nrows > UNWIND_TABLE_MAX_ROWS)
-		return fail(err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
-	if (grow((void **)&col->rows, &col->cap, col->nrows + nrows, sizeof(*rows)) < 0 ||
-	    grow((void **)&col->spans, &col->scap, col->nspans + 1, sizeof(*s)) < 0)
-		return fail(err, errlen, "out of memory");
+		return errbuf_fail(-EINVAL, err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
+	if (array_grow((void **)&col->rows, &col->cap, col->nrows + nrows, sizeof(*rows)) < 0 ||
+	    array_grow((void **)&col->spans, &col->scap, col->nspans + 1, sizeof(*s)) < 0)
+		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	memcpy(col->rows + col->nrows, rows, nrows * sizeof(*rows));
 	s = &col->spans[col->nspans];
 	s->start = fde->pc_begin;
@@ -131,7 +104,7 @@ static int merge(struct collect *col, struct unwind_table *t, char *err, size_t 
 	/* At most every row plus one gap row per FDE. */
 	t->rows = calloc(col->nrows + col->nspans + 1, sizeof(*t->rows));
 	if (!t->rows)
-		return fail(err, errlen, "out of memory");
+		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	for (size_t i = 0; i < col->nspans; i++) {
 		const struct span *s = &col->spans[i];
 		struct unwind_row gap = { .pc = covered, .cfa_kind = UNWIND_CFA_NONE };
@@ -156,7 +129,7 @@ static int merge(struct collect *col, struct unwind_table *t, char *err, size_t 
 		append(t, &tail);
 	}
 	if (t->nrows > UNWIND_TABLE_MAX_ROWS)
-		return fail(err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
+		return errbuf_fail(-EINVAL, err, errlen, "more than %u rows", UNWIND_TABLE_MAX_ROWS);
 	for (size_t i = 0; i < t->nrows; i++) {
 		switch (t->rows[i].cfa_kind) {
 		case UNWIND_CFA_PLT:
@@ -188,17 +161,17 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 		GElf_Chdr ch;
 
 		if (!gelf_getchdr(scn, &ch) || ch.ch_size > UNWIND_MAX_SECTION_SIZE)
-			return fail(err, errlen, "%s: bad compression header", name);
+			return errbuf_fail(-EINVAL, err, errlen, "%s: bad compression header", name);
 		if (elf_compress(scn, 0, 0) < 0)
-			return fail(err, errlen, "%s: %s", name, elf_errmsg(-1));
+			return errbuf_fail(-EINVAL, err, errlen, "%s: %s", name, elf_errmsg(-1));
 	}
 	d = elf_getdata(scn, NULL);
 	if (!d)
-		return fail(err, errlen, "%s: %s", name, elf_errmsg(-1));
+		return errbuf_fail(-EINVAL, err, errlen, "%s: %s", name, elf_errmsg(-1));
 	if (d->d_size > 0 && !d->d_buf)
-		return fail(err, errlen, "%s: no data", name);
+		return errbuf_fail(-EINVAL, err, errlen, "%s: no data", name);
 	if (d->d_size > UNWIND_MAX_SECTION_SIZE)
-		return fail(err, errlen, "%s: %zu bytes", name, d->d_size);
+		return errbuf_fail(-EINVAL, err, errlen, "%s: %zu bytes", name, d->d_size);
 	ref->data = d->d_buf;
 	ref->size = d->d_size;
 	ref->addr = sh->sh_addr;
@@ -215,16 +188,16 @@ static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errle
 	GElf_Ehdr eh_hdr;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, file_size = 0;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	memset(&col, 0, sizeof(col));
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh_hdr)) {
-		fail(err, errlen, "not an ELF file");
+		errbuf_fail(-EINVAL, err, errlen, "not an ELF file");
 		goto cleanup;
 	}
 	if (eh_hdr.e_ident[EI_CLASS] != ELFCLASS64 || eh_hdr.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh_hdr.e_machine != EM_X86_64) {
-		fail(err, errlen, "not a 64-bit little-endian x86_64 ELF file");
+		errbuf_fail(-EINVAL, err, errlen, "not a 64-bit little-endian x86_64 ELF file");
 		goto cleanup;
 	}
 	/* libelf silently shows no sections when the header table lies past
@@ -234,11 +207,11 @@ static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errle
 	if (!elf_rawfile(elf, &file_size) || eh_hdr.e_shoff == 0 || eh_hdr.e_shentsize == 0 ||
 	    eh_hdr.e_shoff > file_size ||
 	    (file_size - eh_hdr.e_shoff) / eh_hdr.e_shentsize < eh_hdr.e_shnum) {
-		fail(err, errlen, "no section header table within the file");
+		errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
 		goto cleanup;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
-		fail(err, errlen, "no section name table: %s", elf_errmsg(-1));
+		errbuf_fail(-EINVAL, err, errlen, "no section name table: %s", elf_errmsg(-1));
 		goto cleanup;
 	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -320,7 +293,7 @@ static int build_common(Elf *elf, struct unwind_table *out, char *err, size_t er
 		rc = unwind_table_validate(&t, err, errlen);
 	if (rc < 0) {
 		unwind_table_free(&t);
-		return -1;
+		return rc;
 	}
 	*out = t;
 	return 0;
@@ -333,13 +306,13 @@ int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t er
 
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return errbuf_fail(-EINVAL, err, errlen, "libelf: %s", elf_errmsg(-1));
 	/* ELF_C_READ copies what it needs with pread rather than mapping the
 	 * file: the file's owner truncating it mid-parse cannot SIGBUS us, and
 	 * bytes cannot change under the parser once read. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
-		return fail(err, errlen, "not an ELF file: %s", elf_errmsg(-1));
+		return errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
 	rc = build_common(elf, out, err, errlen);
 	elf_end(elf);
 	return rc;
@@ -350,22 +323,22 @@ int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *
 {
 	char *copy;
 	Elf *elf;
-	int rc = -1;
+	int rc = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return errbuf_fail(-EINVAL, err, errlen, "libelf: %s", elf_errmsg(-1));
 	if (size == 0)
-		return fail(err, errlen, "not an ELF file: empty");
+		return errbuf_fail(-EINVAL, err, errlen, "not an ELF file: empty");
 	/* libelf may write into the image it is given (decompression), so it
 	 * works on a private copy. */
 	copy = malloc(size);
 	if (!copy)
-		return fail(err, errlen, "out of memory");
+		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	memcpy(copy, image, size);
 	elf = elf_memory(copy, size);
 	if (!elf) {
-		fail(err, errlen, "not an ELF file: %s", elf_errmsg(-1));
+		errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
 		goto cleanup;
 	}
 	rc = build_common(elf, out, err, errlen);

@@ -2,25 +2,14 @@
  * Building them from ELF files is in unwind_build.c. */
 #include "unwind/unwind_table.h"
 
+#include "common/errbuf.h"
+
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 void unwind_table_free(struct unwind_table *t)
 {
@@ -36,26 +25,26 @@ static int validate_row(const struct unwind_row *r, size_t i, char *err, size_t 
 	case UNWIND_CFA_RSP:
 	case UNWIND_CFA_RBP:
 		if (r->cfa_off < UNWIND_CFA_OFF_MIN || r->cfa_off > UNWIND_CFA_OFF_MAX)
-			return fail(err, errlen, "row %zu: CFA offset %d out of range", i, r->cfa_off);
+			return errbuf_fail(-EINVAL, err, errlen, "row %zu: CFA offset %d out of range", i, r->cfa_off);
 		switch (r->rbp_kind) {
 		case UNWIND_RBP_AT_CFA:
 			if (r->rbp_off < UNWIND_RBP_OFF_MIN || r->rbp_off > UNWIND_RBP_OFF_MAX)
-				return fail(err, errlen, "row %zu: RBP offset %d out of range", i,
+				return errbuf_fail(-EINVAL, err, errlen, "row %zu: RBP offset %d out of range", i,
 					    r->rbp_off);
 			break;
 		case UNWIND_RBP_SAME:
 		case UNWIND_RBP_UNDEFINED:
 			if (r->rbp_off != 0)
-				return fail(err, errlen, "row %zu: stray RBP offset", i);
+				return errbuf_fail(-EINVAL, err, errlen, "row %zu: stray RBP offset", i);
 			break;
 		default:
-			return fail(err, errlen, "row %zu: unknown RBP rule %u", i, r->rbp_kind);
+			return errbuf_fail(-EINVAL, err, errlen, "row %zu: unknown RBP rule %u", i, r->rbp_kind);
 		}
 		return 0;
 	case UNWIND_CFA_PLT:
 		if (r->cfa_off < 0 || r->cfa_off > UNWIND_PLT_OFF_MAX || r->plt_threshold < 0 ||
 		    r->plt_threshold > 15 || r->rbp_kind != UNWIND_RBP_SAME)
-			return fail(err, errlen, "row %zu: malformed PLT row", i);
+			return errbuf_fail(-EINVAL, err, errlen, "row %zu: malformed PLT row", i);
 		return 0;
 	case UNWIND_CFA_NONE:
 	case UNWIND_CFA_SIGNAL:
@@ -63,30 +52,30 @@ static int validate_row(const struct unwind_row *r, size_t i, char *err, size_t 
 	case UNWIND_CFA_UNSUPPORTED:
 		/* Marks carry no operands: anything else is smuggled data. */
 		if (r->cfa_off != 0 || r->rbp_off != 0 || r->rbp_kind != 0)
-			return fail(err, errlen, "row %zu: mark %s with operands", i,
+			return errbuf_fail(-EINVAL, err, errlen, "row %zu: mark %s with operands", i,
 				    unwind_cfa_kind_name(r->cfa_kind));
 		return 0;
 	default:
-		return fail(err, errlen, "row %zu: unknown CFA rule %u", i, r->cfa_kind);
+		return errbuf_fail(-EINVAL, err, errlen, "row %zu: unknown CFA rule %u", i, r->cfa_kind);
 	}
 }
 
 int unwind_table_validate(const struct unwind_table *t, char *err, size_t errlen)
 {
 	if (!t)
-		return fail(err, errlen, "no table");
+		return errbuf_fail(-EINVAL, err, errlen, "no table");
 	if (t->nrows > UNWIND_TABLE_MAX_ROWS)
-		return fail(err, errlen, "%zu rows, more than the limit %u", t->nrows,
+		return errbuf_fail(-EINVAL, err, errlen, "%zu rows, more than the limit %u", t->nrows,
 			    UNWIND_TABLE_MAX_ROWS);
 	if (t->nrows > 0 && !t->rows)
-		return fail(err, errlen, "rows missing");
+		return errbuf_fail(-EINVAL, err, errlen, "rows missing");
 	for (size_t i = 0; i < t->nrows; i++) {
 		if (i > 0 && t->rows[i].pc <= t->rows[i - 1].pc)
-			return fail(err, errlen, "row %zu: pc %#llx not above the previous %#llx", i,
+			return errbuf_fail(-EINVAL, err, errlen, "row %zu: pc %#llx not above the previous %#llx", i,
 				    (unsigned long long)t->rows[i].pc,
 				    (unsigned long long)t->rows[i - 1].pc);
 		if (validate_row(&t->rows[i], i, err, errlen) < 0)
-			return -1;
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -139,11 +128,11 @@ int unwind_table_serialize(const struct unwind_table *t, uint8_t **buf, size_t *
 	*buf = NULL;
 	*len = 0;
 	if (unwind_table_validate(t, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	size = UNWIND_TABLE_HDR_SIZE + t->nrows * sizeof(struct unwind_row);
 	out = malloc(size);
 	if (!out)
-		return fail(err, errlen, "out of memory for %zu bytes", size);
+		return errbuf_fail(-EINVAL, err, errlen, "out of memory for %zu bytes", size);
 	put_le(out, UNWIND_TABLE_MAGIC, 4);
 	put_le(out + 4, UNWIND_TABLE_VERSION, 2);
 	put_le(out + 6, sizeof(struct unwind_row), 2);
@@ -171,24 +160,24 @@ int unwind_table_deserialize(const uint8_t *buf, size_t len, struct unwind_table
 
 	memset(out, 0, sizeof(*out));
 	if (!buf || len < UNWIND_TABLE_HDR_SIZE)
-		return fail(err, errlen, "buffer of %zu bytes is shorter than the header", len);
+		return errbuf_fail(-EINVAL, err, errlen, "buffer of %zu bytes is shorter than the header", len);
 	if (get_le(buf, 4) != UNWIND_TABLE_MAGIC)
-		return fail(err, errlen, "bad magic");
+		return errbuf_fail(-EINVAL, err, errlen, "bad magic");
 	if (get_le(buf + 4, 2) != UNWIND_TABLE_VERSION)
-		return fail(err, errlen, "unsupported version %u", (unsigned)get_le(buf + 4, 2));
+		return errbuf_fail(-EINVAL, err, errlen, "unsupported version %u", (unsigned)get_le(buf + 4, 2));
 	if (get_le(buf + 6, 2) != sizeof(struct unwind_row))
-		return fail(err, errlen, "row size %u, expected %zu", (unsigned)get_le(buf + 6, 2),
+		return errbuf_fail(-EINVAL, err, errlen, "row size %u, expected %zu", (unsigned)get_le(buf + 6, 2),
 			    sizeof(struct unwind_row));
 	nrows = get_le(buf + 8, 8);
 	/* Check the count against the limit before multiplying with it. */
 	if (nrows > UNWIND_TABLE_MAX_ROWS)
-		return fail(err, errlen, "row count %llu over the limit", (unsigned long long)nrows);
+		return errbuf_fail(-EINVAL, err, errlen, "row count %llu over the limit", (unsigned long long)nrows);
 	if (len - UNWIND_TABLE_HDR_SIZE != nrows * sizeof(struct unwind_row))
-		return fail(err, errlen, "%zu bytes for %llu rows", len, (unsigned long long)nrows);
+		return errbuf_fail(-EINVAL, err, errlen, "%zu bytes for %llu rows", len, (unsigned long long)nrows);
 	if (nrows > 0) {
 		out->rows = calloc((size_t)nrows, sizeof(struct unwind_row));
 		if (!out->rows)
-			return fail(err, errlen, "out of memory for %llu rows", (unsigned long long)nrows);
+			return errbuf_fail(-EINVAL, err, errlen, "out of memory for %llu rows", (unsigned long long)nrows);
 	}
 	out->nrows = (size_t)nrows;
 	p = buf + UNWIND_TABLE_HDR_SIZE;
@@ -204,7 +193,7 @@ int unwind_table_deserialize(const uint8_t *buf, size_t len, struct unwind_table
 	out->stats.hdr_fde_count = -1;
 	if (unwind_table_validate(out, err, errlen) < 0) {
 		unwind_table_free(out);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

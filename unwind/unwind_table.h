@@ -85,7 +85,7 @@ struct unwind_table {
 };
 
 /* Build from an open ELF file (the fd is not closed; its offset is unused).
- * Returns 0, or -1 with a message in err.  On failure *out is empty. */
+ * Returns 0, or -EINVAL (-ENOMEM) with a message in err.  On failure *out is empty. */
 int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t errlen);
 /* The same from an ELF image in memory (not modified, not retained). */
 int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *out,
@@ -94,7 +94,7 @@ int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *
 void unwind_table_free(struct unwind_table *t);
 
 /* Check what an untrusted builder produced: row count, strictly increasing
- * pcs, known kinds, offsets in range, unused fields zero.  0 or -1 + err. */
+ * pcs, known kinds, offsets in range, unused fields zero.  0 or -EINVAL + err. */
 int unwind_table_validate(const struct unwind_table *t, char *err, size_t errlen);
 
 /* The row covering pc (the last row with row.pc <= pc), or NULL if pc is

@@ -3,6 +3,7 @@
  * themselves, 64-bit lengths, absurd counts, unknown opcodes) and real
  * binaries with corrupted bytes.  Everything must be refused cleanly or give
  * a table that validates: never a crash, never a hang. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -422,7 +423,7 @@ static void expect_refused_mem(const uint8_t *img, size_t len, const char *what)
 	struct unwind_table t;
 	char err[256] = "";
 
-	assert_int_equal(unwind_table_build_mem(img, len, &t, err, sizeof(err)), -1);
+	assert_int_equal(unwind_table_build_mem(img, len, &t, err, sizeof(err)), -EINVAL);
 	assert_true(err[0] != '\0');
 	assert_null(t.rows);
 	print_message("  %s: %s\n", what, err);
@@ -469,16 +470,16 @@ static void test_not_elf(void **state)
 	assert_true(fd >= 0);
 	unlink(path);
 	/* An empty file. */
-	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -1);
+	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -EINVAL);
 	print_message("  empty file: %s\n", err);
 	assert_int_equal(write(fd, "#!/bin/sh\necho hello\n", 21), 21);
-	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -1);
+	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -EINVAL);
 	print_message("  shell script: %s\n", err);
 	close(fd);
 	snprintf(src, sizeof(src), "%s/tests/programs/unwind/chain.c", LOWPROF_SOURCE_DIR);
 	fd = open(src, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -1);
+	assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), -EINVAL);
 	close(fd);
 	expect_refused_mem((const uint8_t *)"\x7f" "ELF", 4, "four bytes");
 }
