@@ -12,33 +12,25 @@
 #define HASH_FNV1A64_SEED 0xcbf29ce484222325ULL
 #define HASH_FNV1A32_SEED 2166136261u
 
-/* Continue a 64-bit FNV-1a over len bytes (start from HASH_FNV1A64_SEED). */
-static inline uint64_t hash_fnv1a64_update(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
+/* FNV-1a over len bytes, continuing from h (start from the width's seed). */
+#define HASH_FNV1A_UPDATE(name, type, prime)                                 \
+	static inline type name(type h, const void *data, size_t len)        \
+	{                                                                    \
+		const unsigned char *p = data;                               \
+                                                                             \
+		for (size_t i = 0; i < len; i++) {                           \
+			h ^= p[i];                                           \
+			h *= (prime);                                        \
+		}                                                            \
+		return h;                                                    \
 	}
-	return h;
-}
+
+HASH_FNV1A_UPDATE(hash_fnv1a64_update, uint64_t, 1099511628211ULL)
+HASH_FNV1A_UPDATE(hash_fnv1a32_update, uint32_t, 16777619u)
 
 static inline uint64_t hash_fnv1a64(const void *data, size_t len)
 {
 	return hash_fnv1a64_update(HASH_FNV1A64_SEED, data, len);
-}
-
-/* 32-bit FNV-1a (start from HASH_FNV1A32_SEED). */
-static inline uint32_t hash_fnv1a32_update(uint32_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
 }
 
 /* splitmix64's finaliser: spreads an integer key (or a combination of keys)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
 #include "lowprof_build_config.h"
@@ -70,10 +71,16 @@ struct supervisor {
 
 static int64_t supervise_now_ms(void)
 {
-	struct timespec ts;
+	return (int64_t)mono_ms();
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+/* argv[0], then what every component takes from the supervisor's options. */
+static void supervise_argv_begin(struct component *c, const char *name,
+				 const struct supervisor_options *o)
+{
+	component_add_arg(c, "%s", name);
+	if (o->seccomp_log)
+		component_add_arg(c, SANDBOX_SECCOMP_LOG_ARG);
 }
 
 static void supervise_build_components(struct supervisor *sv)
@@ -87,9 +94,7 @@ static void supervise_build_components(struct supervisor *sv)
 	char run_hex[2 * sizeof(run_id) + 1];
 	size_t i;
 
-	component_add_arg(ld, "lowprof-loader");
-	if (o->seccomp_log)
-		component_add_arg(ld, SANDBOX_SECCOMP_LOG_ARG);
+	supervise_argv_begin(ld, "lowprof-loader", o);
 	/* Only the controller's uid may speak on the control socket, the exporter's on
 	 * the symbol socket. */
 	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->user.uid);
@@ -117,16 +122,12 @@ static void supervise_build_components(struct supervisor *sv)
 
 	/* ELF and CFI parsing of untrusted binaries: no capabilities, not root. It sleeps
 	 * in recvmsg between requests, so it sends no liveness pings. */
-	component_add_arg(uw, "lowprof-unwinder");
-	if (o->seccomp_log)
-		component_add_arg(uw, SANDBOX_SECCOMP_LOG_ARG);
+	supervise_argv_begin(uw, "lowprof-unwinder", o);
 	component_add_fd(uw, sv->unwind_fd[1], LOWPROF_FD_UNWIND);
 	uw->run_as = &sv->user;
 	uw->pings = false;
 
-	component_add_arg(ct, "lowprof-controller");
-	if (o->seccomp_log)
-		component_add_arg(ct, SANDBOX_SECCOMP_LOG_ARG);
+	supervise_argv_begin(ct, "lowprof-controller", o);
 	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
@@ -136,9 +137,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
 	ct->run_as = &sv->user;
 
-	component_add_arg(ex, "lowprof-exporter");
-	if (o->seccomp_log)
-		component_add_arg(ex, SANDBOX_SECCOMP_LOG_ARG);
+	supervise_argv_begin(ex, "lowprof-exporter", o);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);

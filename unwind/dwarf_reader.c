@@ -28,37 +28,20 @@ static bool take(struct dwarf_cursor *c, void *out, size_t n)
 
 /* x86_64 only: the files we parse are little-endian like the host, which
  * the table builder checks (EM_X86_64, ELFDATA2LSB) before calling us. */
-uint8_t dwarf_u8(struct dwarf_cursor *c)
-{
-	uint8_t v;
+/* A fixed-size value: on a short read the cursor is in error and the value 0. */
+#define DWARF_FIXED_READER(name, type)              \
+	type name(struct dwarf_cursor *c)            \
+	{                                            \
+		type v;                              \
+                                                     \
+		take(c, &v, sizeof(v));              \
+		return v;                            \
+	}
 
-	take(c, &v, sizeof(v));
-	return v;
-}
-
-uint16_t dwarf_u16(struct dwarf_cursor *c)
-{
-	uint16_t v;
-
-	take(c, &v, sizeof(v));
-	return v;
-}
-
-uint32_t dwarf_u32(struct dwarf_cursor *c)
-{
-	uint32_t v;
-
-	take(c, &v, sizeof(v));
-	return v;
-}
-
-uint64_t dwarf_u64(struct dwarf_cursor *c)
-{
-	uint64_t v;
-
-	take(c, &v, sizeof(v));
-	return v;
-}
+DWARF_FIXED_READER(dwarf_u8, uint8_t)
+DWARF_FIXED_READER(dwarf_u16, uint16_t)
+DWARF_FIXED_READER(dwarf_u32, uint32_t)
+DWARF_FIXED_READER(dwarf_u64, uint64_t)
 
 uint64_t dwarf_uleb(struct dwarf_cursor *c)
 {

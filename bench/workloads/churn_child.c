@@ -9,11 +9,7 @@ __attribute__((noinline)) static unsigned long long child_burn(double until)
 	unsigned long long x = 88172645463325252ULL;
 
 	while (wl_now() < until) {
-		for (int i = 0; i < 1000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-		}
+		x = wl_xorshift(x, 1000);
 	}
 	return x;
 }

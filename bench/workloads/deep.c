@@ -18,12 +18,7 @@ static double deadline;
 
 __attribute__((noinline)) static unsigned long long bench_leaf(unsigned long long x)
 {
-	for (int i = 0; i < 20000; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-	}
-	return x;
+	return wl_xorshift(x, 20000);
 }
 
 __attribute__((noinline)) static unsigned long long bench_recurse(int depth, unsigned long long x)

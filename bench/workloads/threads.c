@@ -13,12 +13,7 @@ static double deadline;
 
 __attribute__((noinline)) static unsigned long long thread_work(unsigned long long x)
 {
-	for (int i = 0; i < 50000; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-	}
-	return x;
+	return wl_xorshift(x, 50000);
 }
 
 static void *worker(void *arg)
