@@ -253,6 +253,17 @@ static void shm_ring_copy_out(const uint8_t *data, uint64_t data_size, uint64_t 
 		memcpy((uint8_t *)dst + first, data, n - first);
 }
 
+/* Both sides' first step: the header and seals checked, then the whole file mapped. */
+static int shm_ring_check_and_map(int memfd, int prot, struct shm_ring_header *hdr, void **map,
+				  size_t *map_size, char *err, size_t errlen)
+{
+	int ret = shm_ring_check_fd(memfd, hdr, map_size, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	return shm_ring_map(memfd, *map_size, prot, map, err, errlen);
+}
+
 /* A position stored in the ring by an earlier run of one side: loaded once,
  * refused if misaligned (its relation to the other side's position is
  * checked where that position is used). */
@@ -279,10 +290,8 @@ int shm_ring_producer_attach(struct shm_ring_producer *p, int memfd, char *err, 
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	ret = shm_ring_check_fd(memfd, &hdr, &map_size, err, errlen);
-	if (ret < 0)
-		goto out;
-	ret = shm_ring_map(memfd, map_size, PROT_READ | PROT_WRITE, &map, err, errlen);
+	ret = shm_ring_check_and_map(memfd, PROT_READ | PROT_WRITE, &hdr, &map, &map_size, err,
+				     errlen);
 	if (ret < 0)
 		goto out;
 	ret = shm_ring_protect(map, SHM_RING_PAGE_HEADER, PROT_READ, err, errlen);
@@ -403,10 +412,7 @@ int shm_ring_consumer_attach(struct shm_ring_consumer *c, int memfd, char *err, 
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = shm_ring_check_fd(memfd, &hdr, &map_size, err, errlen);
-	if (ret < 0)
-		goto out;
-	ret = shm_ring_map(memfd, map_size, PROT_READ, &map, err, errlen);
+	ret = shm_ring_check_and_map(memfd, PROT_READ, &hdr, &map, &map_size, err, errlen);
 	if (ret < 0)
 		goto out;
 	ret = shm_ring_protect(map, SHM_RING_PAGE_CONSUMER, PROT_READ | PROT_WRITE,

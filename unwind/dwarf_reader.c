@@ -43,7 +43,12 @@ DWARF_FIXED_READER(dwarf_u16, uint16_t)
 DWARF_FIXED_READER(dwarf_u32, uint32_t)
 DWARF_FIXED_READER(dwarf_u64, uint64_t)
 
-uint64_t dwarf_uleb(struct dwarf_cursor *c)
+/*
+ * A LEB128 number of at most 10 bytes (64 bits). The 10th byte may only carry
+ * what fits: the top bit of an unsigned value, or the sign extension of a
+ * signed one. Sign-extended from the last byte's bit 6 when is_signed.
+ */
+static uint64_t dwarf_leb(struct dwarf_cursor *c, bool is_signed)
 {
 	uint64_t result = 0;
 	unsigned shift = 0;
@@ -53,44 +58,30 @@ uint64_t dwarf_uleb(struct dwarf_cursor *c)
 
 		if (c->err)
 			return 0;
-		/* The 10th byte may only carry the top bit of a 64-bit value. */
-		if (shift == 63 && (b & 0x7e)) {
-			c->err = true;
-			return 0;
-		}
-		result |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return result;
-		shift += 7;
-	}
-	c->err = true;
-	return 0;
-}
-
-int64_t dwarf_sleb(struct dwarf_cursor *c)
-{
-	uint64_t result = 0;
-	unsigned shift = 0;
-
-	for (int i = 0; i < 10; i++) {
-		uint8_t b = dwarf_u8(c);
-
-		if (c->err)
-			return 0;
-		if (shift == 63 && b != 0 && b != 0x7f) {
+		if (shift == 63 && (is_signed ? (b != 0 && b != 0x7f) : (b & 0x7e) != 0)) {
 			c->err = true;
 			return 0;
 		}
 		result |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
+			if (is_signed && shift < 64 && (b & 0x40))
 				result |= ~(uint64_t)0 << shift;
-			return (int64_t)result;
+			return result;
 		}
 	}
 	c->err = true;
 	return 0;
+}
+
+uint64_t dwarf_uleb(struct dwarf_cursor *c)
+{
+	return dwarf_leb(c, false);
+}
+
+int64_t dwarf_sleb(struct dwarf_cursor *c)
+{
+	return (int64_t)dwarf_leb(c, true);
 }
 
 void dwarf_skip(struct dwarf_cursor *c, uint64_t n)
