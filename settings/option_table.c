@@ -184,6 +184,23 @@ static int option_take(const struct option_spec *o, const char *value, char *err
 	return 0;
 }
 
+/* After getopt's '?': an unknown short option letter, in optopt. (A known
+ * letter there is a flag given a value, "--verbose=1"; a long option that is
+ * not known leaves optopt 0.) */
+static bool option_unknown_short(const struct option_spec *specs, int n)
+{
+	int i;
+
+	/* A byte above 0x7f comes back negative: getopt reads the letter as a char. */
+	if (optopt == 0 || optopt >= OPTION_LONG_BASE)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (specs[i].short_name == optopt)
+			return false;
+	}
+	return true;
+}
+
 int option_table_parse(const struct option_parser *p, int argc, char **argv, char *err,
 		       size_t errlen)
 {
@@ -227,6 +244,11 @@ int option_table_parse(const struct option_parser *p, int argc, char **argv, cha
 			if (p->specs[i].short_name == c)
 				o = &p->specs[i];
 		}
+		if (o == NULL && option_unknown_short(p->specs, n))
+			/* Inside a cluster ("-xv") optind has not moved on yet, so
+			 * argv[optind - 1] would name the argument before it. */
+			return errbuf_fail(-EINVAL, err, errlen, "unknown option '-%c'%s", (char)optopt,
+					   hint);
 		if (o == NULL)
 			return errbuf_fail(-EINVAL, err, errlen, "unknown option '%s'%s",
 					   sub_argv[optind - 1], hint);

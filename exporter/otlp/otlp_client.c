@@ -150,16 +150,15 @@ static size_t otlp_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata
 	return n;
 }
 
-static size_t otlp_header_cb(char *buf, size_t size, size_t nitems, void *userdata)
+long otlp_client_parse_retry_after(const char *buf, size_t n, time_t now)
 {
 	static const char name[] = "retry-after:";
-	struct otlp_client *c = userdata;
-	size_t n = size * nitems, i;
 	char value[128];
 	time_t when;
+	size_t i;
 
 	if (n <= sizeof(name) - 1 || strncasecmp(buf, name, sizeof(name) - 1) != 0)
-		return n;
+		return -1;
 	i = sizeof(name) - 1;
 	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
 		i++;
@@ -167,15 +166,22 @@ static size_t otlp_header_cb(char *buf, size_t size, size_t nitems, void *userda
 	value[strcspn(value, "\r\n")] = '\0';
 	if (value[0] >= '0' && value[0] <= '9' && strspn(value, "0123456789") == strlen(value)) {
 		/* delay-seconds; more than 9 digits is as good as "a very long time". */
-		c->retry_after_ms = strlen(value) > 9 ? 999999999L * 1000L : atol(value) * 1000L;
-		return n;
+		return strlen(value) > 9 ? 999999999L * 1000L : atol(value) * 1000L;
 	}
 	when = curl_getdate(value, NULL);
-	if (when != (time_t)-1) {
-		time_t now = time(NULL);
+	if (when == (time_t)-1)
+		return -1;
+	return when > now ? (long)(when - now) * 1000L : 0;
+}
 
-		c->retry_after_ms = when > now ? (long)(when - now) * 1000L : 0;
-	}
+static size_t otlp_header_cb(char *buf, size_t size, size_t nitems, void *userdata)
+{
+	struct otlp_client *c = userdata;
+	size_t n = size * nitems;
+	long ms = otlp_client_parse_retry_after(buf, n, time(NULL));
+
+	if (ms >= 0)
+		c->retry_after_ms = ms;
 	return n;
 }
 
@@ -493,10 +499,37 @@ static void otlp_sanitize(const char *in, size_t len, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-static void otlp_log_partial_success(struct otlp_client *c)
+int otlp_client_parse_partial_success(const uint8_t *body, size_t len, int64_t *rejected,
+				      char *msg, size_t msglen)
 {
 	Lowprof__Otlp__ExportProfilesServiceResponse *r;
+	int ret = 0;
+
+	*rejected = 0;
+	if (msglen > 0)
+		msg[0] = '\0';
+	r = lowprof__otlp__export_profiles_service_response__unpack(NULL, len, body);
+	if (r == NULL)
+		return -EINVAL;
+	if (r->partial_success != NULL &&
+	    (r->partial_success->rejected_profiles > 0 ||
+	     (r->partial_success->error_message != NULL && r->partial_success->error_message[0] != '\0'))) {
+		const char *m = r->partial_success->error_message ? r->partial_success->error_message : "";
+
+		if (msglen > 0)
+			otlp_sanitize(m, strlen(m), msg, msglen);
+		*rejected = r->partial_success->rejected_profiles;
+		ret = 1;
+	}
+	lowprof__otlp__export_profiles_service_response__free_unpacked(r, NULL);
+	return ret;
+}
+
+static void otlp_log_partial_success(struct otlp_client *c)
+{
 	char msg[256];
+	int64_t rejected;
+	int rc;
 
 	if (c->response_len == 0)
 		return;
@@ -504,24 +537,18 @@ static void otlp_log_partial_success(struct otlp_client *c)
 		log_warn("otlp: response body over %d bytes ignored", OTLP_CLIENT_MAX_RESPONSE_BYTES);
 		return;
 	}
-	r = lowprof__otlp__export_profiles_service_response__unpack(NULL, c->response_len, c->response);
-	if (r == NULL) {
+	rc = otlp_client_parse_partial_success(c->response, c->response_len, &rejected, msg,
+					       sizeof(msg));
+	if (rc < 0) {
 		log_debug("otlp: %zu-byte response body is not an ExportProfilesServiceResponse",
 			  c->response_len);
 		return;
 	}
-	if (r->partial_success != NULL &&
-	    (r->partial_success->rejected_profiles > 0 ||
-	     (r->partial_success->error_message != NULL && r->partial_success->error_message[0] != '\0'))) {
-		const char *m = r->partial_success->error_message ? r->partial_success->error_message : "";
-
-		otlp_sanitize(m, strlen(m), msg, sizeof(msg));
-		if (r->partial_success->rejected_profiles > 0)
-			c->st.rejected_profiles += (uint64_t)r->partial_success->rejected_profiles;
-		log_warn("otlp: partial success: %" PRId64 " profiles rejected: %s",
-			 r->partial_success->rejected_profiles, msg);
-	}
-	lowprof__otlp__export_profiles_service_response__free_unpacked(r, NULL);
+	if (rc == 0)
+		return;
+	if (rejected > 0)
+		c->st.rejected_profiles += (uint64_t)rejected;
+	log_warn("otlp: partial success: %" PRId64 " profiles rejected: %s", rejected, msg);
 }
 
 static bool otlp_retryable_curl(CURLcode rc)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "settings/otlp_settings.h"
 
@@ -69,5 +70,25 @@ void otlp_client_get_stats(const struct otlp_client *c, struct otlp_client_stats
 /* {"sent":N,"failed":N,"retried":N,"dropped":N,"bytes":N} for summary.json's
  * "export" and `lowprof status`. Returns the length snprintf would write. */
 int otlp_client_stats_json(const struct otlp_client_stats *st, char *buf, size_t buflen);
+
+/*
+ * The parts of a collector's answer the client reads, as pure functions (the
+ * fuzz harness drives them on arbitrary bytes).
+ *
+ * Retry-After from one header line as libcurl hands it over ("Retry-After:
+ * 120\r\n", any case): milliseconds to wait, from delay-seconds or an HTTP
+ * date (relative to now); -1 when the line is another header or its value is
+ * not understood.
+ */
+long otlp_client_parse_retry_after(const char *line, size_t len, time_t now);
+
+/*
+ * A 2xx answer's body, an ExportProfilesServiceResponse: 1 when it reports a
+ * partial success (profiles rejected, or a message: *rejected and msg, the
+ * message with non-printable bytes as '?'), 0 when it does not, -EINVAL when
+ * the body is not such a message.
+ */
+int otlp_client_parse_partial_success(const uint8_t *body, size_t len, int64_t *rejected,
+				      char *msg, size_t msglen);
 
 #endif

@@ -201,6 +201,7 @@ static int ks_rank(char type)
 static void ks_finish(struct kallsyms *k)
 {
 	size_t i, j, n = 0;
+	bool have_core = false;
 
 	qsort(k->syms, k->count, sizeof(*k->syms), ks_cmp);
 	for (i = 0; i < k->count; i = j) {
@@ -235,8 +236,10 @@ static void ks_finish(struct kallsyms *k)
 
 		s->name = k->strtab + s->name_off;
 		if (s->module == KALLSYMS_CORE) {
-			if (k->core_base == 0)
+			/* The first core symbol is the lowest, even at address 0. */
+			if (!have_core)
 				k->core_base = s->addr;
+			have_core = true;
 		} else if (s->addr < k->modules[s->module].base) {
 			k->modules[s->module].base = s->addr;
 		}

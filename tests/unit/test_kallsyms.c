@@ -106,6 +106,27 @@ static void test_restricted(void **state)
 	kallsyms_free(k);
 }
 
+/* A core text symbol at address 0 is the lowest: the core base, not the
+ * next symbol's address (which would make its module offset wrap). */
+static void test_core_symbol_at_zero(void **state)
+{
+	static const char text[] =
+		"0000000000000000 T at_zero\n"
+		"0000000000001000 T above\n";
+	struct kallsyms *k = NULL;
+	struct kallsyms_result r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(kallsyms_parse(text, strlen(text), &k, err, sizeof(err)), 0);
+	assert_false(kallsyms_restricted(k));
+	assert_int_equal(kallsyms_core_base(k), 0);
+	assert_int_equal(kallsyms_lookup(k, 0x10, &r), 0);
+	assert_string_equal(r.name, "at_zero");
+	assert_true(r.module_base <= 0x10);
+	kallsyms_free(k);
+}
+
 static void test_bad_inputs(void **state)
 {
 	static const char junk[] = "hello world\n\n\x01\x02\x03\nffff\n";
@@ -207,6 +228,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_lookups),
 		cmocka_unit_test(test_restricted),
+		cmocka_unit_test(test_core_symbol_at_zero),
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_load_from_path),
 		cmocka_unit_test(test_real_kallsyms),

@@ -141,6 +141,11 @@ static void test_error_lines(void **state)
 	EXPECT_ERROR("invalid --path '/a/../b'", "--path", "/a/../b");
 	EXPECT_ERROR("unknown option '--frobnicate' (see prog --help)", "--frobnicate");
 	EXPECT_ERROR("unknown option '-x' (see prog --help)", "-x");
+	/* Inside a cluster: the letter, not the argument before it. */
+	EXPECT_ERROR("unknown option '-x' (see prog --help)", "-xf");
+	EXPECT_ERROR("unknown option '-x' (see prog --help)", "-fx");
+	/* A flag given a value names the argument. */
+	EXPECT_ERROR("unknown option '--flag=1' (see prog --help)", "--flag=1");
 	EXPECT_ERROR("option '-c' needs a value", "-c");
 	EXPECT_ERROR("option '--count' needs a value", "--count");
 	EXPECT_ERROR("unexpected argument 'extra' (see prog --help)", "extra");
