@@ -2,28 +2,13 @@
 #include "ipc/sym_wire.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "ipc/fd_pass.h"
-
-static int sym_wire_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int sym_wire_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 int sym_wire_send_request(int sock, const Lowprof__Sym__SymRequest *req)
 {
@@ -69,7 +54,7 @@ static int sym_wire_recv_raw(int sock, uint8_t *buf, size_t max, size_t *len, in
 		if (*fd >= 0) {
 			close(*fd);
 			*fd = -1;
-			return sym_wire_fail(-EPROTO, err, errlen, "empty message with an fd");
+			return errbuf_fail(-EPROTO, err, errlen, "empty message with an fd");
 		}
 		return 0;
 	}
@@ -78,10 +63,28 @@ static int sym_wire_recv_raw(int sock, uint8_t *buf, size_t max, size_t *len, in
 			close(*fd);
 			*fd = -1;
 		}
-		return sym_wire_fail(-EPROTO, err, errlen, "message of more than %zu bytes", max);
+		return errbuf_fail(-EPROTO, err, errlen, "message of more than %zu bytes", max);
 	}
 	*len = (size_t)n;
 	return 1;
+}
+
+int sym_wire_decode_request(const uint8_t *buf, size_t len, Lowprof__Sym__SymRequest **out,
+			    char *err, size_t errlen)
+{
+	Lowprof__Sym__SymRequest *req = lowprof__sym__sym_request__unpack(NULL, len, buf);
+
+	*out = NULL;
+	if (req == NULL)
+		return errbuf_fail(-EBADMSG, err, errlen, "request of %zu bytes does not unpack", len);
+	/* Nothing to answer it with: the exporter matches replies by id. */
+	if (req->id == 0) {
+		errbuf_set(err, errlen, "%s request with id 0", sym_wire_request_name(req->what_case));
+		lowprof__sym__sym_request__free_unpacked(req, NULL);
+		return -EBADMSG;
+	}
+	*out = req;
+	return 0;
 }
 
 int sym_wire_recv_request(int sock, Lowprof__Sym__SymRequest **out, char *err, size_t errlen)
@@ -97,16 +100,15 @@ int sym_wire_recv_request(int sock, Lowprof__Sym__SymRequest **out, char *err, s
 		return rc;
 	if (fd >= 0) {
 		close(fd);
-		return sym_wire_fail(-EPROTO, err, errlen, "a request carrying a file descriptor");
+		return errbuf_fail(-EPROTO, err, errlen, "a request carrying a file descriptor");
 	}
-	req = lowprof__sym__sym_request__unpack(NULL, len, buf);
-	if (req == NULL)
-		return sym_wire_fail(-EBADMSG, err, errlen, "request of %zu bytes does not unpack", len);
-	/* A field number this build does not know unpacks as "not set". */
-	if (req->id == 0 || req->what_case == LOWPROF__SYM__SYM_REQUEST__WHAT__NOT_SET) {
-		rc = sym_wire_fail(-EBADMSG, err, errlen, "request %s", req->id == 0 ? "with id 0" : "of no known kind");
-		lowprof__sym__sym_request__free_unpacked(req, NULL);
+	rc = sym_wire_decode_request(buf, len, &req, err, errlen);
+	if (rc < 0)
 		return rc;
+	/* A field number this build does not know unpacks as "not set". */
+	if (req->what_case == LOWPROF__SYM__SYM_REQUEST__WHAT__NOT_SET) {
+		lowprof__sym__sym_request__free_unpacked(req, NULL);
+		return errbuf_fail(-EBADMSG, err, errlen, "request of no known kind");
 	}
 	*out = req;
 	return 1;
@@ -128,7 +130,7 @@ bool sym_wire_build_id_valid(const char *id)
 static int sym_wire_check_pid(uint32_t pid, char *err, size_t errlen)
 {
 	if (pid == 0 || pid > SYM_WIRE_MAX_PID)
-		return sym_wire_fail(-EINVAL, err, errlen, "pid %u out of range", pid);
+		return errbuf_fail(-EINVAL, err, errlen, "pid %u out of range", pid);
 	return 0;
 }
 
@@ -146,26 +148,51 @@ int sym_wire_check_request(const Lowprof__Sym__SymRequest *req, char *err, size_
 		if (sym_wire_check_pid(mf->pid, err, errlen) != 0)
 			return -EINVAL;
 		if (mf->start >= mf->end)
-			return sym_wire_fail(-EINVAL, err, errlen, "mapping start 0x%llx not below end 0x%llx",
+			return errbuf_fail(-EINVAL, err, errlen, "mapping start 0x%llx not below end 0x%llx",
 					     (unsigned long long)mf->start, (unsigned long long)mf->end);
 		if (mf->inode == 0)
-			return sym_wire_fail(-EINVAL, err, errlen, "inode 0");
+			return errbuf_fail(-EINVAL, err, errlen, "inode 0");
 		return 0;
 	case LOWPROF__SYM__SYM_REQUEST__WHAT_DEBUG_FILE:
 		if (!sym_wire_build_id_valid(req->debug_file->build_id))
-			return sym_wire_fail(-EINVAL, err, errlen, "malformed build id");
+			return errbuf_fail(-EINVAL, err, errlen, "malformed build id");
 		return 0;
 	case LOWPROF__SYM__SYM_REQUEST__WHAT_KALLSYMS:
 		return 0;
 	default:
-		return sym_wire_fail(-EINVAL, err, errlen, "unknown request kind %d", (int)req->what_case);
+		return errbuf_fail(-EINVAL, err, errlen, "unknown request kind %d", (int)req->what_case);
 	}
+}
+
+int sym_wire_decode_reply(const uint8_t *buf, size_t len, bool with_fd,
+			  Lowprof__Sym__SymReply **out, char *err, size_t errlen)
+{
+	Lowprof__Sym__SymReply *rep = lowprof__sym__sym_reply__unpack(NULL, len, buf);
+	const char *bad = NULL;
+
+	*out = NULL;
+	if (rep == NULL)
+		return errbuf_fail(-EBADMSG, err, errlen, "reply does not unpack");
+	if (rep->id == 0)
+		bad = "reply with id 0";
+	else if (rep->error < 0)
+		bad = "negative error in a reply";
+	else if (rep->error != 0 && with_fd)
+		bad = "failure reply carrying a file descriptor";
+	else if (strlen(rep->exe_path) > SYM_WIRE_MAX_EXE_PATH || strlen(rep->reason) > 1024)
+		bad = "text field too long";
+	else if (rep->cgroup.len > SYM_WIRE_MAX_CGROUP)
+		bad = "cgroup text too long";
+	if (bad != NULL) {
+		lowprof__sym__sym_reply__free_unpacked(rep, NULL);
+		return errbuf_fail(-EPROTO, err, errlen, "%s", bad);
+	}
+	*out = rep;
+	return 0;
 }
 
 int sym_wire_recv_reply(int sock, Lowprof__Sym__SymReply **out, int *fd, char *err, size_t errlen)
 {
-	Lowprof__Sym__SymReply *rep;
-	const char *bad = NULL;
 	uint8_t *buf;
 	size_t len = 0;
 	int rc;
@@ -180,30 +207,15 @@ int sym_wire_recv_reply(int sock, Lowprof__Sym__SymReply **out, int *fd, char *e
 		free(buf);
 		return rc;
 	}
-	rep = lowprof__sym__sym_reply__unpack(NULL, len, buf);
+	rc = sym_wire_decode_reply(buf, len, *fd >= 0, out, err, errlen);
 	free(buf);
-	if (rep == NULL)
-		bad = "reply does not unpack";
-	else if (rep->id == 0)
-		bad = "reply with id 0";
-	else if (rep->error < 0)
-		bad = "negative error in a reply";
-	else if (rep->error != 0 && *fd >= 0)
-		bad = "failure reply carrying a file descriptor";
-	else if (strlen(rep->exe_path) > SYM_WIRE_MAX_EXE_PATH || strlen(rep->reason) > 1024)
-		bad = "text field too long";
-	else if (rep->cgroup.len > SYM_WIRE_MAX_CGROUP)
-		bad = "cgroup text too long";
-	if (bad != NULL) {
+	if (rc < 0) {
 		if (*fd >= 0) {
 			close(*fd);
 			*fd = -1;
 		}
-		if (rep != NULL)
-			lowprof__sym__sym_reply__free_unpacked(rep, NULL);
-		return sym_wire_fail(rep == NULL ? -EBADMSG : -EPROTO, err, errlen, "%s", bad);
+		return rc;
 	}
-	*out = rep;
 	return 1;
 }
 

@@ -44,6 +44,15 @@ int sym_wire_send_request(int sock, const Lowprof__Sym__SymRequest *req);
 int sym_wire_recv_request(int sock, Lowprof__Sym__SymRequest **out, char *err, size_t errlen);
 
 /*
+ * Unpack one request already received (by the loader's monitor core):
+ * 0 and *out set (free with sym_wire_free_request), or -EBADMSG (does not
+ * unpack, id 0) with the reason in err. A request of no known kind is left
+ * to the caller's request table, which refuses it on the record.
+ */
+int sym_wire_decode_request(const uint8_t *buf, size_t len, Lowprof__Sym__SymRequest **out,
+			    char *err, size_t errlen);
+
+/*
  * The semantic checks of a request the loader applies before acting:
  * 1 <= pid <= SYM_WIRE_MAX_PID, start < end, inode != 0, a well-formed build
  * id (sym_wire_build_id_valid). 0, or -EINVAL with the first violation in err.
@@ -64,6 +73,11 @@ int sym_wire_send_reply(int sock, const Lowprof__Sym__SymReply *rep, int fd);
  * request, which the caller checks.
  */
 int sym_wire_recv_reply(int sock, Lowprof__Sym__SymReply **out, int *fd, char *err, size_t errlen);
+
+/* The checks of sym_wire_recv_reply on a reply already received (with_fd: it
+ * came with a descriptor). 0 and *out set, or -EBADMSG / -EPROTO + err. */
+int sym_wire_decode_reply(const uint8_t *buf, size_t len, bool with_fd,
+			  Lowprof__Sym__SymReply **out, char *err, size_t errlen);
 
 void sym_wire_free_request(Lowprof__Sym__SymRequest *req);
 void sym_wire_free_reply(Lowprof__Sym__SymReply *rep);

@@ -348,19 +348,9 @@ static const struct monitor_protocol symbol_protocol = {
 static Lowprof__Sym__SymRequest *symbol_broker_parse(const uint8_t *data, size_t len, char *why,
 						     size_t whylen)
 {
-	Lowprof__Sym__SymRequest *req = lowprof__sym__sym_request__unpack(NULL, len, data);
+	Lowprof__Sym__SymRequest *req;
 
-	if (req == NULL) {
-		snprintf(why, whylen, "request of %zu bytes does not unpack", len);
-		return NULL;
-	}
-	if (req->id == 0) {
-		/* Nothing to answer it with: the exporter matches replies by id. */
-		snprintf(why, whylen, "%s request with id 0", sym_wire_request_name(req->what_case));
-		lowprof__sym__sym_request__free_unpacked(req, NULL);
-		return NULL;
-	}
-	return req;
+	return sym_wire_decode_request(data, len, &req, why, whylen) == 0 ? req : NULL;
 }
 
 int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_broker_config *cfg,
