@@ -7,6 +7,7 @@
 #include "ipc/wire.h"
 
 #include "fuzz/fuzz_check.h"
+#include <errno.h>
 #include <stdint.h>
 
 static const struct wire_limits fuzz_limits = {.max_frequency_hz = 999, .max_divisor = 64};
