@@ -42,11 +42,9 @@ void sandbox_limit_caps(const char *component, const cap_value_t *keep, size_t n
  * filter (it reports what is already unreachable, and turns the exit-time
  * check off). Nothing of this is in a normal build.
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#ifdef LOWPROF_SANITIZE
 #include <sanitizer/lsan_interface.h>
 #define SANDBOX_LEAK_CHECK() __lsan_do_leak_check()
-#endif
 #endif
 #ifndef SANDBOX_LEAK_CHECK
 #define SANDBOX_LEAK_CHECK() ((void)0)

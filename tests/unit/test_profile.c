@@ -258,8 +258,13 @@ static void test_many_stacks(void **state)
 	assert_int_equal(t.samples, 200200);
 	assert_int_equal(t.pids, 500);
 	assert_true(t.functions <= 128); /* 64 names x 2 modules at most */
-	/* Linear scans would take minutes here; hash tables take well under a second. */
+	/* Linear scans would take minutes here; hash tables take well under a
+	 * second (a few under the sanitizers' slowdown, on a loaded machine). */
+#ifdef LOWPROF_SANITIZE
+	assert_true(elapsed < 60.0);
+#else
 	assert_true(elapsed < 10.0);
+#endif
 	profile_free(p);
 }
 
