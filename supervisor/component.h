@@ -49,6 +49,7 @@ struct component {
 	int64_t last_message_ms; /* liveness: any message counts */
 	bool ever_ready;
 	bool kill_reason_liveness; /* we killed it for missing its deadline */
+	bool reloading;          /* stopped by a reload: started again at once */
 	int exit_status;         /* wait status of the last exit */
 	char last_exit[128];     /* "killed by signal 9 (Killed)", "" if none */
 	struct restart_state restart;
