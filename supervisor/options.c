@@ -407,8 +407,11 @@ void supervisor_options_print(struct supervisor_options *o, FILE *out)
 				fprintf(out, "# %s = (none)\n", specs[i].name);
 			else if (specs[i].kind == OPTION_STRING && value[0] == '\0')
 				fprintf(out, "# %s = (default)\n", specs[i].name);
-			else
-				fprintf(out, "%s = %s\n", specs[i].name, value);
+			else /* the other otlp-* keys need an endpoint */
+				fprintf(out, "%s%s = %s\n",
+					!o->otlp_enabled && strncmp(specs[i].name, "otlp-", 5) == 0
+						? "# " : "",
+					specs[i].name, value);
 		}
 	}
 }
