@@ -15,6 +15,7 @@
 #include "ipc/lowprof_fds.h"
 #include "settings/config_file.h"
 #include "settings/option_specs.h"
+#include "supervisor/config_reload.h"
 #include "supervisor/status_socket.h"
 
 /* --run-dir: room left in run_dir for the socket's name. */
@@ -43,6 +44,41 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	otlp_settings_init(&o->otlp);
 }
 
+/* The keys of the configuration file, from the table itself. */
+static void options_usage_keys(FILE *out)
+{
+	struct option_spec specs[SUPERVISOR_OPTIONS_MAX_SPECS];
+	struct supervisor_options *o = calloc(1, sizeof(*o));
+	size_t i, n, col = 2;
+	int pass;
+
+	if (o == NULL)
+		return;
+	supervisor_options_defaults(o);
+	n = supervisor_options_specs(o, specs);
+	fprintf(out, "\nConfiguration file: one KEY = VALUE a line, # comments; KEY is a long\n"
+		     "option's name, VALUE as on the command line (true/false for a switch).\n"
+		     "SIGHUP (systemctl reload lowprof) reads it again and applies the first\n"
+		     "group; the second needs a restart of lowprof. otlp-header is not a key:\n"
+		     "header values do not belong in a world-readable file.\n");
+	for (pass = 0; pass < 2; pass++) {
+		fprintf(out, "%s", pass == 0 ? "Applied on reload:\n " : "\nNeed a restart:\n ");
+		col = 1;
+		for (i = 0; i < n; i++) {
+			if ((specs[i].flags & OPTION_CLI_ONLY) ||
+			    config_reload_applies(specs[i].name) != (pass == 0))
+				continue;
+			if (col + strlen(specs[i].name) + 1 > 78) {
+				fprintf(out, "\n ");
+				col = 1;
+			}
+			col += (size_t)fprintf(out, " %s", specs[i].name);
+		}
+	}
+	fprintf(out, "\n");
+	free(o);
+}
+
 void supervisor_options_usage(FILE *out)
 {
 	fprintf(out,
@@ -50,6 +86,8 @@ void supervisor_options_usage(FILE *out)
 		"Profile the on-CPU user and kernel stacks of every process on this host,\n"
 		"within a CPU budget, and write a flame graph, pprof and folded stacks.\n"
 		"\n"
+		"      --config FILE       read settings from FILE (default %s\n"
+		"                          when it exists); the command line wins\n"
 		"  -d, --duration SECONDS  stop after SECONDS (default: until SIGINT/SIGTERM)\n"
 		"  -o, --output DIR        write the profile into DIR (default %s,\n"
 		"                          created if missing)\n"
@@ -104,15 +142,19 @@ void supervisor_options_usage(FILE *out)
 		"Other commands:\n"
 		"  lowprof status [--json] [--run-dir DIR]   state of a running lowprof\n"
 		"  lowprof restart COMPONENT [--run-dir DIR] respawn a failed component\n"
+		"  lowprof audit PATH                        the audit log as a table\n"
+		"  lowprof config check FILE                 validate a configuration file\n"
+		"  lowprof config show [OPTION]...           the effective settings\n"
 		"\n"
 		"Output files (in DIR): flamegraph.svg, profile.pb.gz (pprof), profile.folded,\n"
 		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad command line.\n",
-		SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
+		CONFIG_FILE_DEFAULT, SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
 		SETTINGS_MAX_DEPTH_MAX, SETTINGS_MAX_DEPTH, SETTINGS_UNWIND_TABLE_MB, SETTINGS_USER,
 		SETTINGS_CPU_BUDGET_PCT, SETTINGS_CPU_BUDGET_MAX_PCT, SETTINGS_CONTROL_INTERVAL_S,
 		SETTINGS_RUN_DIR, SETTINGS_LIVENESS_TIMEOUT_S, SETTINGS_RESTART_BACKOFF_MS,
 		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20);
+	options_usage_keys(out);
 }
 
 static unsigned options_max_sample_rate(const char *path)
