@@ -288,7 +288,7 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
-		{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = &o->verbose},
+		SETTINGS_OPT_VERBOSE(&o->verbose),
 		{.name = "help", .short_name = 'h', .kind = OPTION_FLAG, .dest = &o->show_help,
 		 .flags = OPTION_STOP | OPTION_CLI_ONLY},
 		{.name = "version", .kind = OPTION_FLAG, .dest = &o->show_version,

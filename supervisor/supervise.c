@@ -102,6 +102,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ld, "--unwind=%s", settings_unwind_names[o->unwind]);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
+	if (o->verbose)
+		component_add_arg(ld, "--verbose");
 	if (sv->pin_dir[0] != '\0')
 		component_add_arg(ld, "--pin-dir=%s", sv->pin_dir);
 	if (o->no_throttle)
@@ -132,6 +134,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ct, "--max-depth=%u", o->max_depth);
+	if (o->verbose)
+		component_add_arg(ct, "--verbose");
 	if (o->no_throttle)
 		component_add_arg(ct, "--no-throttle");
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
