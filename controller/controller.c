@@ -27,7 +27,7 @@ static int controller_hello(struct controller *c)
 		return rc;
 	c->have_sent = true;
 	throttle_describe(&c->sent, desc, sizeof(desc));
-	log_info("loader state: %s", desc);
+	log_debug("loader state: %s", desc);
 	return 0;
 }
 
@@ -148,7 +148,7 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	policy_state_init(&c->state, &c->set);
 	/* The first /proc/stat snapshot: the first interval compares against it. */
 	controller_read_host(c, &(struct policy_signals){0});
-	log_info("every %g s: budget %g%%, -F %u Hz%s", c->interval_s, c->set.cpu_budget_pct,
+	log_debug("every %g s: budget %g%%, -F %u Hz%s", c->interval_s, c->set.cpu_budget_pct,
 		 c->set.tiers[THROTTLE_TIER_HEALTHY].frequency_hz, c->set.no_throttle ? ", --no-throttle" : "");
 	notify_ready();
 	return 0;

@@ -14,7 +14,7 @@ int controller_options_parse(int argc, char **argv, struct controller_options *o
 		SETTINGS_OPT_FREQUENCY(&out->frequency_hz),
 		SETTINGS_OPT_NO_THROTTLE(&out->no_throttle),
 		SETTINGS_OPT_MAX_DEPTH(&out->max_depth),
-		{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = &out->verbose},
+		SETTINGS_OPT_VERBOSE(&out->verbose),
 		{.name = NULL},
 	};
 	const struct option_parser parser = {.specs = specs, .first = 1};

@@ -50,8 +50,9 @@ static int control_apply(struct control_server *cs, const struct throttle *t,
 	rc = cs->ops.apply(cs->ops.arg, t, err, errlen);
 	if (rc == 0)
 		cs->applied = *t;
-	log_info("audit: %s: set_throttle %s -> %s: %s%s", who, before, after,
-		 rc == 0 ? "applied" : "failed: ", rc == 0 ? "" : err);
+	/* The audit log has every change; stderr only with -v (a failure always). */
+	log_msg(rc == 0 ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN, NULL, "audit: %s: set_throttle %s -> %s: %s%s",
+		who, before, after, rc == 0 ? "applied" : "failed: ", rc == 0 ? "" : err);
 	return rc;
 }
 

@@ -50,6 +50,7 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		 .max = SETTINGS_ID_MAX},
 		{.name = "debug-dir", .kind = OPTION_STRING, .dest = &out->debug_dir,
 		 .check = loader_check_debug_dir},
+		SETTINGS_OPT_VERBOSE(&out->verbose),
 		{.name = NULL},
 	};
 	const struct option_parser parser = {.specs = specs, .first = 1};

@@ -33,6 +33,7 @@ struct loader_options {
 	int controller_uid;         /* --controller-uid: the only uid the control socket accepts; -1: any */
 	int exporter_uid;           /* --exporter-uid: the only uid the symbol socket serves; -1: any */
 	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */
+	bool verbose;               /* -v: debug lines, the applied throttle changes' audit among them */
 };
 
 /* Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err. */

@@ -84,6 +84,8 @@ int main(int argc, char **argv)
 	rc = loader_options_parse(argc, argv, &l.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
+	if (l.opt.verbose)
+		log_init("lowprof-loader", LOG_LEVEL_DEBUG);
 	loader_sandbox(seccomp_log);
 	libbpf_set_print(loader_libbpf_print);
 	rc = loader_start(&l, err, sizeof(err));

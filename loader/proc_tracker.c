@@ -317,7 +317,7 @@ void proc_tracker_log_usage(struct proc_tracker *pt)
 	struct unwind_maps_usage u;
 
 	unwind_maps_usage(&pt->maps, &u);
-	log_info("unwind tables: %.1f of %.1f MiB rows (%" PRIu64 " files, %" PRIu64
+	log_debug("unwind tables: %.1f of %.1f MiB rows (%" PRIu64 " files, %" PRIu64
 		 " refused, %" PRIu64 " over budget), %" PRIu64 " processes (%.1f MiB); "
 		 "%" PRIu64 " parsed, %" PRIu64 " cache hits, %.1f ms building",
 		 (double)u.rows_used * 16 / 1048576.0, (double)u.budget_bytes / 1048576.0,
@@ -386,7 +386,7 @@ void proc_tracker_start(struct proc_tracker *pt, struct bpf_session *sess)
 	if (proc_tracker_init(pt, sess->skel, err, sizeof(err)) == 0) {
 		if (proc_tracker_attach(pt, sess->skel, err, sizeof(err)) == 0) {
 			pt->active = true;
-			log_info("DWARF unwinding (--unwind=%s): %.0f MiB for tables",
+			log_debug("DWARF unwinding (--unwind=%s): %.0f MiB for tables",
 				 pt->choice == LOADER_UNWIND_DWARF ? "dwarf" : "auto",
 				 (double)pt->maps.capacity * 16 / 1048576.0);
 			return;

@@ -441,7 +441,7 @@ void symbol_broker_close(struct symbol_broker *b)
 
 	monitor_close(&b->mon);
 	if (s->served + s->errors + m->refused + s->malformed > 0)
-		log_info("symbol broker: %llu served, %llu errors, %llu refused (%llu rate-limited), "
+		log_debug("symbol broker: %llu served, %llu errors, %llu refused (%llu rate-limited), "
 			 "%llu malformed, %llu replies dropped",
 			 (unsigned long long)s->served, (unsigned long long)s->errors,
 			 (unsigned long long)m->refused, (unsigned long long)m->rate_limited,

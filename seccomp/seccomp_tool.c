@@ -4,6 +4,9 @@
  *   names COMPONENT           "name action" per line (docs, SystemCallFilter=)
  *   exec COMPONENT CMD...     run CMD under COMPONENT's filter ("union": the
  *                             outer filter a systemd unit would apply)
+ *   oci COMPONENT             the filter as an OCI seccomp profile (JSON), for
+ *                             Kubernetes' Localhost profiles ("union": every
+ *                             component's, as deploy/kubernetes uses)
  *   trigger COMPONENT         install the filter, then make a forbidden call
  *                             (ptrace): the process must die by SIGSYS
  * Started under the name lowprof-COMPONENT it acts as `trigger COMPONENT`:
@@ -24,6 +27,94 @@ static void tool_print_name(const char *name, const char *action, void *arg)
 {
 	(void)arg;
 	printf("%s %s\n", name, action);
+}
+
+/* The architecture the filters are built for: this build's. */
+#if defined(__x86_64__)
+#define TOOL_OCI_ARCH "SCMP_ARCH_X86_64"
+#elif defined(__aarch64__)
+#define TOOL_OCI_ARCH "SCMP_ARCH_AARCH64"
+#else
+#error "no OCI architecture name for this target"
+#endif
+
+/* The names, grouped by action, for the OCI profile. */
+struct tool_oci {
+	struct {
+		char action[32];
+		char names[4096];
+		size_t n;
+	} group[8];
+	size_t ngroups;
+};
+
+static void tool_oci_add(const char *name, const char *action, void *arg)
+{
+	struct tool_oci *o = arg;
+	size_t i, used;
+
+	for (i = 0; i < o->ngroups && strcmp(o->group[i].action, action) != 0; i++)
+		;
+	if (i == o->ngroups) {
+		if (o->ngroups == sizeof(o->group) / sizeof(o->group[0]))
+			return;
+		snprintf(o->group[i].action, sizeof(o->group[i].action), "%s", action);
+		o->ngroups++;
+	}
+	used = strlen(o->group[i].names);
+	snprintf(o->group[i].names + used, sizeof(o->group[i].names) - used, "%s\"%s\"",
+		 o->group[i].n++ % 6 == 0 ? (used ? ",\n        " : "") : ", ", name);
+}
+
+/* "errno:EPERM" -> 1: the errno whose name it is, 0 if none. */
+static int tool_errno_of(const char *action)
+{
+	const char *name;
+	int e;
+
+	if (strncmp(action, "errno:", 6) != 0)
+		return 0;
+	for (e = 1; e < 4096; e++) {
+		name = strerrorname_np(e);
+		if (name != NULL && strcmp(name, action + 6) == 0)
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * An OCI runtime seccomp profile (the format of Kubernetes' Localhost
+ * profiles, Docker's and runc's): the same names and answers as the
+ * component's filter, anything else kills the process like the filter does.
+ * Names only: argument checks stay in the components' own filters.
+ */
+static int tool_oci(const char *component)
+{
+	static struct tool_oci o;
+	size_t i;
+	int e;
+
+	if (seccomp_list_names(component, tool_oci_add, &o) < 0) {
+		fprintf(stderr, "lowprof-seccomp-tool: unknown component '%s'\n", component);
+		return 1;
+	}
+	printf("{\n  \"defaultAction\": \"SCMP_ACT_KILL_PROCESS\",\n"
+	       "  \"architectures\": [\"" TOOL_OCI_ARCH "\"],\n  \"syscalls\": [");
+	for (i = 0; i < o.ngroups; i++) {
+		printf("%s\n    {\n      \"names\": [\n        %s\n      ],\n", i ? "," : "",
+		       o.group[i].names);
+		e = tool_errno_of(o.group[i].action);
+		if (strcmp(o.group[i].action, "allow") == 0)
+			printf("      \"action\": \"SCMP_ACT_ALLOW\"\n    }");
+		else if (e > 0)
+			printf("      \"action\": \"SCMP_ACT_ERRNO\",\n      \"errnoRet\": %d\n    }", e);
+		else {
+			fprintf(stderr, "lowprof-seccomp-tool: no OCI action for '%s'\n", o.group[i].action);
+			return 1;
+		}
+	}
+	printf("\n  ]\n}\n");
+	return 0;
 }
 
 static int tool_trigger(const char *component)
@@ -50,7 +141,7 @@ int main(int argc, char **argv)
 	if (strncmp(self, "lowprof-", 8) == 0 && strcmp(self, "lowprof-seccomp-tool") != 0)
 		return tool_trigger(self + 8);
 	if (argc < 3) {
-		fprintf(stderr, "usage: lowprof-seccomp-tool pfc|names|exec|trigger COMPONENT [...]\n");
+		fprintf(stderr, "usage: lowprof-seccomp-tool pfc|names|oci|exec|trigger COMPONENT [...]\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "pfc") == 0) {
@@ -66,6 +157,8 @@ int main(int argc, char **argv)
 		return seccomp_list_names(argv[2], tool_print_name, NULL) < 0;
 	if (strcmp(argv[1], "trigger") == 0)
 		return tool_trigger(argv[2]);
+	if (strcmp(argv[1], "oci") == 0)
+		return tool_oci(argv[2]);
 	if (strcmp(argv[1], "exec") == 0 && argc > 3) {
 		if (seccomp_install(argv[2], getenv("LOWPROF_SECCOMP_TOOL_LOG") != NULL, err, sizeof(err)) != 0) {
 			fprintf(stderr, "lowprof-seccomp-tool: %s\n", err);

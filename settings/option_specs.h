@@ -37,6 +37,9 @@ extern const char *const settings_otlp_compression_names[];
 	 .min = SETTINGS_CONTROL_INTERVAL_MIN_S, .max = SETTINGS_CONTROL_INTERVAL_MAX_S,          \
 	 .unit = " seconds"}
 #define SETTINGS_OPT_NO_THROTTLE(field) {.name = "no-throttle", .kind = OPTION_FLAG, .dest = (field)}
+/* -v: debug lines on stderr (the audit trail of applied changes among them). */
+#define SETTINGS_OPT_VERBOSE(field)                                                           \
+	{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = (field)}
 /* enum settings_unwind */
 #define SETTINGS_OPT_UNWIND(field)                                                            \
 	{.name = "unwind", .kind = OPTION_ENUM, .dest = (field), .names = settings_unwind_names,  \

@@ -266,3 +266,85 @@ int option_table_parse(const struct option_parser *p, int argc, char **argv, cha
 				   hint);
 	return 0;
 }
+
+int option_table_set(const struct option_spec *specs, const char *name, const char *value,
+		     char *err, size_t errlen)
+{
+	struct option_spec o;
+	const char *const *w;
+	static const char *const yes[] = {"true", "yes", "on", "1", NULL};
+	static const char *const no[] = {"false", "no", "off", "0", NULL};
+
+	for (; specs->name != NULL; specs++) {
+		if (strcmp(specs->name, name) == 0)
+			break;
+	}
+	if (specs->name == NULL)
+		return errbuf_fail(-ENOENT, err, errlen, "unknown key");
+	if (specs->flags & OPTION_CLI_ONLY)
+		return errbuf_fail(-EPERM, err, errlen, "only accepted on the command line");
+	o = *specs;
+	if (o.label == NULL)
+		o.label = "value";
+	if (o.kind != OPTION_FLAG)
+		return option_take(&o, value, err, errlen);
+	for (w = yes; *w != NULL; w++) {
+		if (strcmp(value, *w) == 0)
+			return option_take(&o, "", err, errlen);
+	}
+	for (w = no; *w != NULL; w++) {
+		if (strcmp(value, *w) == 0) {
+			if (o.dest != NULL)
+				*(bool *)o.dest = false;
+			return 0;
+		}
+	}
+	return errbuf_fail(-EINVAL, err, errlen, "invalid value '%s': expected true or false", value);
+}
+
+size_t option_table_count(const struct option_spec *spec)
+{
+	return spec->count != NULL ? *spec->count : 1;
+}
+
+int option_table_format(const struct option_spec *spec, size_t index, char *buf, size_t len)
+{
+	union option_value v;
+	size_t size = option_kind_size(spec->kind);
+
+	memset(&v, 0, sizeof(v));
+	if (spec->dest != NULL && index < option_table_count(spec))
+		memcpy(&v, (const char *)spec->dest + index * size, size);
+	switch (spec->kind) {
+	case OPTION_FLAG:
+		return snprintf(buf, len, "%s", v.flag ? "true" : "false");
+	case OPTION_UINT:
+		return snprintf(buf, len, "%u", v.u);
+	case OPTION_INT:
+		return snprintf(buf, len, "%d", v.i);
+	case OPTION_SIZE:
+		return snprintf(buf, len, "%zu", v.z);
+	case OPTION_DOUBLE:
+		/* The shortest text that reads back as the same double. */
+		snprintf(buf, len, "%.15g", v.d);
+		if (strtod(buf, NULL) == v.d)
+			return (int)strlen(buf);
+		return snprintf(buf, len, "%.17g", v.d);
+	case OPTION_STRING:
+		return snprintf(buf, len, "%s", v.s != NULL ? v.s : "");
+	case OPTION_ENUM:
+		return snprintf(buf, len, "%s", spec->names[v.u]);
+	}
+	return snprintf(buf, len, "?");
+}
+
+void option_table_copy(const struct option_spec *to, const struct option_spec *from)
+{
+	size_t n = option_table_count(from);
+
+	if (to->dest == NULL || from->dest == NULL)
+		return;
+	if (to->count != NULL)
+		*to->count = n;
+	memcpy(to->dest, from->dest, n * option_kind_size(from->kind));
+}

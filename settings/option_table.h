@@ -33,6 +33,9 @@ enum option_kind {
 #define OPTION_POW2 0x2u
 /* Numeric kinds: min itself is refused (a duration above 0). */
 #define OPTION_ABOVE_MIN 0x4u
+/* Not a key of the configuration file (--help, --config, values that must not
+ * be written where other users may read them): option_table_set refuses it. */
+#define OPTION_CLI_ONLY 0x8u
 
 struct option_spec {
 	const char *name;         /* long name without the dashes; NULL ends the table */
@@ -82,5 +85,28 @@ struct option_parser {
  * given), or -EINVAL with one line in err. Not reentrant (getopt_long). */
 int option_table_parse(const struct option_parser *p, int argc, char **argv, char *err,
 		       size_t errlen);
+
+/*
+ * One option by its exact long name (no abbreviation), as a configuration
+ * file gives it: the same conversions, ranges and checks as the command line;
+ * the error line says "invalid value 'V'" unless the spec has a label of its
+ * own. A flag takes true, yes, on, 1 or false, no, off, 0. Returns 0, -ENOENT
+ * (no such option), -EPERM (OPTION_CLI_ONLY) or -EINVAL, with one line in err.
+ */
+int option_table_set(const struct option_spec *specs, const char *name, const char *value,
+		     char *err, size_t errlen);
+
+/* The spec's number of values: *count for a repeatable option, else 1. */
+size_t option_table_count(const struct option_spec *spec);
+
+/*
+ * Value number index of the option as text that option_table_set takes back
+ * ("" for an unset string, true/false for a flag). Returns the length.
+ */
+int option_table_format(const struct option_spec *spec, size_t index, char *buf, size_t len);
+
+/* Copies the value (all values and the count of a repeatable option) from
+ * from->dest to to->dest: two tables of the same rows over two structures. */
+void option_table_copy(const struct option_spec *to, const struct option_spec *from);
 
 #endif /* LOWPROF_SETTINGS_OPTION_TABLE_H */

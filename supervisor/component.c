@@ -28,7 +28,13 @@ int component_find_binary(const char *program, const char *libexec_dir, char *ou
 	if (n > 0) {
 		self[n] = '\0';
 		snprintf(dir, sizeof(dir), "%s", dirname(self));
+		/* Beside us: the build tree. */
 		snprintf(out, outlen, "%s/%s", dir, program);
+		if (access(out, X_OK) == 0)
+			return 0;
+		/* BINDIR/../libexec/lowprof: an installation under any prefix (a package
+		 * installs into /usr whatever prefix the build was configured with). */
+		snprintf(out, outlen, "%s/../%s/%s", dir, COMPONENT_LIBEXEC_RELATIVE, program);
 		if (access(out, X_OK) == 0)
 			return 0;
 	} else {
@@ -37,7 +43,8 @@ int component_find_binary(const char *program, const char *libexec_dir, char *ou
 	snprintf(out, outlen, "%s/%s", libexec_dir, program);
 	if (access(out, X_OK) == 0)
 		return 0;
-	snprintf(err, errlen, "cannot find %s: looked in %s and %s", program, dir, libexec_dir);
+	snprintf(err, errlen, "cannot find %s: looked in %s, %s/../%s and %s", program, dir, dir,
+		 COMPONENT_LIBEXEC_RELATIVE, libexec_dir);
 	return -1;
 }
 

@@ -49,6 +49,7 @@ struct component {
 	int64_t last_message_ms; /* liveness: any message counts */
 	bool ever_ready;
 	bool kill_reason_liveness; /* we killed it for missing its deadline */
+	bool reloading;          /* stopped by a reload: started again at once */
 	int exit_status;         /* wait status of the last exit */
 	char last_exit[128];     /* "killed by signal 9 (Killed)", "" if none */
 	struct restart_state restart;
@@ -58,9 +59,13 @@ struct component {
 	uint64_t bad_messages;
 };
 
+/* The helpers' directory relative to the installed lowprof's. */
+#define COMPONENT_LIBEXEC_RELATIVE "libexec/lowprof"
+
 /*
- * Find PROGRAM beside the running executable, else in libexec_dir.
- * Returns 0 with the path in out, or -1 with a message naming both places.
+ * Find PROGRAM beside the running executable, else in
+ * ../COMPONENT_LIBEXEC_RELATIVE from it, else in libexec_dir.
+ * Returns 0 with the path in out, or -1 with a message naming the places.
  */
 int component_find_binary(const char *program, const char *libexec_dir, char *out, size_t outlen,
 			  char *err, size_t errlen);

@@ -4,6 +4,8 @@
  *   lowprof status [--json] [--run-dir DIR]
  *   lowprof restart COMPONENT [--run-dir DIR]
  *   lowprof audit PATH                   the loader's audit log as a table
+ *   lowprof config check FILE            validate a configuration file
+ *   lowprof config show [OPTION]...      the effective settings
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "lowprof_build_config.h"
 #include "settings/option_table.h"
 #include "supervisor/audit_read.h"
+#include "supervisor/component.h"
 #include "supervisor/options.h"
 #include "supervisor/status_socket.h"
 #include "supervisor/supervise.h"
@@ -94,6 +97,46 @@ static int main_audit(int argc, char **argv)
 	return bad > 0 ? LOWPROF_EXIT_FAILURE : 0;
 }
 
+/*
+ * `lowprof config check FILE`: FILE read as lowprof would read it, nothing
+ * started; `lowprof config show [OPTION]...`: the settings lowprof would run
+ * with (defaults, the configuration file, then OPTIONs), as a file's lines.
+ */
+static int main_config(int argc, char **argv)
+{
+	struct supervisor_options opt;
+	char *sub_argv[COMPONENT_MAX_ARGS];
+	char err[512];
+	int rc, i, sub_argc = 0;
+	bool check = argc == 4 && strcmp(argv[2], "check") == 0;
+
+	if (!check && (argc < 3 || strcmp(argv[2], "show") != 0)) {
+		fprintf(stderr, "usage: lowprof config check FILE | lowprof config show [OPTION]...\n");
+		return argc == 3 && strcmp(argv[2], "--help") == 0 ? 0 : LOWPROF_EXIT_USAGE;
+	}
+	sub_argv[sub_argc++] = argv[0];
+	for (i = 3; !check && i < argc && sub_argc + 1 < COMPONENT_MAX_ARGS; i++)
+		sub_argv[sub_argc++] = argv[i];
+	sub_argv[sub_argc] = NULL;
+	supervisor_options_defaults(&opt);
+	if (check) {
+		opt.config_path = argv[3];
+		opt.default_config_path = NULL;
+	}
+	rc = supervisor_options_load(sub_argc, sub_argv, &opt, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "lowprof config: %s\n", err);
+		supervisor_options_free(&opt);
+		return rc;
+	}
+	if (check)
+		printf("%s: ok\n", argv[3]);
+	else
+		supervisor_options_print(&opt, stdout);
+	supervisor_options_free(&opt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct supervisor_options opt;
@@ -105,6 +148,8 @@ int main(int argc, char **argv)
 		return main_client(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "audit") == 0)
 		return main_audit(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "config") == 0)
+		return main_config(argc, argv);
 	supervisor_options_defaults(&opt);
 	rc = supervisor_options_parse(argc, argv, &opt, err, sizeof(err));
 	if (rc != 0) {

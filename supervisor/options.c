@@ -13,7 +13,9 @@
 #include "common/errbuf.h"
 #include "common/number_parse.h"
 #include "ipc/lowprof_fds.h"
+#include "settings/config_file.h"
 #include "settings/option_specs.h"
+#include "supervisor/config_reload.h"
 #include "supervisor/status_socket.h"
 
 /* --run-dir: room left in run_dir for the socket's name. */
@@ -37,7 +39,44 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->restart_cap_ms = SETTINGS_RESTART_CAP_MS;
 	status_socket_default_dir(o->run_dir, sizeof(o->run_dir));
 	o->max_sample_rate_path = SETTINGS_MAX_SAMPLE_RATE_PATH;
+	o->default_config_path = CONFIG_FILE_DEFAULT;
+	o->otlp_queue_mb = SETTINGS_OTLP_QUEUE_BYTES / 1048576.0;
 	otlp_settings_init(&o->otlp);
+}
+
+/* The keys of the configuration file, from the table itself. */
+static void options_usage_keys(FILE *out)
+{
+	struct option_spec specs[SUPERVISOR_OPTIONS_MAX_SPECS];
+	struct supervisor_options *o = calloc(1, sizeof(*o));
+	size_t i, n, col = 2;
+	int pass;
+
+	if (o == NULL)
+		return;
+	supervisor_options_defaults(o);
+	n = supervisor_options_specs(o, specs);
+	fprintf(out, "\nConfiguration file: one KEY = VALUE a line, # comments; KEY is a long\n"
+		     "option's name, VALUE as on the command line (true/false for a switch).\n"
+		     "SIGHUP (systemctl reload lowprof) reads it again and applies the first\n"
+		     "group; the second needs a restart of lowprof. otlp-header is not a key:\n"
+		     "header values do not belong in a world-readable file.\n");
+	for (pass = 0; pass < 2; pass++) {
+		fprintf(out, "%s", pass == 0 ? "Applied on reload:\n " : "\nNeed a restart:\n ");
+		col = 1;
+		for (i = 0; i < n; i++) {
+			if ((specs[i].flags & OPTION_CLI_ONLY) ||
+			    config_reload_applies(specs[i].name) != (pass == 0))
+				continue;
+			if (col + strlen(specs[i].name) + 1 > 78) {
+				fprintf(out, "\n ");
+				col = 1;
+			}
+			col += (size_t)fprintf(out, " %s", specs[i].name);
+		}
+	}
+	fprintf(out, "\n");
+	free(o);
 }
 
 void supervisor_options_usage(FILE *out)
@@ -47,6 +86,8 @@ void supervisor_options_usage(FILE *out)
 		"Profile the on-CPU user and kernel stacks of every process on this host,\n"
 		"within a CPU budget, and write a flame graph, pprof and folded stacks.\n"
 		"\n"
+		"      --config FILE       read settings from FILE (default %s\n"
+		"                          when it exists); the command line wins\n"
 		"  -d, --duration SECONDS  stop after SECONDS (default: until SIGINT/SIGTERM)\n"
 		"  -o, --output DIR        write the profile into DIR (default %s,\n"
 		"                          created if missing)\n"
@@ -101,15 +142,19 @@ void supervisor_options_usage(FILE *out)
 		"Other commands:\n"
 		"  lowprof status [--json] [--run-dir DIR]   state of a running lowprof\n"
 		"  lowprof restart COMPONENT [--run-dir DIR] respawn a failed component\n"
+		"  lowprof audit PATH                        the audit log as a table\n"
+		"  lowprof config check FILE                 validate a configuration file\n"
+		"  lowprof config show [OPTION]...           the effective settings\n"
 		"\n"
 		"Output files (in DIR): flamegraph.svg, profile.pb.gz (pprof), profile.folded,\n"
 		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad command line.\n",
-		SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
+		CONFIG_FILE_DEFAULT, SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
 		SETTINGS_MAX_DEPTH_MAX, SETTINGS_MAX_DEPTH, SETTINGS_UNWIND_TABLE_MB, SETTINGS_USER,
 		SETTINGS_CPU_BUDGET_PCT, SETTINGS_CPU_BUDGET_MAX_PCT, SETTINGS_CONTROL_INTERVAL_S,
 		SETTINGS_RUN_DIR, SETTINGS_LIVENESS_TIMEOUT_S, SETTINGS_RESTART_BACKOFF_MS,
 		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20);
+	options_usage_keys(out);
 }
 
 static unsigned options_max_sample_rate(const char *path)
@@ -201,14 +246,12 @@ static int options_check_audit_log(const struct option_spec *spec, const char *v
 	return value[0] != '\0' && strlen(value) < SETTINGS_AUDIT_LOG_MAX ? 0 : -EINVAL;
 }
 
-int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
-			     char *err, size_t errlen)
+size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec *specs)
 {
-	const char *run_dir = NULL;
-	double queue_mb = -1;
-	bool otlp_other = false;
-	char run_dir_expect[64];
-	const struct option_spec specs[] = {
+	static char run_dir_expect[64];
+	const struct option_spec rows[] = {
+		{.name = "config", .kind = OPTION_STRING, .dest = &o->config_path,
+		 .flags = OPTION_CLI_ONLY},
 		{.name = "duration", .short_name = 'd', .kind = OPTION_DOUBLE, .dest = &o->duration_s,
 		 .min = 0, .max = SETTINGS_DURATION_MAX_S, .flags = OPTION_ABOVE_MIN,
 		 .label = "duration", .expect = "a positive number of seconds"},
@@ -224,8 +267,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{.name = "control-interval", .kind = OPTION_UINT, .dest = &o->control_interval_s,
 		 .min = 1, .max = SETTINGS_CONTROL_INTERVAL_MAX_S, .unit = " seconds"},
 		SETTINGS_OPT_NO_THROTTLE(&o->no_throttle),
-		{.name = "run-dir", .kind = OPTION_STRING, .dest = &run_dir, .expect = run_dir_expect,
-		 .check = options_check_run_dir},
+		{.name = "run-dir", .kind = OPTION_STRING, .dest = &o->run_dir_arg,
+		 .expect = run_dir_expect, .check = options_check_run_dir},
 		{.name = "liveness-timeout", .kind = OPTION_UINT, .dest = &o->liveness_timeout_s,
 		 .min = 1, .max = SETTINGS_LIVENESS_TIMEOUT_MAX_S, .unit = " seconds"},
 		SETTINGS_OPT_UNWIND(&o->unwind),
@@ -237,41 +280,126 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{.name = "restart-backoff-max", .kind = OPTION_UINT, .dest = &o->restart_cap_ms,
 		 .min = SETTINGS_RESTART_BACKOFF_MIN_MS, .max = SETTINGS_RESTART_CAP_MAX_MS,
 		 .unit = " ms"},
-		SETTINGS_OPT_OTLP(&o->otlp, &o->otlp_enabled, &otlp_other),
+		SETTINGS_OPT_OTLP(&o->otlp, &o->otlp_enabled, &o->otlp_other),
 		/* Decimals allowed: the tests bound the queue to a few KiB. */
-		{.name = "otlp-queue-mb", .kind = OPTION_DOUBLE, .dest = &queue_mb,
+		{.name = "otlp-queue-mb", .kind = OPTION_DOUBLE, .dest = &o->otlp_queue_mb,
 		 .min = SETTINGS_OTLP_QUEUE_MIN_BYTES / 1048576.0, .max = SETTINGS_OTLP_QUEUE_MAX_MB,
-		 .expect = "0.001 (1 KiB) to 4096 MiB", .seen = &otlp_other},
+		 .expect = "0.001 (1 KiB) to 4096 MiB", .seen = &o->otlp_other},
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
-		{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = &o->verbose},
+		SETTINGS_OPT_VERBOSE(&o->verbose),
 		{.name = "help", .short_name = 'h', .kind = OPTION_FLAG, .dest = &o->show_help,
-		 .flags = OPTION_STOP},
-		{.name = "version", .kind = OPTION_FLAG, .dest = &o->show_version, .flags = OPTION_STOP},
+		 .flags = OPTION_STOP | OPTION_CLI_ONLY},
+		{.name = "version", .kind = OPTION_FLAG, .dest = &o->show_version,
+		 .flags = OPTION_STOP | OPTION_CLI_ONLY},
 		{.name = NULL},
 	};
-	const struct option_parser parser = {.specs = specs, .first = 1,
-					     .hint = " (see lowprof --help)"};
-	int rc;
+	size_t i, n = sizeof(rows) / sizeof(rows[0]);
 
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= SUPERVISOR_OPTIONS_MAX_SPECS,
+		       "SUPERVISOR_OPTIONS_MAX_SPECS is too small");
 	snprintf(run_dir_expect, sizeof(run_dir_expect), "an absolute path under %zu characters",
 		 sizeof(o->run_dir) - OPTIONS_RUN_DIR_SPARE);
-	rc = option_table_parse(&parser, argc, argv, err, errlen);
-	if (rc == OPTION_TABLE_STOP)
+	/* Header values are secrets: in a file readable by others, or on a
+	 * component's command line (ps shows it), they would leak. */
+	for (i = 0; i < n; i++) {
+		specs[i] = rows[i];
+		if (rows[i].name != NULL && strcmp(rows[i].name, "otlp-header") == 0)
+			specs[i].flags |= OPTION_CLI_ONLY;
+	}
+	return n - 1;
+}
+
+void supervisor_options_settle(struct supervisor_options *o)
+{
+	if (o->run_dir_arg != NULL)
+		snprintf(o->run_dir, sizeof(o->run_dir), "%s", o->run_dir_arg);
+	o->otlp.queue_max_bytes = (size_t)(o->otlp_queue_mb * 1048576.0);
+}
+
+/* The file to read: --config, else the default when it exists, else none. */
+static const char *options_config_path(const struct supervisor_options *cli)
+{
+	if (cli->config_path != NULL)
+		return cli->config_path;
+	if (cli->default_config_path != NULL && access(cli->default_config_path, F_OK) == 0)
+		return cli->default_config_path;
+	return NULL;
+}
+
+/*
+ * The file's lines into o, then the command line's options over them. The
+ * command line was parsed once into cli (a copy of o) to learn --config and
+ * which repeatable options it gives: those replace the file's list rather
+ * than add to it.
+ */
+static int options_apply_file(struct supervisor_options *o, const struct supervisor_options *cli_in,
+			      char *err, size_t errlen)
+{
+	struct option_spec specs[SUPERVISOR_OPTIONS_MAX_SPECS], cli_specs[SUPERVISOR_OPTIONS_MAX_SPECS];
+	struct supervisor_options *cli = (struct supervisor_options *)cli_in;
+	const char *path = options_config_path(cli);
+	size_t len, i, n;
+
+	if (path == NULL)
 		return 0;
+	if (config_file_read(path, &o->config_text, &len, err, errlen) != 0)
+		return -1;
+	o->config_used = path;
+	n = supervisor_options_specs(o, specs);
+	supervisor_options_specs(cli, cli_specs);
+	if (config_file_apply(o->config_text, len, path, specs, err, errlen) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (specs[i].count != NULL && *cli_specs[i].count > 0)
+			*specs[i].count = 0;
+	}
+	return 0;
+}
+
+int supervisor_options_load(int argc, char **argv, struct supervisor_options *o, char *err,
+			    size_t errlen)
+{
+	struct option_spec specs[SUPERVISOR_OPTIONS_MAX_SPECS];
+	struct supervisor_options *cli;
+	struct option_parser parser = {.specs = specs, .first = 1, .hint = " (see lowprof --help)"};
+	int rc;
+
+	o->argc = argc;
+	o->argv = argv;
+	/* The command line alone first: --config, --help, and its own errors before the file's. */
+	cli = malloc(sizeof(*cli));
+	if (cli == NULL)
+		return errbuf_fail(LOWPROF_EXIT_USAGE, err, errlen, "out of memory");
+	*cli = *o;
+	cli->config_text = NULL;
+	supervisor_options_specs(cli, specs);
+	rc = option_table_parse(&parser, argc, argv, err, errlen);
+	if (rc == OPTION_TABLE_STOP) {
+		o->show_help = cli->show_help;
+		o->show_version = cli->show_version;
+		free(cli);
+		return 0;
+	}
+	if (rc != 0) {
+		free(cli);
+		return LOWPROF_EXIT_USAGE;
+	}
+	rc = options_apply_file(o, cli, err, errlen);
+	free(cli);
 	if (rc != 0)
 		return LOWPROF_EXIT_USAGE;
-	if (run_dir != NULL)
-		snprintf(o->run_dir, sizeof(o->run_dir), "%s", run_dir);
-	if (queue_mb >= 0)
-		o->otlp.queue_max_bytes = (size_t)(queue_mb * 1048576.0);
+	supervisor_options_specs(o, specs);
+	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
+	supervisor_options_settle(o);
 	if (o->restart_cap_ms < o->restart_floor_ms) {
 		errbuf_set(err, errlen, "--restart-backoff-max (%u ms) is below --restart-backoff (%u ms)",
 			   o->restart_cap_ms, o->restart_floor_ms);
 		return LOWPROF_EXIT_USAGE;
 	}
-	if (otlp_other && !o->otlp_enabled) {
+	if (o->otlp_other && !o->otlp_enabled) {
 		errbuf_set(err, errlen, "--otlp-* options need --otlp-endpoint");
 		return LOWPROF_EXIT_USAGE;
 	}
@@ -279,7 +407,89 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 	 * so a bad value stops lowprof here rather than crash-looping the exporter. */
 	if (o->otlp_enabled && otlp_settings_validate(&o->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
+	return 0;
+}
+
+int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
+			     char *err, size_t errlen)
+{
+	int rc = supervisor_options_load(argc, argv, o, err, errlen);
+
+	if (rc != 0 || o->show_help || o->show_version)
+		return rc;
 	if (options_check_output_dir(o->output_dir, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;
+}
+
+void supervisor_options_print(struct supervisor_options *o, FILE *out)
+{
+	struct option_spec specs[SUPERVISOR_OPTIONS_MAX_SPECS];
+	size_t i, j, n = supervisor_options_specs(o, specs);
+	char value[4200];
+
+	fprintf(out, "# effective settings: defaults, then %s, then the command line\n",
+		o->config_used != NULL ? o->config_used : "no configuration file");
+	for (i = 0; i < n; i++) {
+		if (specs[i].flags & OPTION_CLI_ONLY) {
+			if (specs[i].count != NULL && *specs[i].count > 0)
+				fprintf(out, "# %s: %zu given on the command line (not shown)\n",
+					specs[i].name, *specs[i].count);
+			continue;
+		}
+		if (specs[i].count != NULL && *specs[i].count == 0) {
+			fprintf(out, "# %s = (none)\n", specs[i].name);
+			continue;
+		}
+		for (j = 0; j < option_table_count(&specs[i]); j++) {
+			option_table_format(&specs[i], j, value, sizeof(value));
+			/* duration 0: until stopped, which the key cannot say. */
+			if ((specs[i].flags & OPTION_ABOVE_MIN) && specs[i].kind == OPTION_DOUBLE &&
+			    *(const double *)specs[i].dest <= specs[i].min)
+				fprintf(out, "# %s = (none)\n", specs[i].name);
+			else if (specs[i].kind == OPTION_STRING && value[0] == '\0')
+				fprintf(out, "# %s = (default)\n", specs[i].name);
+			else /* the other otlp-* keys need an endpoint */
+				fprintf(out, "%s%s = %s\n",
+					!o->otlp_enabled && strncmp(specs[i].name, "otlp-", 5) == 0
+						? "# " : "",
+					specs[i].name, value);
+		}
+	}
+}
+
+void supervisor_options_retire_text(struct supervisor_options *to, struct supervisor_options *from)
+{
+	struct options_retired *r;
+
+	if (from->config_text != NULL) {
+		r = malloc(sizeof(*r));
+		if (r == NULL)
+			return; /* the text stays with from, whose owner keeps it */
+		r->text = from->config_text;
+		r->next = from->retired;
+		from->retired = r;
+		from->config_text = NULL;
+	}
+	for (r = from->retired; r != NULL && r->next != NULL; r = r->next)
+		;
+	if (r != NULL) {
+		r->next = to->retired;
+		to->retired = from->retired;
+		from->retired = NULL;
+	}
+}
+
+void supervisor_options_free(struct supervisor_options *o)
+{
+	struct options_retired *r;
+
+	free(o->config_text);
+	o->config_text = NULL;
+	while (o->retired != NULL) {
+		r = o->retired;
+		o->retired = r->next;
+		free(r->text);
+		free(r);
+	}
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "settings/defaults.h"
+#include "settings/option_table.h"
 #include "settings/otlp_settings.h"
 
 struct supervisor_options {
@@ -38,7 +39,31 @@ struct supervisor_options {
 	bool show_version;
 	/* For tests: where the perf_event_max_sample_rate limit is read. */
 	const char *max_sample_rate_path;
+
+	/* The configuration file (settings/config_file.h): --config, else
+	 * default_config_path when it exists. */
+	const char *config_path;
+	const char *default_config_path;
+	const char *config_used;     /* the file read; NULL: none */
+	char *config_text;           /* its text: string settings point into it */
+	/* Raw values of the table, settled into the fields above. */
+	const char *run_dir_arg;     /* --run-dir */
+	double otlp_queue_mb;        /* --otlp-queue-mb */
+	bool otlp_other;             /* an --otlp-* option other than the endpoint */
+	/* The command line, kept for a reload (it still wins over the file). */
+	int argc;
+	char **argv;
+	/* Texts of earlier files that kept settings may still point into. */
+	struct options_retired *retired;
 };
+
+struct options_retired {
+	struct options_retired *next;
+	char *text;
+};
+
+/* More rows than the supervisor's table has. */
+#define SUPERVISOR_OPTIONS_MAX_SPECS 64
 
 void supervisor_options_defaults(struct supervisor_options *o);
 /*
@@ -48,6 +73,28 @@ void supervisor_options_defaults(struct supervisor_options *o);
  */
 int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
 			     char *err, size_t errlen);
+/*
+ * The same without the output directory's check (it creates the directory):
+ * defaults (already in o), then the configuration file, then the command
+ * line, which wins. `lowprof config` and a reload use it. Returns 0, or
+ * LOWPROF_EXIT_USAGE with one line in err ("FILE:LINE: KEY: message" for a
+ * bad line of the file).
+ */
+int supervisor_options_load(int argc, char **argv, struct supervisor_options *o, char *err,
+			    size_t errlen);
+/* The option table over o: specs has room for SUPERVISOR_OPTIONS_MAX_SPECS
+ * rows; returns the number of rows (the NULL row after them not counted). */
+size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec *specs);
+/* The fields derived from the raw values (--run-dir, --otlp-queue-mb) again,
+ * after rows were copied from another options structure. */
+void supervisor_options_settle(struct supervisor_options *o);
+/* `lowprof config show`: every key of the file with its effective value. */
+void supervisor_options_print(struct supervisor_options *o, FILE *out);
+/* Moves from's file texts (current and retired) to to's retired list: a
+ * reload's new settings may keep values that point into them. */
+void supervisor_options_retire_text(struct supervisor_options *to, struct supervisor_options *from);
+/* Frees the file texts (current and retired). */
+void supervisor_options_free(struct supervisor_options *o);
 void supervisor_options_usage(FILE *out);
 
 #endif

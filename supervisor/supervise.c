@@ -26,6 +26,7 @@
 #include "seccomp/sandbox.h"
 #include "settings/option_specs.h"
 #include "supervisor/component.h"
+#include "supervisor/config_reload.h"
 #include "supervisor/harden.h"
 #include "supervisor/output_dir.h"
 #include "supervisor/privdrop.h"
@@ -44,6 +45,8 @@ enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
 
 struct supervisor {
 	const struct supervisor_options *opt;
+	struct supervisor_options *reloaded; /* opt after a reload (ours to free), else NULL */
+	char run_id[2 * 16 + 1]; /* --run-id, the same for every exporter of this run */
 	struct restart_settings restart;
 	struct component comp[COMP_COUNT];
 	struct sd_notify sd;
@@ -90,8 +93,6 @@ static void supervise_build_components(struct supervisor *sv)
 	struct component *ex = &sv->comp[COMP_EXPORTER];
 	struct component *ct = &sv->comp[COMP_CONTROLLER];
 	struct component *uw = &sv->comp[COMP_UNWINDER];
-	unsigned char run_id[16];
-	char run_hex[2 * sizeof(run_id) + 1];
 	size_t i;
 
 	supervise_argv_begin(ld, "lowprof-loader", o);
@@ -106,6 +107,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ld, "--unwind=%s", settings_unwind_names[o->unwind]);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
+	if (o->verbose)
+		component_add_arg(ld, "--verbose");
 	if (sv->pin_dir[0] != '\0')
 		component_add_arg(ld, "--pin-dir=%s", sv->pin_dir);
 	if (o->no_throttle)
@@ -132,6 +135,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ct, "--max-depth=%u", o->max_depth);
+	if (o->verbose)
+		component_add_arg(ct, "--verbose");
 	if (o->no_throttle)
 		component_add_arg(ct, "--no-throttle");
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
@@ -141,17 +146,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
-	/* New each run, the same for every exporter of this run: a restarted exporter
-	 * reloads the profile its predecessor wrote, a fresh run does not. */
-	memset(run_id, 0, sizeof(run_id));
-	if (getrandom(run_id, sizeof(run_id), 0) != (ssize_t)sizeof(run_id)) {
-		uint64_t t = (uint64_t)supervise_now_ms() ^ ((uint64_t)getpid() << 32);
-
-		memcpy(run_id, &t, sizeof(t));
-	}
-	for (i = 0; i < sizeof(run_id); i++)
-		snprintf(&run_hex[2 * i], 3, "%02x", run_id[i]);
-	component_add_arg(ex, "--run-id=%s", run_hex);
+	component_add_arg(ex, "--run-id=%s", sv->run_id);
 	if (o->otlp_enabled) {
 		component_add_arg(ex, "--otlp-endpoint=%s", o->otlp.endpoint);
 		component_add_arg(ex, "--otlp-compression=%s",
@@ -177,6 +172,23 @@ static void supervise_build_components(struct supervisor *sv)
 	}
 	/* No capabilities, not root: it gets maps, files and kallsyms from the loader. */
 	ex->run_as = &sv->user;
+}
+
+/* New each run, the same for every exporter of this run: a restarted exporter
+ * reloads the profile its predecessor wrote, a fresh run does not. */
+static void supervise_draw_run_id(struct supervisor *sv)
+{
+	unsigned char run_id[16];
+	size_t i;
+
+	memset(run_id, 0, sizeof(run_id));
+	if (getrandom(run_id, sizeof(run_id), 0) != (ssize_t)sizeof(run_id)) {
+		uint64_t t = (uint64_t)supervise_now_ms() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(run_id, &t, sizeof(t));
+	}
+	for (i = 0; i < sizeof(run_id); i++)
+		snprintf(&sv->run_id[2 * i], 3, "%02x", run_id[i]);
 }
 
 /* The TLS files, opened once for every exporter of the run. */
@@ -316,6 +328,7 @@ static int supervise_setup(struct supervisor *sv)
 		log_warn("NOTIFY_SOCKET is set but unusable: no systemd notifications");
 	if (supervise_open_audit(sv) != 0)
 		return -1;
+	supervise_draw_run_id(sv);
 	supervise_build_components(sv);
 	return 0;
 }
@@ -364,6 +377,13 @@ static void supervise_on_death(struct supervisor *sv, int idx, int status, int64
 		snprintf(c->last_exit, sizeof(c->last_exit), "missed its liveness deadline (killed)");
 	if (sv->stopping)
 		return;
+	if (c->reloading) {
+		/* Stopped by a reload: back at once with its new command line, no death counted. */
+		c->reloading = false;
+		log_info("%s restarted with the new settings", c->name);
+		supervise_start(sv, idx, now);
+		return;
+	}
 	v = restart_policy_died(&c->restart, &sv->restart, now, permanent);
 	if (v == RESTART_FAILED) {
 		c->state = COMPONENT_FAILED;
@@ -503,6 +523,78 @@ static void supervise_answer_status(struct supervisor *sv, int64_t now)
 	}
 }
 
+/* Whether two command lines differ. */
+static bool supervise_args_differ(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return true;
+	for (i = 0; i < na; i++) {
+		if (strcmp(a[i], b[i]) != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * SIGHUP: the settings read again (supervisor/config_reload.c). Each
+ * component whose command line changed is stopped and started again with the
+ * new one; a bad file changes nothing.
+ */
+static void supervise_reload_config(struct supervisor *sv)
+{
+	char *old_argv[COMP_COUNT][COMPONENT_MAX_ARGS];
+	size_t old_argc[COMP_COUNT];
+	struct supervisor_options *next;
+	char err[512];
+	bool changed;
+	int i;
+
+	/* The structure main handed us is not const in fact: its texts move to the next. */
+	next = config_reload_load((struct supervisor_options *)sv->opt, &changed, err, sizeof(err));
+	if (next == NULL) {
+		log_error("reload: %s; the running settings stay", err);
+		return;
+	}
+	if (sv->reloaded != NULL) {
+		supervisor_options_free(sv->reloaded);
+		free(sv->reloaded);
+	}
+	sv->reloaded = next;
+	sv->opt = next;
+	log_init("lowprof", next->verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (!changed) {
+		log_info("reload: %s read; nothing to apply",
+			 next->config_used != NULL ? next->config_used : "no configuration file");
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		if (sv->tls_fd[i] >= 0)
+			close(sv->tls_fd[i]);
+	}
+	if (supervise_open_tls(sv) != 0)
+		log_error("reload: the exporter starts without the TLS file above");
+	for (i = 0; i < COMP_COUNT; i++) {
+		old_argc[i] = sv->comp[i].argc;
+		memcpy(old_argv[i], sv->comp[i].argv, old_argc[i] * sizeof(char *));
+		sv->comp[i].argc = 0;
+		sv->comp[i].nfds = 0;
+	}
+	supervise_build_components(sv);
+	for (i = 0; i < COMP_COUNT; i++) {
+		struct component *c = &sv->comp[i];
+
+		if (supervise_args_differ(old_argv[i], old_argc[i], c->argv, c->argc) && c->pid != 0) {
+			log_info("reload: restarting the %s with the new settings", c->name);
+			c->reloading = true;
+			kill(c->pid, SIGTERM);
+		}
+		while (old_argc[i] > 0)
+			free(old_argv[i][--old_argc[i]]);
+	}
+}
+
 static void supervise_handle_signals(struct supervisor *sv, int64_t now)
 {
 	struct signalfd_siginfo si;
@@ -512,7 +604,7 @@ static void supervise_handle_signals(struct supervisor *sv, int64_t now)
 			log_info("%s: stopping", strsignal((int)si.ssi_signo));
 			sv->stopping = true;
 		} else if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: lowprof has no configuration file to re-read; ignored");
+			supervise_reload_config(sv);
 		}
 	}
 	supervise_reap(sv, now);
@@ -698,6 +790,10 @@ int supervise_run(const struct supervisor_options *opt)
 	supervise_stop_component(&sv, COMP_EXPORTER, EXPORTER_STOP_TIMEOUT_MS);
 	for (i = 0; i < COMP_COUNT; i++)
 		component_free_args(&sv.comp[i]);
+	if (sv.reloaded != NULL) {
+		supervisor_options_free(sv.reloaded);
+		free(sv.reloaded);
+	}
 	if (sv.status_fd >= 0) {
 		snprintf(path, sizeof(path), "%s/%s", opt->run_dir, STATUS_SOCKET_NAME);
 		unlink(path);

@@ -19,7 +19,7 @@
 
 #define FG_FRAME_H 16
 #define FG_TOP_PAD 56
-#define FG_BOTTOM_PAD 10
+#define FG_BOTTOM_PAD 26 /* the details line: the frame under the pointer, the search's share */
 #define FG_SIDE_PAD 10
 #define FG_CHAR_W 7.0 /* Verdana 12px averages ~0.59 em per glyph */
 
@@ -30,6 +30,10 @@ enum fg_kind {
 	FG_KERNEL,
 	FG_TRUNCATED,
 };
+
+/* The class of each kind (the script and the legend read them); a user
+ * frame with a bracketed name is one of lowprof's markers. */
+static const char fg_kind_class[] = {'r', 'c', 'u', 'k', 'm'};
 
 struct fg_node {
 	uint32_t name;          /* string index (comm or function name) */
@@ -226,7 +230,14 @@ static size_t fg_char_count(const char *str)
 	return chars;
 }
 
-static void fg_colour(const struct fg_node *nd, const char *name, unsigned int rgb[3])
+static char fg_class(const struct fg_node *nd, const char *name)
+{
+	if (nd->kind == FG_USER && name[0] == '[')
+		return 'm';
+	return fg_kind_class[nd->kind];
+}
+
+static void fg_colour(char cls, const char *name, unsigned int rgb[3])
 {
 	uint32_t h = hash_fnv1a32_update(HASH_FNV1A32_SEED, name, strlen(name));
 	double v1, v2, v3;
@@ -234,23 +245,28 @@ static void fg_colour(const struct fg_node *nd, const char *name, unsigned int r
 	v1 = (double)(h & 0xff) / 255.0;
 	v2 = (double)((h >> 8) & 0xff) / 255.0;
 	v3 = (double)((h >> 16) & 0xff) / 255.0;
-	switch (nd->kind) {
-	case FG_KERNEL: /* blues */
+	switch (cls) {
+	case 'k': /* blues */
 		rgb[0] = (unsigned int)(40 + 60 * v1);
 		rgb[1] = (unsigned int)(110 + 70 * v2);
 		rgb[2] = (unsigned int)(200 + 55 * v3);
 		break;
-	case FG_USER: /* flamegraph.pl "hot": reds to yellows */
+	case 'u': /* flamegraph.pl "hot": reds to yellows */
 		rgb[0] = (unsigned int)(205 + 50 * v3);
 		rgb[1] = (unsigned int)(230 * v1);
 		rgb[2] = (unsigned int)(55 * v2);
 		break;
-	case FG_COMM: /* purples: the process level is neither user code nor kernel */
+	case 'm': /* greens: lowprof's markers, not code */
+		rgb[0] = (unsigned int)(90 + 40 * v1);
+		rgb[1] = (unsigned int)(170 + 40 * v2);
+		rgb[2] = (unsigned int)(90 + 40 * v3);
+		break;
+	case 'c': /* purples: the process level is neither user code nor kernel */
 		rgb[0] = (unsigned int)(160 + 40 * v1);
 		rgb[1] = (unsigned int)(140 + 30 * v2);
 		rgb[2] = (unsigned int)(200 + 40 * v3);
 		break;
-	default: /* greys: the root and [truncated] */
+	default: /* grey: the root */
 		rgb[0] = rgb[1] = rgb[2] = 200;
 		break;
 	}
@@ -266,10 +282,11 @@ static void fg_draw_frame(struct fg_draw *d, const struct fg_node *nd, unsigned 
 	double pct = 100.0 * (double)nd->count / (double)d->t->total;
 	size_t fit = w > 6 ? (size_t)((w - 6) / FG_CHAR_W) : 0;
 	size_t len = fg_char_count(name) + strlen(suffix);
+	char cls = fg_class(nd, name);
 	unsigned int rgb[3];
 
-	fg_colour(nd, name, rgb);
-	fputs("<g><title>", d->out);
+	fg_colour(cls, name, rgb);
+	fprintf(d->out, "<g class=\"f %c\" data-s=\"%" PRIu64 "\"><title>", cls, nd->count);
 	fg_escape(d->out, name, SIZE_MAX);
 	fprintf(d->out, "%s (%" PRIu64 " samples, %.2f%%)</title>", suffix, nd->count, pct);
 	fprintf(d->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
@@ -366,6 +383,33 @@ static void fg_subtitle(const struct fg_tree *t, FILE *out)
 		fprintf(out, " (%" PRIu64 " idle samples not shown)", t->idle_skipped);
 }
 
+/* The script's buttons and lines, and the colours' legend. */
+static void fg_controls(FILE *out, unsigned int width, unsigned int height)
+{
+	static const struct {
+		char cls;
+		const char *what;
+	} legend[] = {{'u', "user"}, {'k', "kernel"}, {'m', "lowprof marker"}, {'c', "process"}};
+	unsigned int rgb[3], x = FG_SIDE_PAD;
+	size_t i;
+
+	fprintf(out, "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\" style=\"display:none\">"
+		"Reset zoom</text>\n", FG_SIDE_PAD);
+	fprintf(out, "<text id=\"search\" class=\"btn end\" x=\"%u\" y=\"24\">Search</text>\n",
+		width - FG_SIDE_PAD);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n", FG_SIDE_PAD, height - 8);
+	fprintf(out, "<text id=\"matched\" class=\"end\" x=\"%u\" y=\"%u\"> </text>\n",
+		width - FG_SIDE_PAD, height - 8);
+	for (i = 0; i < sizeof(legend) / sizeof(legend[0]); i++) {
+		/* The colour a name hashing to the middle of the range would get. */
+		fg_colour(legend[i].cls, "", rgb);
+		fprintf(out, "<rect x=\"%u\" y=\"35\" width=\"10\" height=\"10\" "
+			"fill=\"rgb(%u,%u,%u)\"/><text x=\"%u\" y=\"44\">%s</text>\n",
+			x, rgb[0], rgb[1], rgb[2], x + 14, legend[i].what);
+		x += 14 + (unsigned int)(strlen(legend[i].what) * FG_CHAR_W) + 12;
+	}
+}
+
 int flamegraph_write_svg(const struct profile *p, FILE *out, const struct flamegraph_options *opts)
 {
 	struct flamegraph_options o = { 0 };
@@ -400,9 +444,11 @@ int flamegraph_write_svg(const struct profile *p, FILE *out, const struct flameg
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
 	fprintf(out, "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
-		"height=\"%u\" viewBox=\"0 0 %u %u\">\n", width, d.height, width, d.height);
+		"height=\"%u\" viewBox=\"0 0 %u %u\" data-pad=\"%d\">\n", width, d.height, width,
+		d.height, FG_SIDE_PAD);
 	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}"
 	      ".title{font-size:17px;text-anchor:middle}.sub{fill:#444;text-anchor:middle}"
+	      ".btn{fill:#33c;cursor:pointer}.end{text-anchor:end}g.f{cursor:pointer}"
 	      "g:hover rect{stroke:#000;stroke-width:0.5}</style>\n", out);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#f6f6f0\"/>\n",
 		width, d.height);
@@ -414,8 +460,10 @@ int flamegraph_write_svg(const struct profile *p, FILE *out, const struct flameg
 	else
 		fg_subtitle(&t, out);
 	fputs("</text>\n", out);
+	fg_controls(out, width, d.height);
 	if (t.total != 0)
 		fg_draw_tree(&d, 0, 0, FG_SIDE_PAD, buf);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", flamegraph_js);
 	fputs("</svg>\n", out);
 	if (fflush(out) != 0 || ferror(out))
 		ret = -EIO;

@@ -7,6 +7,7 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pprof_reader.c
   ${CMAKE_CURRENT_LIST_DIR}/folded_writer.c
   ${CMAKE_CURRENT_LIST_DIR}/flamegraph_svg.c
+  ${CMAKE_CURRENT_LIST_DIR}/flamegraph_js.c
   ${CMAKE_CURRENT_LIST_DIR}/summary_json.c
   ${CMAKE_CURRENT_LIST_DIR}/output_file.c
   ${CMAKE_CURRENT_LIST_DIR}/outputs.c

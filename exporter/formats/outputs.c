@@ -43,10 +43,22 @@ static int outputs_svg(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	struct flamegraph_options opts;
-	char title[128];
+	struct timeline_sampling ts;
+	char title[192];
+	int n;
 
 	memset(&opts, 0, sizeof(opts));
-	snprintf(title, sizeof(title), "lowprof: on-CPU flame graph, %u Hz", job->ctx->frequency_hz);
+	/* The real sampling: what the throttle did to -F, from the timeline. */
+	n = snprintf(title, sizeof(title), "lowprof: on-CPU flame graph, %u Hz", job->ctx->frequency_hz);
+	if (timeline_sampling(job->ctx->timeline, job->ctx->frequency_hz, &ts) == 0 &&
+	    ts.throttled_fraction > 0 && n > 0 && (size_t)n < sizeof(title)) {
+		if (ts.lowest_hz == 0)
+			snprintf(title + n, sizeof(title) - (size_t)n, ", paused or throttled for %.0f%% of the run",
+				 100.0 * ts.throttled_fraction);
+		else
+			snprintf(title + n, sizeof(title) - (size_t)n, ", throttled to %u Hz for %.0f%% of the run",
+				 ts.lowest_hz, 100.0 * ts.throttled_fraction);
+	}
 	opts.title = title;
 	return flamegraph_write_svg(job->profile, f, &opts);
 }

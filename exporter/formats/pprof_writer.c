@@ -33,11 +33,13 @@ enum pprof_extra {
 	PPROF_S_TID,
 	PPROF_S_COMM,
 	PPROF_S_TRUNCATED,
+	PPROF_S_MAIN_MAPPING,
 	PPROF_S_N,
 };
 
 static const char *const pprof_extra_names[PPROF_S_N] = {
 	"samples", "count", "cpu", "nanoseconds", "pid", "tid", "comm", PROFILE_TRUNCATED_NAME,
+	PROFILE_MAIN_MAPPING_NAME,
 };
 
 /* Everything allocated for one encode; freed on the single cleanup path. */
@@ -89,6 +91,7 @@ static int pprof_build_strings(struct pprof_build *b, const struct profile *p)
 	return 0;
 }
 
+/* Mapping ids: 1 is PROFILE_MAIN_MAPPING_NAME, the model's mapping i is i + 2. */
 static int pprof_build_mappings(struct pprof_build *b, const struct profile *p)
 {
 	size_t n = profile_mapping_count(p), i;
@@ -97,12 +100,17 @@ static int pprof_build_mappings(struct pprof_build *b, const struct profile *p)
 	b->mapping_ptrs = calloc(n + 1, sizeof(*b->mapping_ptrs));
 	if (b->mappings == NULL || b->mapping_ptrs == NULL)
 		return -ENOMEM;
+	perftools__profiles__mapping__init(&b->mappings[0]);
+	b->mappings[0].id = 1;
+	b->mappings[0].filename = b->extra[PPROF_S_MAIN_MAPPING];
+	b->mappings[0].has_functions = true;
+	b->mapping_ptrs[0] = &b->mappings[0];
 	for (i = 0; i < n; i++) {
 		const struct profile_mapping *m = profile_mapping_at(p, (uint32_t)i);
-		pprof_mapping *pm = &b->mappings[i];
+		pprof_mapping *pm = &b->mappings[i + 1];
 
 		perftools__profiles__mapping__init(pm);
-		pm->id = i + 1;
+		pm->id = i + 2;
 		pm->filename = m->filename;
 		pm->build_id = m->build_id;
 		pm->memory_start = m->memory_start;
@@ -110,10 +118,10 @@ static int pprof_build_mappings(struct pprof_build *b, const struct profile *p)
 		pm->file_offset = m->file_offset;
 		/* Names come symbolized: stop pprof from looking for the binaries. */
 		pm->has_functions = true;
-		b->mapping_ptrs[i] = pm;
+		b->mapping_ptrs[i + 1] = pm;
 	}
 	b->msg.mapping = b->mapping_ptrs;
-	b->msg.n_mapping = n;
+	b->msg.n_mapping = n + 1;
 	return 0;
 }
 
@@ -189,7 +197,7 @@ static int pprof_build_locations(struct pprof_build *b, const struct profile *p)
 		if (i < n) {
 			const struct profile_location *l = profile_location_at(p, (uint32_t)i);
 
-			pl->mapping_id = l->mapping == PROFILE_NO_MAPPING ? 0 : (uint64_t)l->mapping + 1;
+			pl->mapping_id = l->mapping == PROFILE_NO_MAPPING ? 0 : (uint64_t)l->mapping + 2;
 			pl->address = pprof_location_address(p, l);
 			line->function_id = (uint64_t)l->function + 1;
 		} else {

@@ -31,6 +31,10 @@
 #define PROFILE_TRUNCATED_NAME "[truncated]"
 /* The one mapping all kernel frames share. */
 #define PROFILE_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+/* pprof's first mapping is what `go tool pprof` calls the profile's "File":
+ * a whole-host profile has no main binary, so the first is this one, which
+ * no location uses (neither lowprof's own binary nor any other). */
+#define PROFILE_MAIN_MAPPING_NAME "[host: all processes]"
 /* profile_location.mapping for a frame that lies in no known mapping. */
 #define PROFILE_NO_MAPPING UINT32_MAX
 /* Deeper stacks are cut to this many leaf-side frames and marked truncated. */

@@ -101,6 +101,33 @@ static const struct lowprof_timeline_entry *timeline_at(const struct timeline *t
 	return &tl->ring[(tl->head + i) % tl->max];
 }
 
+int timeline_sampling(const struct timeline *tl, unsigned configured_hz,
+		      struct timeline_sampling *out)
+{
+	double all_ns = 0, throttled_ns = 0;
+	unsigned hz;
+	size_t i;
+
+	out->throttled_fraction = 0;
+	out->lowest_hz = configured_hz;
+	if (tl == NULL || tl->count == 0)
+		return -ENOENT;
+	for (i = 0; i < tl->count; i++) {
+		const struct lowprof_timeline_entry *e = timeline_at(tl, i);
+
+		hz = e->paused ? 0 : e->frequency_hz / (e->sample_divisor > 1 ? e->sample_divisor : 1);
+		all_ns += (double)e->interval_ns;
+		if (hz < configured_hz) {
+			throttled_ns += (double)e->interval_ns;
+			if (hz < out->lowest_hz)
+				out->lowest_hz = hz;
+		}
+	}
+	if (all_ns > 0)
+		out->throttled_fraction = throttled_ns / all_ns;
+	return 0;
+}
+
 int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out)
 {
 	if (tl == NULL || tl->count == 0)

@@ -27,6 +27,15 @@ int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e);
 size_t timeline_count(const struct timeline *tl);
 /* The newest entry (the settings in force): 0, or -ENOENT before the first. */
 int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out);
+/* How the throttle changed the sampling, over the entries held. */
+struct timeline_sampling {
+	double throttled_fraction; /* of the time, below the configured frequency */
+	unsigned lowest_hz;        /* the lowest effective frequency (0: paused) */
+};
+/* Effective frequency: frequency_hz / sample_divisor, 0 while paused.
+ * 0, or -ENOENT before the first entry. */
+int timeline_sampling(const struct timeline *tl, unsigned configured_hz,
+		      struct timeline_sampling *out);
 /* "healthy", "high" or "critical". */
 const char *timeline_tier_name(uint32_t tier);
 

@@ -27,8 +27,27 @@ expect_usage "cannot create output directory" -o /proc/nonexistent/dir
 expect_usage "unknown option" --no-such-option
 expect_usage "invalid --ringbuf-kb" --ringbuf-kb 3
 
+# The configuration file: a bad line names FILE:LINE: KEY, before anything runs.
+printf '# comment\n\ninterval = 5\ncpu-budget = 500\n' >"$work/bad.conf"
+expect_usage "$work/bad.conf:4: cpu-budget: invalid value '500'" --config "$work/bad.conf"
+printf 'no-such-key = 1\n' >"$work/unknown.conf"
+expect_usage "unknown.conf:1: no-such-key: unknown key" --config "$work/unknown.conf"
+expect_usage "No such file" --config "$work/missing.conf"
+printf 'interval = 5\nunwind = fp\n' >"$work/good.conf"
+"$BIN/lowprof" config check "$work/good.conf" | grep -q ": ok" || fail "config check of a good file"
+set +e
+"$BIN/lowprof" config check "$work/bad.conf" 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "bad.conf:4: cpu-budget" "$work/err" || fail "config check of a bad file: $rc $(cat "$work/err")"
+# The command line wins over the file.
+"$BIN/lowprof" config show --config "$work/good.conf" --interval 7 >"$work/show"
+grep -qx "interval = 7" "$work/show" && grep -qx "unwind = fp" "$work/show" ||
+	fail "config show: $(cat "$work/show")"
+
 "$BIN/lowprof" --help | grep -q -- "--frequency" || fail "--help does not document --frequency"
-for opt in --duration --output --frequency --pid --ringbuf-kb --interval --version; do
+for opt in --duration --output --frequency --pid --ringbuf-kb --interval --version --config \
+	"KEY = VALUE" " cpu-budget " " otlp-endpoint "; do
 	"$BIN/lowprof" --help | grep -q -- "$opt" || fail "--help does not document $opt"
 done
 "$BIN/lowprof" --version | grep -q "^lowprof [0-9]" || fail "--version"

@@ -14,9 +14,10 @@
 #   usage: test_security_status.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
+# -v: the applied throttle changes are on stderr only in verbose mode.
 work_dir sec-status
 
-"$BIN/lowprof" --duration 14 --interval 2 --output "$work/out" --run-dir "$work" 2>"$work/stderr" &
+"$BIN/lowprof" -v --duration 14 --interval 2 --output "$work/out" --run-dir "$work" 2>"$work/stderr" &
 sup=$!
 track "$sup"
 wait_profiling "$work/stderr"

@@ -84,8 +84,22 @@ static void test_svg(void **state)
 	(void)state;
 	svg = render(p, &o, "fg.svg");
 	assert_non_null(strstr(svg, "<svg "));
-	assert_null(strstr(svg, "<script"));
+	/* One inline script, nothing fetched: no reference to another resource. */
+	assert_non_null(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA["));
+	assert_null(strstr(strstr(svg, "<script") + 1, "<script"));
 	assert_null(strstr(svg, "href"));
+	assert_null(strstr(svg, "src="));
+	assert_null(strstr(svg, "fetch("));
+	assert_null(strstr(svg, "XMLHttpRequest"));
+	assert_null(strstr(svg, "import("));
+	/* The script's controls and the frames' classes and counts. */
+	assert_non_null(strstr(svg, "id=\"reset\""));
+	assert_non_null(strstr(svg, "id=\"search\""));
+	assert_non_null(strstr(svg, "id=\"matched\""));
+	assert_non_null(strstr(svg, "<g class=\"f r\" data-s=\"2000\"><title>all "));
+	assert_non_null(strstr(svg, "<g class=\"f k\" data-s=\"1000\"><title>ksys_write_[k] "));
+	assert_non_null(strstr(svg, "<g class=\"f m\" data-s=\"199\"><title>[truncated] "));
+	assert_non_null(strstr(svg, "<g class=\"f c\" data-s=\"1801\"><title>app "));
 	assert_non_null(strstr(svg, "CPU &lt;host &amp; co&gt;"));
 	assert_non_null(strstr(svg, "2000 samples"));
 	assert_non_null(strstr(svg, "5000 idle samples not shown"));
@@ -114,6 +128,13 @@ static void test_svg(void **state)
 	assert_true(user[0] > user[2]);
 	assert_true(kern[2] > kern[0]);
 	assert_true(user[0] != kern[0] || user[2] != kern[2]);
+	{
+		unsigned int mark[3];
+
+		/* lowprof's markers: green, apart from both. */
+		fill_of(svg, "[truncated]", mark);
+		assert_true(mark[1] > mark[0] && mark[1] > mark[2]);
+	}
 	/* Stable: the same name always gets the same colour. */
 	{
 		char *again = render(p, &o, "fg2.svg");

@@ -85,8 +85,9 @@ static void test_protoc_decode(void **state)
 	assert_non_null(strstr(text, "time_nanos: 1700000000000000000"));
 	assert_non_null(strstr(text, "duration_nanos: 10000000000"));
 	assert_non_null(strstr(text, "period: 52631578"));
-	/* Mappings: libc, app, kernel. */
-	assert_int_equal(count_substr(text, "\nmapping {"), 3);
+	/* Mappings: the neutral main mapping first, then libc, app, kernel. */
+	assert_int_equal(count_substr(text, "\nmapping {"), 4);
+	assert_non_null(strstr(text, "mapping {\n  id: 1\n  filename: "));
 	assert_non_null(strstr(text, "memory_start: 93823560581120")); /* 0x555500000000 */
 	free(text);
 
@@ -123,6 +124,8 @@ static void test_go_pprof(void **state)
 	assert_non_null(strstr(text, "write_leaf"));
 	assert_non_null(strstr(text, "deep_leaf"));
 	assert_non_null(strstr(text, "Type: cpu"));
+	/* pprof names the profile after its first mapping: never a binary. */
+	assert_non_null(strstr(text, "File: " PROFILE_MAIN_MAPPING_NAME "\n"));
 	free(text);
 	profile_free(p);
 }

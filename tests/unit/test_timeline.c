@@ -118,6 +118,34 @@ static void test_decode_refuses(void **state)
 	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
 }
 
+/* The flame graph's title: the share of the time below -F and the lowest rate. */
+static void test_sampling(void **state)
+{
+	struct timeline *tl = timeline_new(8);
+	struct lowprof_timeline_entry e = entry(1, 0, 0);
+	struct timeline_sampling s;
+
+	assert_int_equal(timeline_sampling(tl, 19, &s), -ENOENT);
+	e.frequency_hz = 19;
+	e.sample_divisor = 1;
+	assert_int_equal(timeline_add(tl, &e), 0);
+	assert_int_equal(timeline_add(tl, &e), 0);
+	assert_int_equal(timeline_add(tl, &e), 0);
+	e.frequency_hz = 11;
+	assert_int_equal(timeline_add(tl, &e), 0);
+	e.frequency_hz = 10;
+	e.sample_divisor = 2; /* 5 Hz in effect */
+	assert_int_equal(timeline_add(tl, &e), 0);
+	assert_int_equal(timeline_sampling(tl, 19, &s), 0);
+	assert_true(s.throttled_fraction > 0.399 && s.throttled_fraction < 0.401);
+	assert_int_equal(s.lowest_hz, 5);
+	e.paused = 1;
+	assert_int_equal(timeline_add(tl, &e), 0);
+	assert_int_equal(timeline_sampling(tl, 19, &s), 0);
+	assert_int_equal(s.lowest_hz, 0);
+	timeline_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +153,7 @@ int main(void)
 		cmocka_unit_test(test_overhead_and_entries),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_decode_refuses),
+		cmocka_unit_test(test_sampling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
