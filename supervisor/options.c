@@ -26,6 +26,7 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->frequency_hz = SETTINGS_FREQUENCY_HZ;
 	o->ringbuf_kb = SETTINGS_RINGBUF_KB;
 	o->interval_s = SETTINGS_INTERVAL_S;
+	settings_window_init(&o->window);
 	o->max_depth = SETTINGS_MAX_DEPTH;
 	o->control_interval_s = SETTINGS_CONTROL_INTERVAL_S;
 	o->cpu_budget_pct = SETTINGS_CPU_BUDGET_PCT;
@@ -57,6 +58,13 @@ void supervisor_options_usage(FILE *out)
 		"      --ringbuf-kb N      BPF ring buffer size in KiB, a power of two\n"
 		"                          (default %u)\n"
 		"      --interval SECONDS  rewrite the output files this often (default %u)\n"
+		"      --window SECONDS    the output files cover the last SECONDS (default %u;\n"
+		"                          a shorter run: all of it)\n"
+		"      --max-stacks N      distinct stacks per window (default %u); past it a\n"
+		"                          process's new stacks count as its [other stacks]\n"
+		"      --archive           also keep each interval's pprof as its own file,\n"
+		"                          profile-TIME.pb.gz, removed oldest first past\n"
+		"      --archive-max-age SECONDS (default %u) or --archive-max-mb N (default %u)\n"
 		"      --max-depth N       deepest user stack recorded, 1-%d (default %u)\n"
 		"      --unwind MODE       user stacks: dwarf (.eh_frame tables, works without\n"
 		"                          frame pointers), fp (frame pointers), or auto:\n"
@@ -106,6 +114,7 @@ void supervisor_options_usage(FILE *out)
 		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad command line.\n",
 		SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
+		SETTINGS_WINDOW_S, SETTINGS_MAX_STACKS, SETTINGS_ARCHIVE_MAX_AGE_S, SETTINGS_ARCHIVE_MAX_MB,
 		SETTINGS_MAX_DEPTH_MAX, SETTINGS_MAX_DEPTH, SETTINGS_UNWIND_TABLE_MB, SETTINGS_USER,
 		SETTINGS_CPU_BUDGET_PCT, SETTINGS_CPU_BUDGET_MAX_PCT, SETTINGS_CONTROL_INTERVAL_S,
 		SETTINGS_RUN_DIR, SETTINGS_LIVENESS_TIMEOUT_S, SETTINGS_RESTART_BACKOFF_MS,
@@ -219,6 +228,7 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		SETTINGS_OPT_PID(o->pids, &o->npids, options_check_pid),
 		SETTINGS_OPT_RINGBUF_KB(&o->ringbuf_kb),
 		SETTINGS_OPT_INTERVAL(&o->interval_s),
+		SETTINGS_OPT_WINDOW(&o->window),
 		SETTINGS_OPT_MAX_DEPTH(&o->max_depth),
 		SETTINGS_OPT_CPU_BUDGET(&o->cpu_budget_pct),
 		{.name = "control-interval", .kind = OPTION_UINT, .dest = &o->control_interval_s,
@@ -266,6 +276,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		snprintf(o->run_dir, sizeof(o->run_dir), "%s", run_dir);
 	if (queue_mb >= 0)
 		o->otlp.queue_max_bytes = (size_t)(queue_mb * 1048576.0);
+	if (settings_window_check(&o->window, o->interval_s, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (o->restart_cap_ms < o->restart_floor_ms) {
 		errbuf_set(err, errlen, "--restart-backoff-max (%u ms) is below --restart-backoff (%u ms)",
 			   o->restart_cap_ms, o->restart_floor_ms);

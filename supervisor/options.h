@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "settings/defaults.h"
+#include "settings/option_specs.h"
 #include "settings/otlp_settings.h"
 
 struct supervisor_options {
@@ -18,6 +19,7 @@ struct supervisor_options {
 	size_t npids;
 	unsigned ringbuf_kb;
 	unsigned interval_s;
+	struct settings_window window; /* --window, --max-stacks, --archive*: for the exporter */
 	unsigned max_depth;
 	unsigned control_interval_s; /* the controller decides this often */
 	double cpu_budget_pct;       /* agent overhead ceiling, % of host CPU */

@@ -140,6 +140,13 @@ static void supervise_build_components(struct supervisor *sv)
 	if (o->seccomp_log)
 		component_add_arg(ex, SANDBOX_SECCOMP_LOG_ARG);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
+	component_add_arg(ex, "--window=%u", o->window.window_s);
+	component_add_arg(ex, "--max-stacks=%u", o->window.max_stacks);
+	if (o->window.archive) {
+		component_add_arg(ex, "--archive");
+		component_add_arg(ex, "--archive-max-age=%u", o->window.archive_max_age_s);
+		component_add_arg(ex, "--archive-max-mb=%u", o->window.archive_max_mb);
+	}
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
 	/* New each run, the same for every exporter of this run: a restarted exporter
