@@ -246,6 +246,8 @@ void exporter_write(struct exporter *ex)
 		return;
 	}
 	ex->profile = merged;
+	/* No frame is held now: the symbolizer's strings may start afresh. */
+	symbolizer_trim_strings(ex->sym, SYMBOLIZER_DEFAULT_MAX_STRING_BYTES);
 	profile_window_get_stats(ex->window, &ws);
 	if (ws.start_ns >= ex->start_unix_ns)
 		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));

@@ -96,6 +96,13 @@ enum settings_unwind {
  * $XDG_RUNTIME_DIR/lowprof or /tmp/lowprof-UID). */
 #define SETTINGS_RUN_DIR "/run/lowprof"
 
+/* --audit-log-max-mb, --audit-log-keep: past the size, the audit log is
+ * rotated to PATH.1 .. PATH.keep (the oldest removed). */
+#define SETTINGS_AUDIT_LOG_MAX_MB 16
+#define SETTINGS_AUDIT_LOG_MAX_MB_MAX (1u << 20)
+#define SETTINGS_AUDIT_LOG_KEEP 4
+#define SETTINGS_AUDIT_LOG_KEEP_MAX 99
+
 /* --audit-log: a path at most this long (default: OUTPUT/audit.log). */
 #define SETTINGS_AUDIT_LOG_MAX 4000
 

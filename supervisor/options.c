@@ -27,6 +27,8 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->ringbuf_kb = SETTINGS_RINGBUF_KB;
 	o->interval_s = SETTINGS_INTERVAL_S;
 	settings_window_init(&o->window);
+	o->audit_log_max_mb = SETTINGS_AUDIT_LOG_MAX_MB;
+	o->audit_log_keep = SETTINGS_AUDIT_LOG_KEEP;
 	o->max_depth = SETTINGS_MAX_DEPTH;
 	o->control_interval_s = SETTINGS_CONTROL_INTERVAL_S;
 	o->cpu_budget_pct = SETTINGS_CPU_BUDGET_PCT;
@@ -98,7 +100,11 @@ void supervisor_options_usage(FILE *out)
 		"      --otlp-queue-mb N   bound of the delivery queue in MiB (default %u;\n"
 		"                          decimals allowed); the oldest profile is dropped\n"
 		"      --audit-log PATH    the loader's audit log, JSON lines, appended\n"
-		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
+		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it\n"
+		"                          and its rotated files); SIGHUP reopens it (logrotate)\n"
+		"      --audit-log-max-mb N, --audit-log-keep N\n"
+		"                          rotate it past N MiB (default %u) to PATH.1 .. PATH.N\n"
+		"                          (default %u kept, the oldest removed)\n"
 		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"
 		"                          killing (diagnosis only; docs/SECURITY.md)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
@@ -118,7 +124,8 @@ void supervisor_options_usage(FILE *out)
 		SETTINGS_MAX_DEPTH_MAX, SETTINGS_MAX_DEPTH, SETTINGS_UNWIND_TABLE_MB, SETTINGS_USER,
 		SETTINGS_CPU_BUDGET_PCT, SETTINGS_CPU_BUDGET_MAX_PCT, SETTINGS_CONTROL_INTERVAL_S,
 		SETTINGS_RUN_DIR, SETTINGS_LIVENESS_TIMEOUT_S, SETTINGS_RESTART_BACKOFF_MS,
-		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20);
+		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20,
+		SETTINGS_AUDIT_LOG_MAX_MB, SETTINGS_AUDIT_LOG_KEEP);
 }
 
 static unsigned options_max_sample_rate(const char *path)
@@ -255,6 +262,10 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
+		{.name = "audit-log-max-mb", .kind = OPTION_UINT, .dest = &o->audit_log_max_mb,
+		 .min = 1, .max = SETTINGS_AUDIT_LOG_MAX_MB_MAX},
+		{.name = "audit-log-keep", .kind = OPTION_UINT, .dest = &o->audit_log_keep, .min = 1,
+		 .max = SETTINGS_AUDIT_LOG_KEEP_MAX},
 		{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = &o->verbose},
 		{.name = "help", .short_name = 'h', .kind = OPTION_FLAG, .dest = &o->show_help,
 		 .flags = OPTION_STOP},

@@ -30,6 +30,8 @@ struct supervisor_options {
 	const char *user;            /* the unprivileged components run as this user */
 	bool seccomp_log;            /* filters log instead of killing (diagnosis) */
 	const char *audit_log;       /* NULL: OUTPUT/audit.log */
+	unsigned audit_log_max_mb;   /* rotated past this size */
+	unsigned audit_log_keep;     /* rotated files kept */
 	unsigned liveness_timeout_s; /* a silent component is killed after this */
 	unsigned restart_floor_ms;   /* first restart delay */
 	unsigned restart_cap_ms;     /* restart delays double up to this */

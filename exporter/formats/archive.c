@@ -38,12 +38,16 @@ struct archive {
  * and a name in it is unlinked. */
 static bool archive_name_ok(const char *name)
 {
-	size_t len = strlen(name), pl = strlen(ARCHIVE_PREFIX), sl = strlen(ARCHIVE_SUFFIX);
+	size_t len = strlen(name), pl = strlen(ARCHIVE_PREFIX), sl = strlen(ARCHIVE_SUFFIX), i;
 
-	return len > pl + sl && len < ARCHIVE_NAME_MAX &&
-	       strncmp(name, ARCHIVE_PREFIX, pl) == 0 &&
-	       strcmp(name + len - sl, ARCHIVE_SUFFIX) == 0 &&
-	       strspn(name + pl, "0123456789TZ.") == len - pl - sl;
+	if (len <= pl + sl || len >= ARCHIVE_NAME_MAX || strncmp(name, ARCHIVE_PREFIX, pl) != 0 ||
+	    strcmp(name + len - sl, ARCHIVE_SUFFIX) != 0)
+		return false;
+	for (i = pl; i < len - sl; i++) {
+		if (strchr("0123456789TZ.", name[i]) == NULL)
+			return false;
+	}
+	return true;
 }
 
 static void archive_load_index(struct archive *a)
