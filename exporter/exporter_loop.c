@@ -1,6 +1,7 @@
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,9 @@ void exporter_write(struct exporter *ex)
 	ex->profile = merged;
 	/* No frame is held now: the symbolizer's strings may start afresh. */
 	symbolizer_trim_strings(ex->sym, SYMBOLIZER_DEFAULT_MAX_STRING_BYTES);
+	/* The intervals that left the window and the previous merge were freed:
+	 * give the heap's free pages back rather than keep the high-water mark. */
+	malloc_trim(0);
 	profile_window_get_stats(ex->window, &ws);
 	if (ws.start_ns >= ex->start_unix_ns)
 		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));

@@ -32,7 +32,10 @@
 #include "exporter/profile/frame.h"
 #include "exporter/symbols/proc_source.h"
 
-#define SYMBOLIZER_DEFAULT_MAX_PIDS 4096
+/* A pid's samples reach the exporter within a drain or two of its exit, and
+ * a live process is touched by every sample: on a host starting a thousand
+ * processes a second, 1024 maps (a few KiB each) are plenty. */
+#define SYMBOLIZER_DEFAULT_MAX_PIDS 1024
 #define SYMBOLIZER_DEFAULT_MAX_FILES 1024
 /* The symbol tables' heap, all files together (the newest file always stays). */
 #define SYMBOLIZER_DEFAULT_MAX_FILE_BYTES ((size_t)64 << 20)
