@@ -1,6 +1,7 @@
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,11 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "ipc/notify.h"
+#include "exporter/formats/archive.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
@@ -39,7 +42,7 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 			log_warn_f("malformed sample refused: %s", err);
 			return;
 		}
-		targets.cumulative = ex->profile;
+		targets.cumulative = profile_window_current(ex->window);
 		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
 		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
 		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
@@ -81,7 +84,7 @@ static void exporter_note_batch(struct exporter *ex)
 	ex->state.pos_before = ex->state.pos_after;
 	ex->state.accepted_before = ex->state.accepted_after;
 	ex->state.pos_after = exporter_ring_position(ex);
-	ex->state.accepted_after = ex->reloaded_samples + ex->ingest.samples;
+	ex->state.accepted_after = ex->samples_base + ex->ingest.samples;
 	rc = exporter_state_store(ex->state_fd, &ex->state);
 	if (rc != 0) {
 		log_warn("%s: %s; samples lost to a restart will not be counted", EXPORTER_STATE_FILE,
@@ -181,15 +184,77 @@ static void exporter_restarts_json(const struct exporter *ex, char *buf, size_t 
 		 ex->restarts[EXPORTER_RESTARTS_EXPORTER]);
 }
 
+/* What summary.json's "window" says: the span the files cover and the bounds. */
+static void exporter_window_json(const struct exporter *ex, uint64_t now_unix, char *buf,
+				 size_t len)
+{
+	struct profile_window_stats ws;
+	struct profile_totals t;
+	struct archive_stats as;
+	char archive[160] = "null";
+
+	profile_window_get_stats(ex->window, &ws);
+	profile_get_totals(ex->profile, &t);
+	if (ex->archive != NULL) {
+		archive_get_stats(ex->archive, &as);
+		snprintf(archive, sizeof(archive),
+			 "{\"files\": %zu, \"bytes\": %llu, \"written\": %llu, \"removed\": %llu}",
+			 as.files, (unsigned long long)as.bytes, (unsigned long long)as.written,
+			 (unsigned long long)as.removed);
+	}
+	snprintf(buf, len,
+		 "{\"seconds\": %u, \"interval_s\": %u, \"start_s\": %.3f, \"covered_s\": %.3f, "
+		 "\"intervals\": %zu, \"expired_intervals\": %llu, \"max_stacks\": %u, "
+		 "\"folded_samples\": %llu, \"files_set_aside\": %llu, \"archive\": %s}",
+		 ex->opt.window.window_s, ex->opt.interval_s,
+		 ws.start_ns >= ex->start_unix_ns ? (double)(ws.start_ns - ex->start_unix_ns) / 1e9 : 0.0,
+		 now_unix >= ws.start_ns ? (double)(now_unix - ws.start_ns) / 1e9 : 0.0, ws.intervals,
+		 (unsigned long long)ws.expired, ex->opt.window.max_stacks,
+		 (unsigned long long)t.folded_samples, (unsigned long long)ex->state.set_aside, archive);
+}
+
+/* The interval just closed, as its own file (--archive). */
+static void exporter_archive(struct exporter *ex, const struct profile *closed, uint64_t now_unix)
+{
+	char err[256];
+
+	if (ex->archive == NULL)
+		return;
+	if (closed != NULL && archive_add(ex->archive, closed, now_unix, err, sizeof(err)) != 0)
+		log_warn("archive: %s", err);
+	else if (closed == NULL)
+		archive_prune(ex->archive, now_unix);
+}
+
 void exporter_write(struct exporter *ex)
 {
 	struct outputs_context ctx;
 	struct otlp_client_stats st;
-	char export_json[256], restarts_json[128], lost_json[32];
+	struct profile_window_stats ws;
+	const struct profile *closed;
+	struct profile *merged;
+	char export_json[256], restarts_json[128], lost_json[32], window_json[512];
 	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = ex->start_unix_ns + (now_mono - ex->start_mono_ns);
 
-	profile_set_time(ex->profile, ex->start_unix_ns, now_unix);
+	/* Each write closes an interval: the files are the window's merge, so
+	 * what they cost is bounded by the window, whatever the run's length. */
+	closed = profile_window_roll(ex->window, now_unix);
+	exporter_archive(ex, closed, now_unix);
+	merged = profile_window_merged(ex->window, now_unix);
+	if (merged == NULL) {
+		log_error("out of memory: the window's profile was not written");
+		return;
+	}
+	ex->profile = merged;
+	/* No frame is held now: the symbolizer's strings may start afresh. */
+	symbolizer_trim_strings(ex->sym, SYMBOLIZER_DEFAULT_MAX_STRING_BYTES);
+	/* The intervals that left the window and the previous merge were freed:
+	 * give the heap's free pages back rather than keep the high-water mark. */
+	malloc_trim(0);
+	profile_window_get_stats(ex->window, &ws);
+	if (ws.start_ns >= ex->start_unix_ns)
+		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));
 	memset(&ctx, 0, sizeof(ctx));
 	if (ex->otlp != NULL) {
 		otlp_export_interval(ex->otlp, ex->timeline, ex->opt.frequency_hz,
@@ -204,8 +269,10 @@ void exporter_write(struct exporter *ex)
 	}
 	exporter_restarts_json(ex, restarts_json, sizeof(restarts_json));
 	snprintf(lost_json, sizeof(lost_json), "%llu", (unsigned long long)ex->state.lost_total);
+	exporter_window_json(ex, now_unix, window_json, sizeof(window_json));
 	ctx.restarts_json = restarts_json;
 	ctx.lost_on_restart_json = lost_json;
+	ctx.window_json = window_json;
 	ctx.dirfd = LOWPROF_FD_OUTDIR;
 	ctx.frequency_hz = ex->opt.frequency_hz;
 	ctx.duration_s = (double)(now_mono - ex->start_mono_ns) / 1e9;
@@ -213,9 +280,11 @@ void exporter_write(struct exporter *ex)
 	ctx.ingest = &ex->ingest;
 	ctx.timeline = ex->timeline;
 	ctx.start_mono_ns = ex->start_mono_ns;
-	if (outputs_write_all(ex->profile, &ctx) == 0 && ex->state_fd >= 0) {
+	if (outputs_write_all(merged, &ctx) == 0 && ex->state_fd >= 0) {
 		/* From now on a restart may reload profile.pb.gz (exporter_state.h). */
 		ex->state.flushes++;
+		ex->state.written_samples = ex->samples_base + ex->ingest.samples;
+		profile_get_time(merged, &ex->state.window_start_ns, NULL);
 		if (exporter_state_store(ex->state_fd, &ex->state) != 0)
 			log_warn("%s: not updated", EXPORTER_STATE_FILE);
 	}
@@ -289,6 +358,8 @@ void exporter_print_summary(struct exporter *ex)
 	size_t n, i;
 	uint64_t lost = ex->have_loader_stats ? outputs_lost_samples(&ex->loader) : 0;
 
+	if (ex->profile == NULL)
+		return;
 	profile_get_totals(ex->profile, &totals);
 	fprintf(stderr, "lowprof: %llu samples, %llu lost\n", (unsigned long long)totals.samples,
 		(unsigned long long)lost);

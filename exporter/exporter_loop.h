@@ -30,7 +30,10 @@ struct exporter {
 	struct shm_ring_consumer ring;
 	struct proc_source *src;      /* what the symbolizer reads: the loader (proc_source.h) */
 	struct symbolizer *sym;
-	struct profile *profile;      /* cumulative: what the files hold */
+	struct profile_window *window; /* the interval profiles the files are merged from */
+	struct profile *profile;      /* the merge last written (the window's), NULL before */
+	struct profile *restored;     /* the previous exporter's window, until it joins ours */
+	struct archive *archive;      /* NULL without --archive */
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;
@@ -45,6 +48,7 @@ struct exporter {
 	 * profile held when this exporter started (reloaded), and the record kept. */
 	int state_fd;                 /* -1: no state file, restarts are not counted */
 	uint64_t reloaded_samples;
+	uint64_t samples_base;        /* samples of this run accepted before this exporter */
 	struct exporter_state state;
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
 	bool reported_export;
@@ -77,10 +81,14 @@ void exporter_print_summary(struct exporter *ex);
 /*
  * At start, after the ring is attached (exporter_restore.c): opens the state
  * file; when it names this run, reloads the profile.pb.gz the previous
- * exporter wrote into ex->profile (refusing a malformed one with a log line),
+ * exporter wrote into ex->restored (a refused one is moved aside and counted),
  * takes the run's start time back, and counts the samples the previous
  * exporter read but never wrote into ex->state.lost_total. Never fatal.
  */
 void exporter_restore(struct exporter *ex);
+
+/* After exporter_restore: the window (the restored profile its oldest
+ * interval) and the archive. Fatal when out of memory. */
+void exporter_window_start(struct exporter *ex);
 
 #endif

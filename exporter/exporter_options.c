@@ -22,6 +22,7 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 	const char *run_id = NULL;
 	const struct option_spec specs[] = {
 		SETTINGS_OPT_INTERVAL(&out->interval_s),
+		SETTINGS_OPT_WINDOW(&out->window),
 		SETTINGS_OPT_FREQUENCY(&out->frequency_hz),
 		{.name = "output-label", .kind = OPTION_STRING, .dest = &out->output_label},
 		{.name = "kallsyms", .kind = OPTION_STRING, .dest = &out->kallsyms_path},
@@ -37,11 +38,14 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 
 	memset(out, 0, sizeof(*out));
 	out->interval_s = SETTINGS_INTERVAL_S;
+	settings_window_init(&out->window);
 	out->frequency_hz = SETTINGS_FREQUENCY_HZ;
 	out->output_label = SETTINGS_OUTPUT_LABEL;
 	out->kallsyms_path = SETTINGS_KALLSYMS_PATH;
 	otlp_settings_init(&out->otlp);
 	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
+	if (settings_window_check(&out->window, out->interval_s, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	if (run_id != NULL)
 		memcpy(out->run_id, run_id, SETTINGS_RUN_ID_LEN + 1);

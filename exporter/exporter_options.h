@@ -9,10 +9,12 @@
 #include <stddef.h>
 
 #include "settings/defaults.h"
+#include "settings/option_specs.h"
 #include "settings/otlp_settings.h"
 
 struct exporter_options {
 	unsigned interval_s;      /* rewrite the output files this often */
+	struct settings_window window; /* what the files cover, the caps, the archive */
 	unsigned frequency_hz;    /* nominal sampling frequency, for the title */
 	const char *output_label; /* the output directory as the user named it (messages only) */
 	const char *kallsyms_path;

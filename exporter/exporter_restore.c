@@ -1,21 +1,38 @@
 /*
  * A restarted exporter takes over from the one that died (exporter_state.h):
- * the profile it last wrote, the run's start time, and the count of the
- * samples it had read but not yet written.
+ * the window it last wrote, the run's start time, and the count of the
+ * samples it had read but not yet written. What it cannot take back (a
+ * malformed state file, a profile.pb.gz refused by the reader's limits) is
+ * moved aside and counted, never overwritten unseen.
  */
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mono_clock.h"
+#include "exporter/formats/archive.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
 
-/* The previous exporter of this run: its profile back into ex->profile. */
+static void exporter_set_aside(struct exporter *ex, const char *name)
+{
+	char err[256];
+
+	if (exporter_state_set_aside(LOWPROF_FD_OUTDIR, name, err, sizeof(err)) != 0) {
+		log_error("restart: %s could not be moved aside: %s", name, err);
+		return;
+	}
+	ex->state.set_aside++;
+	log_warn("restart: %s moved aside to %s.aside.1", name, name);
+}
+
+/* The previous exporter's window: into ex->restored, to join the new window. */
 static void exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
 {
 	struct profile *p = NULL;
@@ -29,20 +46,36 @@ static void exporter_reload_profile(struct exporter *ex, const struct exporter_s
 	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_PPROF, &p, err, sizeof(err));
 	if (rc != 0) {
 		log_error("restart: profile.pb.gz refused, starting a fresh profile: %s", err);
+		if (rc != -ENOENT)
+			exporter_set_aside(ex, OUTPUT_FILE_PPROF);
 		return;
 	}
 	profile_get_time(p, &start, NULL);
-	if (start != old->start_unix_ns) {
-		/* Written by another run (or replaced by hand): not ours to continue. */
-		log_error("restart: profile.pb.gz is not this run's (start %llu, expected %llu), starting a fresh profile",
-			  (unsigned long long)start, (unsigned long long)old->start_unix_ns);
+	if (start != old->window_start_ns) {
+		/* Replaced by hand since: not ours to continue, nor to overwrite. */
+		log_error("restart: profile.pb.gz is not the one this run wrote (start %llu, expected %llu), starting a fresh profile",
+			  (unsigned long long)start, (unsigned long long)old->window_start_ns);
 		profile_free(p);
+		exporter_set_aside(ex, OUTPUT_FILE_PPROF);
 		return;
 	}
-	profile_free(ex->profile);
-	ex->profile = p;
+	ex->restored = p;
 	profile_get_totals(p, &totals);
 	ex->reloaded_samples = totals.samples;
+}
+
+/* A state file that cannot be read is kept aside; a fresh one takes its place. */
+static void exporter_state_refused(struct exporter *ex)
+{
+	log_warn("%s is malformed: moving it aside, starting afresh", EXPORTER_STATE_FILE);
+	close(ex->state_fd);
+	exporter_set_aside(ex, EXPORTER_STATE_FILE);
+	ex->state_fd = exporter_state_open(LOWPROF_FD_OUTDIR);
+	if (ex->state_fd < 0) {
+		log_warn("%s: %s; samples lost to a restart will not be counted", EXPORTER_STATE_FILE,
+			 strerror(-ex->state_fd));
+		ex->state_fd = -1;
+	}
 }
 
 void exporter_restore(struct exporter *ex)
@@ -62,9 +95,13 @@ void exporter_restore(struct exporter *ex)
 	memcpy(ex->state.run_id, ex->opt.run_id, sizeof(ex->state.run_id));
 	ex->state.start_unix_ns = ex->start_unix_ns;
 	rc = exporter_state_load(ex->state_fd, &old);
-	if (rc == -EINVAL)
-		log_warn("%s is malformed: starting afresh", EXPORTER_STATE_FILE);
+	if (rc == -EINVAL) {
+		exporter_state_refused(ex);
+		if (ex->state_fd < 0)
+			return;
+	}
 	if (rc == 0 && ex->opt.run_id[0] != '\0' && strcmp(old.run_id, ex->opt.run_id) == 0) {
+		ex->state.set_aside = old.set_aside;
 		exporter_reload_profile(ex, &old);
 		/* The ring moves only after the record naming the new position was
 		 * written, so it is at one of the two positions recorded. */
@@ -75,13 +112,16 @@ void exporter_restore(struct exporter *ex)
 		} else {
 			log_warn("restart: ring position %llu matches neither recorded one: lost samples unknown",
 				 (unsigned long long)pos);
-			read_total = ex->reloaded_samples;
+			read_total = old.written_samples;
 		}
-		if (read_total > ex->reloaded_samples)
-			lost = read_total - ex->reloaded_samples;
+		if (read_total > old.written_samples)
+			lost = read_total - old.written_samples;
+		ex->samples_base = old.written_samples + lost;
 		ex->state.lost_total = old.lost_total + lost;
 		ex->state.flushes = old.flushes;
-		if (ex->reloaded_samples > 0) {
+		ex->state.written_samples = old.written_samples;
+		ex->state.window_start_ns = old.window_start_ns;
+		if (ex->restored != NULL) {
 			/* The run's clock: durations and the timeline count from its start. */
 			now_unix = exporter_unix_ns();
 			now_mono = mono_ns();
@@ -95,8 +135,37 @@ void exporter_restore(struct exporter *ex)
 			 (unsigned long long)ex->reloaded_samples, (unsigned long long)lost);
 	}
 	ex->state.pos_before = ex->state.pos_after = pos;
-	ex->state.accepted_before = ex->state.accepted_after = ex->reloaded_samples;
+	ex->state.accepted_before = ex->state.accepted_after = ex->samples_base;
 	rc = exporter_state_store(ex->state_fd, &ex->state);
 	if (rc != 0)
 		log_warn("%s: %s", EXPORTER_STATE_FILE, strerror(-rc));
+}
+
+void exporter_window_start(struct exporter *ex)
+{
+	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
+	uint64_t start, end;
+
+	/* A fresh run's window starts with it; a restart's, now, after the one reloaded. */
+	ex->window = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
+					(uint64_t)ex->opt.interval_s * NSEC_PER_SEC,
+					ex->opt.window.max_stacks,
+					ex->restored != NULL ? now_unix : ex->start_unix_ns);
+	if (ex->window == NULL)
+		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	if (ex->restored != NULL) {
+		profile_get_time(ex->restored, &start, &end);
+		if (end < start || end > now_unix)
+			end = now_unix;
+		if (profile_window_adopt(ex->window, ex->restored, start, end) != 0)
+			log_warn("restart: the reloaded window could not be kept");
+		ex->restored = NULL;
+	}
+	if (ex->opt.window.archive) {
+		ex->archive = archive_new(LOWPROF_FD_OUTDIR,
+					  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,
+					  (uint64_t)ex->opt.window.archive_max_mb << 20);
+		if (ex->archive == NULL)
+			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	}
 }

@@ -3,13 +3,15 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/hash.h"
 
-#define STATE_MAGIC "LPEXST01"
-#define STATE_NFIELDS 7
+#define STATE_MAGIC "LPEXST02"
+#define STATE_NFIELDS 10
 /* magic, run id, the u64 fields, checksum: little-endian, no padding. */
 #define STATE_RECORD_SIZE (8 + 32 + 8 * STATE_NFIELDS + 8)
 
@@ -28,6 +30,9 @@ static void state_fields(const struct exporter_state *st, uint64_t f[STATE_NFIEL
 	f[4] = st->accepted_after;
 	f[5] = st->lost_total;
 	f[6] = st->flushes;
+	f[7] = st->written_samples;
+	f[8] = st->window_start_ns;
+	f[9] = st->set_aside;
 }
 
 int exporter_state_open(int dirfd)
@@ -94,7 +99,28 @@ int exporter_state_load(int fd, struct exporter_state *out)
 	out->accepted_after = f[4];
 	out->lost_total = f[5];
 	out->flushes = f[6];
+	out->written_samples = f[7];
+	out->window_start_ns = f[8];
+	out->set_aside = f[9];
 	if (out->pos_before > out->pos_after || out->accepted_before > out->accepted_after)
 		return -EINVAL;
+	return 0;
+}
+
+int exporter_state_set_aside(int dirfd, const char *name, char *err, size_t errlen)
+{
+	char from[256], to[256];
+	int i;
+
+	for (i = EXPORTER_STATE_ASIDE_MAX - 1; i >= 1; i--) {
+		snprintf(from, sizeof(from), "%s.aside.%d", name, i);
+		snprintf(to, sizeof(to), "%s.aside.%d", name, i + 1);
+		if (renameat(dirfd, from, dirfd, to) != 0 && errno != ENOENT)
+			return errbuf_fail(-errno, err, errlen, "renaming %s: %s", from, strerror(errno));
+	}
+	snprintf(to, sizeof(to), "%s.aside.1", name);
+	if (renameat(dirfd, name, dirfd, to) != 0)
+		return errbuf_fail(-errno, err, errlen, "renaming %s to %s: %s", name, to,
+				   strerror(errno));
 	return 0;
 }

@@ -15,12 +15,13 @@
  *
  * The record is checked (magic, version, checksum) like any other input; a
  * bad one means "no previous exporter", never a crash. A pwrite of the record
- * (104 bytes) at offset 0 is not torn by SIGKILL (the kernel finishes the copy into the
+ * (128 bytes) at offset 0 is not torn by SIGKILL (the kernel finishes the copy into the
  * page cache first); a host crash is not what this is for.
  */
 #ifndef LOWPROF_EXPORTER_STATE_H
 #define LOWPROF_EXPORTER_STATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ipc/output_files.h"
@@ -36,7 +37,14 @@ struct exporter_state {
 	uint64_t accepted_after;  /* ... and at pos_after (reloaded ones included) */
 	uint64_t lost_total;      /* samples lost to exporter deaths so far this run */
 	uint64_t flushes;         /* profile.pb.gz written this run */
+	uint64_t written_samples; /* of the accepted ones, those the files held when last written */
+	uint64_t window_start_ns; /* the time_nanos of the profile.pb.gz last written */
+	uint64_t set_aside;       /* files this run could not restore, moved aside */
 };
+
+/* Files a restart could not take back are renamed NAME.aside.1 (the newest)
+ * to NAME.aside.N, never overwritten unseen; the oldest beyond N goes. */
+#define EXPORTER_STATE_ASIDE_MAX 4
 
 /* Opens (creating, 0600) the state file in dirfd. fd, or -errno. */
 int exporter_state_open(int dirfd);
@@ -44,5 +52,8 @@ int exporter_state_open(int dirfd);
 int exporter_state_load(int fd, struct exporter_state *out);
 /* 0, or -errno. */
 int exporter_state_store(int fd, const struct exporter_state *st);
+/* Renames name (in dirfd) to name.aside.1, shifting the older ones up to
+ * EXPORTER_STATE_ASIDE_MAX. 0, or -errno (err set). */
+int exporter_state_set_aside(int dirfd, const char *name, char *err, size_t errlen);
 
 #endif

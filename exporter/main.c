@@ -24,7 +24,9 @@
 #include "ipc/notify.h"
 #include "exporter/exporter_loop.h"
 #include "exporter/otlp/otlp_export.h"
+#include "exporter/formats/archive.h"
 #include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
 #include "exporter/symbols/proc_source.h"
 #include "exporter/symbols/symbolizer.h"
@@ -101,14 +103,14 @@ int main(int argc, char **argv)
 	if (!symbolizer_load_kernel_symbols(ex.sym))
 		log_warn("kallsyms not received from the loader at start: asked again at the first kernel frame");
 	proc_source_set_timeout(ex.src, SYMBOL_SOURCE_TIMEOUT_MS);
-	ex.profile = profile_new();
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
-	if (ex.profile == NULL || ex.timeline == NULL)
+	if (ex.timeline == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	ex.start_mono_ns = mono_ns();
 	ex.start_unix_ns = exporter_unix_ns();
-	/* A restart of this run picks up the profile its predecessor wrote. */
+	/* A restart of this run picks up the window its predecessor wrote. */
 	exporter_restore(&ex);
+	exporter_window_start(&ex);
 	ex.interval_start_unix_ns = exporter_unix_ns();
 	next_write_ns = ex.start_mono_ns + (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
 	notify_ready();
@@ -173,7 +175,8 @@ int main(int argc, char **argv)
 	otlp_export_free(ex.otlp);
 	if (ex.state_fd >= 0)
 		close(ex.state_fd);
-	profile_free(ex.profile);
+	profile_window_free(ex.window);
+	archive_free(ex.archive);
 	timeline_free(ex.timeline);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);

@@ -1,9 +1,12 @@
 /*
  * The loader's audit log: one JSON object per line for every BPF action it
  * takes and every request it refuses (docs/SECURITY.md lists the events).
- * Each record is built whole in memory and written with one write() on an
- * O_APPEND fd, so records never interleave or tear, and nothing waits in a
- * stdio buffer. The kernel audits only program load and unload; the rest is
+ * Each record is built whole in memory and written with one write(): on the
+ * supervisor's SOCK_SEQPACKET channel (one record a message; the supervisor
+ * appends it to the file, rotates and reopens it: supervisor/audit_sink.h),
+ * or on an O_APPEND file when run by hand. So records never interleave or
+ * tear, and nothing waits in a stdio buffer. A record the channel has no room
+ * for is counted (audit_log_write_failures), never waited for. The kernel audits only program load and unload; the rest is
  * on this record.
  *
  *   {"time":"2025-06-01T12:00:00.123456Z","event":"map_update","component":"controller",
@@ -36,7 +39,7 @@ struct audit_rec {
 void audit_log_open(int fd);
 void audit_log_close(void);
 bool audit_log_enabled(void);
-/* Records that could not be written (a full disk): counted, never fatal. */
+/* Records that could not be written (a full channel or disk): counted, never fatal. */
 uint64_t audit_log_write_failures(void);
 
 /* The loader itself as the actor. */

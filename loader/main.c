@@ -65,8 +65,13 @@ static void loader_sandbox(bool seccomp_log)
 	struct stat st;
 
 	sandbox_limit_caps("loader", caps, sizeof(caps) / sizeof(caps[0]));
-	if (fstat(LOWPROF_FD_AUDIT, &st) == 0 && S_ISREG(st.st_mode)) {
+	/* The supervisor's channel (one record a message), or a file when run by hand. */
+	if (fstat(LOWPROF_FD_AUDIT, &st) == 0 && (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		fcntl(LOWPROF_FD_AUDIT, F_SETFD, FD_CLOEXEC);
+		/* A full channel (a stalled supervisor) must not stall the loader:
+		 * the record is counted as suppressed instead. */
+		if (S_ISSOCK(st.st_mode))
+			fcntl(LOWPROF_FD_AUDIT, F_SETFL, O_NONBLOCK);
 		audit_log_open(LOWPROF_FD_AUDIT);
 	}
 	sandbox_enter("loader", seccomp_log);

@@ -352,6 +352,14 @@ void proc_tracker_tick(struct proc_tracker *pt)
 		pt_sweep(pt);
 	}
 	unwind_audit_flush(&pt->audit);
+	if (pt->maps.cache_evictions != pt->audited_evictions ||
+	    pt->maps.refused_expired != pt->audited_expired) {
+		unwind_audit_cache(pt->maps.cache_evictions - pt->audited_evictions,
+				   pt->maps.refused_expired - pt->audited_expired,
+				   pt->maps.cache_evictions, pt->maps.refused_expired, pt->maps.nfiles);
+		pt->audited_evictions = pt->maps.cache_evictions;
+		pt->audited_expired = pt->maps.refused_expired;
+	}
 	pt->st.work_ns += pt_now_ns() - start;
 	if (now - pt->last_report_ns >= PT_REPORT_NS &&
 	    pt->reported_rows != pt->st.files_parsed + pt->st.procs_loaded) {

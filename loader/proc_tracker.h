@@ -67,6 +67,7 @@ struct proc_tracker {
 	unsigned choice;  /* enum loader_unwind_choice */
 	bool active;      /* tables in use (DWARF possible) */
 	bool have_client;
+	uint64_t audited_evictions, audited_expired; /* the cache's, as last audited */
 };
 
 /* Before bpf_session_start: remember --unwind (enum loader_unwind_choice). */

@@ -26,6 +26,24 @@ void unwind_audit_rows(const char *path, uint64_t dev, uint64_t ino, uint32_t fi
 	audit_rec_end(&r, 0);
 }
 
+void unwind_audit_cache(uint64_t evicted, uint64_t expired, uint64_t evicted_total,
+			uint64_t expired_total, uint64_t entries)
+{
+	struct audit_actor me;
+	struct audit_rec r;
+
+	if (!audit_log_enabled())
+		return;
+	audit_actor_self(&me);
+	audit_rec_begin(&r, "unwind_cache_evict", &me);
+	audit_rec_u64(&r, "evicted", evicted);
+	audit_rec_u64(&r, "refused_expired", expired);
+	audit_rec_u64(&r, "evicted_total", evicted_total);
+	audit_rec_u64(&r, "refused_expired_total", expired_total);
+	audit_rec_u64(&r, "entries", entries);
+	audit_rec_end(&r, 0);
+}
+
 static void unwind_audit_add(struct unwind_audit_batch *b, uint32_t pid, int errnum)
 {
 	if (b->listed < UNWIND_AUDIT_LISTED)

@@ -36,6 +36,11 @@ struct unwind_audit {
 void unwind_audit_rows(const char *path, uint64_t dev, uint64_t ino, uint32_t first_row,
 		       uint32_t nrows, uint64_t evicted_files);
 
+/* The table cache's own evictions since the last record (entries past its
+ * bounds, refusals expired): one `unwind_cache_evict` record, totals included. */
+void unwind_audit_cache(uint64_t evicted, uint64_t expired, uint64_t evicted_total,
+			uint64_t expired_total, uint64_t entries);
+
 /* One unwind_procs update (errnum 0: done) or delete, into the current batch. */
 void unwind_audit_proc_update(struct unwind_audit *ua, uint32_t pid, int errnum);
 void unwind_audit_proc_delete(struct unwind_audit *ua, uint32_t pid);

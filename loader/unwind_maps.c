@@ -13,6 +13,7 @@
 
 #include "bpf/lowprof.skel.h"
 #include "common/log.h"
+#include "common/mono_clock.h"
 
 /* The BPF side mirrors these (bpf/unwind_dwarf.bpf.h): one layout, checked here. */
 _Static_assert(sizeof(struct lowprof_unwind_row) == sizeof(struct unwind_row), "row size");
@@ -117,6 +118,9 @@ static void um_common_init(struct unwind_maps *um, struct lowprof_unwind_row *ro
 	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
 	um->rows = rows;
 	um->capacity = capacity;
+	um->max_files = UNWIND_MAPS_MAX_FILES;
+	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
+	um->refused_ttl_ns = UNWIND_MAPS_REFUSED_TTL_NS;
 }
 
 int unwind_maps_init_mem(struct unwind_maps *um, struct lowprof_unwind_row *rows,
@@ -201,21 +205,59 @@ static bool um_key_eq(const struct unwind_file_key *a, const struct unwind_file_
 	       a->size == b->size;
 }
 
+static void um_file_remove(struct unwind_maps *um, size_t i);
+
 struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct unwind_file_key *key)
 {
+	struct unwind_file *f;
 	size_t i;
 
 	for (i = 0; i < um->nfiles; i++) {
-		if (um_key_eq(&um->files[i]->key, key))
-			return um->files[i];
+		f = um->files[i];
+		if (!um_key_eq(&f->key, key))
+			continue;
+		/* A refusal is remembered for a while, not for ever: the file is
+		 * asked for again once it expired. */
+		if (f->state == UNWIND_FILE_REFUSED && f->refs == 0 &&
+		    mono_ns() - f->refused_ns >= um->refused_ttl_ns) {
+			um_file_remove(um, i);
+			um->refused_expired++;
+			return NULL;
+		}
+		return f;
 	}
 	return NULL;
+}
+
+/* The least recently used unreferenced entry (of state only_state, or any
+ * when only_state < 0), or SIZE_MAX. */
+static size_t um_lru_victim(const struct unwind_maps *um, int only_state)
+{
+	size_t i, victim = SIZE_MAX;
+
+	for (i = 0; i < um->nfiles; i++) {
+		const struct unwind_file *f = um->files[i];
+
+		if (f->refs != 0 || (only_state >= 0 && (int)f->state != only_state))
+			continue;
+		if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
+			victim = i;
+	}
+	return victim;
 }
 
 static struct unwind_file *um_file_new(struct unwind_maps *um, const struct unwind_file_key *key)
 {
 	struct unwind_file *f;
+	size_t victim;
 
+	if (um->max_files > 0 && um->nfiles >= um->max_files) {
+		victim = um_lru_victim(um, -1);
+		if (victim == SIZE_MAX)
+			return NULL;
+		um_file_remove(um, victim);
+		um->cache_evictions++;
+	}
 	if (um->nfiles == um->files_cap) {
 		size_t ncap = um->files_cap ? um->files_cap * 2 : 64;
 		struct unwind_file **n = realloc(um->files, ncap * sizeof(*n));
@@ -238,6 +280,8 @@ static void um_file_remove(struct unwind_maps *um, size_t i)
 {
 	struct unwind_file *f = um->files[i];
 
+	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
+		um->nrefused--;
 	if (f->state == UNWIND_FILE_READY && f->nrows > 0) {
 		/* On failure the range leaks (counted as used): harmless, only ENOMEM. */
 		if (um_free_insert(um, f->first_row, f->nrows) != 0)
@@ -302,10 +346,22 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
 					    const struct unwind_file_key *key)
 {
-	struct unwind_file *f = um_file_new(um, key);
+	struct unwind_file *f;
+	size_t victim;
 
-	if (f != NULL)
+	if (um->max_refused > 0 && um->nrefused >= um->max_refused) {
+		victim = um_lru_victim(um, UNWIND_FILE_REFUSED);
+		if (victim != SIZE_MAX) {
+			um_file_remove(um, victim);
+			um->cache_evictions++;
+		}
+	}
+	f = um_file_new(um, key);
+	if (f != NULL) {
 		f->state = UNWIND_FILE_REFUSED;
+		f->refused_ns = mono_ns();
+		um->nrefused++;
+	}
 	return f;
 }
 

@@ -44,6 +44,7 @@ struct unwind_file {
 	uint32_t first_row, nrows;
 	uint32_t refs;        /* processes whose unwind_procs entry points at it */
 	uint64_t last_used;   /* tick of the last reference, for eviction */
+	uint64_t refused_ns;  /* UNWIND_FILE_REFUSED: when (mono), for the expiry */
 	uint32_t nsegments;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 };
@@ -75,7 +76,18 @@ struct unwind_maps {
 	uint64_t procs;   /* unwind_procs entries: kept by proc_tracker */
 	uint64_t evictions;
 	int ncpus;
+	/* The cache's own bounds (its entries; the rows are bounded by capacity):
+	 * past max_files an unreferenced entry goes, least recently used first;
+	 * refused files are remembered up to max_refused, for refused_ttl_ns. */
+	size_t max_files, max_refused, nrefused;
+	uint64_t refused_ttl_ns;
+	uint64_t cache_evictions;  /* entries dropped by max_files or max_refused */
+	uint64_t refused_expired;  /* refused entries forgotten after refused_ttl_ns */
 };
+
+#define UNWIND_MAPS_MAX_FILES 4096
+#define UNWIND_MAPS_MAX_REFUSED 256
+#define UNWIND_MAPS_REFUSED_TTL_NS (600ULL * 1000000000ULL)
 
 /* Rows the array can hold for a budget of table_mb MiB. */
 uint32_t unwind_maps_capacity(unsigned table_mb);

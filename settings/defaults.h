@@ -42,6 +42,25 @@
 #define SETTINGS_INTERVAL_S 10
 #define SETTINGS_INTERVAL_MAX_S 86400
 
+/* --window: the output files cover the last this many seconds (a run shorter
+ * than the window: the whole run). At most this many intervals per window. */
+#define SETTINGS_WINDOW_S 600
+#define SETTINGS_WINDOW_MAX_S (7u * 86400)
+#define SETTINGS_WINDOW_MAX_INTERVALS 4096
+
+/* --max-stacks: distinct stacks per window (and per interval); past it a
+ * process's new stacks fold into its "[other stacks]". */
+#define SETTINGS_MAX_STACKS 50000
+#define SETTINGS_MAX_STACKS_MIN 16
+#define SETTINGS_MAX_STACKS_MAX 10000000
+
+/* --archive: each interval's pprof kept as its own file, removed oldest first
+ * past --archive-max-age or --archive-max-mb. */
+#define SETTINGS_ARCHIVE_MAX_AGE_S 86400
+#define SETTINGS_ARCHIVE_MAX_AGE_MAX_S (366u * 86400)
+#define SETTINGS_ARCHIVE_MAX_MB 256
+#define SETTINGS_ARCHIVE_MAX_MB_MAX (1u << 20)
+
 /* --max-depth: the deepest user stack recorded. */
 #define SETTINGS_MAX_DEPTH 64
 #define SETTINGS_MAX_DEPTH_MAX LOWPROF_MAX_USER_DEPTH
@@ -76,6 +95,13 @@ enum settings_unwind {
 /* --run-dir: where the status socket lives when lowprof runs as root (others:
  * $XDG_RUNTIME_DIR/lowprof or /tmp/lowprof-UID). */
 #define SETTINGS_RUN_DIR "/run/lowprof"
+
+/* --audit-log-max-mb, --audit-log-keep: past the size, the audit log is
+ * rotated to PATH.1 .. PATH.keep (the oldest removed). */
+#define SETTINGS_AUDIT_LOG_MAX_MB 16
+#define SETTINGS_AUDIT_LOG_MAX_MB_MAX (1u << 20)
+#define SETTINGS_AUDIT_LOG_KEEP 4
+#define SETTINGS_AUDIT_LOG_KEEP_MAX 99
 
 /* --audit-log: a path at most this long (default: OUTPUT/audit.log). */
 #define SETTINGS_AUDIT_LOG_MAX 4000

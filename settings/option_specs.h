@@ -7,6 +7,9 @@
 #ifndef LOWPROF_SETTINGS_OPTION_SPECS_H
 #define LOWPROF_SETTINGS_OPTION_SPECS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "settings/defaults.h"
 #include "settings/option_table.h"
 
@@ -24,6 +27,18 @@ extern const char *const settings_otlp_compression_names[];
 #define SETTINGS_OPT_INTERVAL(field)                                                          \
 	{.name = "interval", .kind = OPTION_UINT, .dest = (field), .min = 1,                      \
 	 .max = SETTINGS_INTERVAL_MAX_S, .unit = " seconds"}
+/* --window, --max-stacks, --archive, --archive-max-age, --archive-max-mb:
+ * the exporter's bounds; struct settings_window *w. */
+#define SETTINGS_OPT_WINDOW(w)                                                                \
+	{.name = "window", .kind = OPTION_UINT, .dest = &(w)->window_s, .min = 1,                 \
+	 .max = SETTINGS_WINDOW_MAX_S, .unit = " seconds", .seen = &(w)->window_given},                                       \
+	{.name = "max-stacks", .kind = OPTION_UINT, .dest = &(w)->max_stacks,                     \
+	 .min = SETTINGS_MAX_STACKS_MIN, .max = SETTINGS_MAX_STACKS_MAX},                         \
+	{.name = "archive", .kind = OPTION_FLAG, .dest = &(w)->archive},                          \
+	{.name = "archive-max-age", .kind = OPTION_UINT, .dest = &(w)->archive_max_age_s,         \
+	 .min = 1, .max = SETTINGS_ARCHIVE_MAX_AGE_MAX_S, .unit = " seconds"},                    \
+	{.name = "archive-max-mb", .kind = OPTION_UINT, .dest = &(w)->archive_max_mb, .min = 1,   \
+	 .max = SETTINGS_ARCHIVE_MAX_MB_MAX}
 #define SETTINGS_OPT_MAX_DEPTH(field)                                                         \
 	{.name = "max-depth", .kind = OPTION_UINT, .dest = (field), .min = 1,                     \
 	 .max = SETTINGS_MAX_DEPTH_MAX}
@@ -67,5 +82,23 @@ extern const char *const settings_otlp_compression_names[];
 	{.name = "otlp-client-cert", .kind = OPTION_STRING, .dest = &(s)->client_cert,            \
 	 .seen = (other)},                                                                        \
 	{.name = "otlp-client-key", .kind = OPTION_STRING, .dest = &(s)->client_key, .seen = (other)}
+
+/* What SETTINGS_OPT_WINDOW fills. */
+struct settings_window {
+	unsigned window_s;
+	bool window_given;  /* else the default, raised to --interval when shorter */
+	unsigned max_stacks;
+	bool archive;
+	unsigned archive_max_age_s;
+	unsigned archive_max_mb;
+};
+
+/* The defaults. */
+void settings_window_init(struct settings_window *w);
+/* The window against --interval: at least one interval (the default is raised
+ * to one), at most SETTINGS_WINDOW_MAX_INTERVALS of them. 0, or -EINVAL with
+ * the reason in err. */
+int settings_window_check(struct settings_window *w, unsigned interval_s, char *err,
+			  size_t errlen);
 
 #endif /* LOWPROF_SETTINGS_OPTION_SPECS_H */

@@ -17,6 +17,7 @@
 #include "settings/option_table.h"
 #include "supervisor/audit_read.h"
 #include "supervisor/component.h"
+#include "supervisor/audit_sink.h"
 #include "supervisor/options.h"
 #include "supervisor/status_socket.h"
 #include "supervisor/supervise.h"
@@ -71,26 +72,33 @@ static int main_client(int argc, char **argv)
 	return strncmp(reply, "error:", 6) == 0 ? LOWPROF_EXIT_FAILURE : 0;
 }
 
-/* `lowprof audit PATH`: malformed lines are reported, not fatal (status 1 if any). */
+/* `lowprof audit PATH`: PATH's rotated files first (PATH.N .. PATH.1), then
+ * PATH; malformed lines are reported, not fatal (status 1 if any). */
 static int main_audit(int argc, char **argv)
 {
+	static char files[AUDIT_SINK_KEEP_MAX + 1][AUDIT_SINK_PATH_MAX + 16];
+	size_t n, i;
 	FILE *in;
-	int bad;
+	int bad = 0, rc;
 
 	if (argc != 3 || argv[2][0] == '-') {
 		fprintf(stderr, "usage: lowprof audit PATH (the file --audit-log names; default OUTPUT/audit.log)\n");
 		return argc == 3 && strcmp(argv[2], "--help") == 0 ? 0 : LOWPROF_EXIT_USAGE;
 	}
-	in = fopen(argv[2], "re");
-	if (in == NULL) {
-		fprintf(stderr, "lowprof audit: %s: %s\n", argv[2], strerror(errno));
-		return LOWPROF_EXIT_FAILURE;
-	}
-	bad = audit_read_print(in, stdout, stderr);
-	fclose(in);
-	if (bad < 0) {
-		fprintf(stderr, "lowprof audit: reading %s failed\n", argv[2]);
-		return LOWPROF_EXIT_FAILURE;
+	n = audit_sink_files(argv[2], files, sizeof(files) / sizeof(files[0]));
+	for (i = 0; i < n; i++) {
+		in = fopen(files[i], "re");
+		if (in == NULL) {
+			fprintf(stderr, "lowprof audit: %s: %s\n", files[i], strerror(errno));
+			return LOWPROF_EXIT_FAILURE;
+		}
+		rc = audit_read_print(in, stdout, stderr);
+		fclose(in);
+		if (rc < 0) {
+			fprintf(stderr, "lowprof audit: reading %s failed\n", files[i]);
+			return LOWPROF_EXIT_FAILURE;
+		}
+		bad += rc;
 	}
 	if (bad > 0)
 		fprintf(stderr, "lowprof audit: %d malformed line(s) skipped\n", bad);

@@ -28,6 +28,9 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->frequency_hz = SETTINGS_FREQUENCY_HZ;
 	o->ringbuf_kb = SETTINGS_RINGBUF_KB;
 	o->interval_s = SETTINGS_INTERVAL_S;
+	settings_window_init(&o->window);
+	o->audit_log_max_mb = SETTINGS_AUDIT_LOG_MAX_MB;
+	o->audit_log_keep = SETTINGS_AUDIT_LOG_KEEP;
 	o->max_depth = SETTINGS_MAX_DEPTH;
 	o->control_interval_s = SETTINGS_CONTROL_INTERVAL_S;
 	o->cpu_budget_pct = SETTINGS_CPU_BUDGET_PCT;
@@ -98,6 +101,13 @@ void supervisor_options_usage(FILE *out)
 		"      --ringbuf-kb N      BPF ring buffer size in KiB, a power of two\n"
 		"                          (default %u)\n"
 		"      --interval SECONDS  rewrite the output files this often (default %u)\n"
+		"      --window SECONDS    the output files cover the last SECONDS (default %u;\n"
+		"                          a shorter run: all of it)\n"
+		"      --max-stacks N      distinct stacks per window (default %u); past it a\n"
+		"                          process's new stacks count as its [other stacks]\n"
+		"      --archive           also keep each interval's pprof as its own file,\n"
+		"                          profile-TIME.pb.gz, removed oldest first past\n"
+		"      --archive-max-age SECONDS (default %u) or --archive-max-mb N (default %u)\n"
 		"      --max-depth N       deepest user stack recorded, 1-%d (default %u)\n"
 		"      --unwind MODE       user stacks: dwarf (.eh_frame tables, works without\n"
 		"                          frame pointers), fp (frame pointers), or auto:\n"
@@ -131,7 +141,11 @@ void supervisor_options_usage(FILE *out)
 		"      --otlp-queue-mb N   bound of the delivery queue in MiB (default %u;\n"
 		"                          decimals allowed); the oldest profile is dropped\n"
 		"      --audit-log PATH    the loader's audit log, JSON lines, appended\n"
-		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
+		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it\n"
+		"                          and its rotated files); SIGHUP reopens it (logrotate)\n"
+		"      --audit-log-max-mb N, --audit-log-keep N\n"
+		"                          rotate it past N MiB (default %u) to PATH.1 .. PATH.N\n"
+		"                          (default %u kept, the oldest removed)\n"
 		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"
 		"                          killing (diagnosis only; docs/SECURITY.md)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
@@ -150,10 +164,12 @@ void supervisor_options_usage(FILE *out)
 		"summary.json. Needs root, or CAP_BPF + CAP_PERFMON (see README).\n"
 		"Exit status: 0 success, 1 runtime failure, 2 bad command line.\n",
 		CONFIG_FILE_DEFAULT, SETTINGS_OUTPUT_DIR, SETTINGS_FREQUENCY_HZ, SETTINGS_RINGBUF_KB, SETTINGS_INTERVAL_S,
+		SETTINGS_WINDOW_S, SETTINGS_MAX_STACKS, SETTINGS_ARCHIVE_MAX_AGE_S, SETTINGS_ARCHIVE_MAX_MB,
 		SETTINGS_MAX_DEPTH_MAX, SETTINGS_MAX_DEPTH, SETTINGS_UNWIND_TABLE_MB, SETTINGS_USER,
 		SETTINGS_CPU_BUDGET_PCT, SETTINGS_CPU_BUDGET_MAX_PCT, SETTINGS_CONTROL_INTERVAL_S,
 		SETTINGS_RUN_DIR, SETTINGS_LIVENESS_TIMEOUT_S, SETTINGS_RESTART_BACKOFF_MS,
-		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20);
+		SETTINGS_RESTART_CAP_MS, SETTINGS_OTLP_PATH, SETTINGS_OTLP_QUEUE_BYTES >> 20,
+		SETTINGS_AUDIT_LOG_MAX_MB, SETTINGS_AUDIT_LOG_KEEP);
 	options_usage_keys(out);
 }
 
@@ -262,6 +278,7 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		SETTINGS_OPT_PID(o->pids, &o->npids, options_check_pid),
 		SETTINGS_OPT_RINGBUF_KB(&o->ringbuf_kb),
 		SETTINGS_OPT_INTERVAL(&o->interval_s),
+		SETTINGS_OPT_WINDOW(&o->window),
 		SETTINGS_OPT_MAX_DEPTH(&o->max_depth),
 		SETTINGS_OPT_CPU_BUDGET(&o->cpu_budget_pct),
 		{.name = "control-interval", .kind = OPTION_UINT, .dest = &o->control_interval_s,
@@ -288,6 +305,10 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
+		{.name = "audit-log-max-mb", .kind = OPTION_UINT, .dest = &o->audit_log_max_mb,
+		 .min = 1, .max = SETTINGS_AUDIT_LOG_MAX_MB_MAX},
+		{.name = "audit-log-keep", .kind = OPTION_UINT, .dest = &o->audit_log_keep, .min = 1,
+		 .max = SETTINGS_AUDIT_LOG_KEEP_MAX},
 		SETTINGS_OPT_VERBOSE(&o->verbose),
 		{.name = "help", .short_name = 'h', .kind = OPTION_FLAG, .dest = &o->show_help,
 		 .flags = OPTION_STOP | OPTION_CLI_ONLY},
@@ -394,6 +415,8 @@ int supervisor_options_load(int argc, char **argv, struct supervisor_options *o,
 	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	supervisor_options_settle(o);
+	if (settings_window_check(&o->window, o->interval_s, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (o->restart_cap_ms < o->restart_floor_ms) {
 		errbuf_set(err, errlen, "--restart-backoff-max (%u ms) is below --restart-backoff (%u ms)",
 			   o->restart_cap_ms, o->restart_floor_ms);

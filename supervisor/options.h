@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "settings/defaults.h"
-#include "settings/option_table.h"
+#include "settings/option_specs.h"
 #include "settings/otlp_settings.h"
 
 struct supervisor_options {
@@ -19,6 +19,7 @@ struct supervisor_options {
 	size_t npids;
 	unsigned ringbuf_kb;
 	unsigned interval_s;
+	struct settings_window window; /* --window, --max-stacks, --archive*: for the exporter */
 	unsigned max_depth;
 	unsigned control_interval_s; /* the controller decides this often */
 	double cpu_budget_pct;       /* agent overhead ceiling, % of host CPU */
@@ -29,6 +30,8 @@ struct supervisor_options {
 	const char *user;            /* the unprivileged components run as this user */
 	bool seccomp_log;            /* filters log instead of killing (diagnosis) */
 	const char *audit_log;       /* NULL: OUTPUT/audit.log */
+	unsigned audit_log_max_mb;   /* rotated past this size */
+	unsigned audit_log_keep;     /* rotated files kept */
 	unsigned liveness_timeout_s; /* a silent component is killed after this */
 	unsigned restart_floor_ms;   /* first restart delay */
 	unsigned restart_cap_ms;     /* restart delays double up to this */

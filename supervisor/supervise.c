@@ -22,6 +22,7 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
 #include "lowprof_build_config.h"
+#include "supervisor/audit_sink.h"
 #include "supervisor/bpffs.h"
 #include "seccomp/sandbox.h"
 #include "settings/option_specs.h"
@@ -53,7 +54,7 @@ struct supervisor {
 	int shm_fd;
 	int event_fd;
 	int outdir_fd;
-	int audit_fd;            /* the loader's audit log, O_APPEND; kept across loader restarts */
+	struct audit_sink audit; /* the loader's audit records, into the file: kept across loader restarts */
 	int signal_fd;
 	int status_fd;
 	int control_fd[2];       /* socketpair: [0] the loader's end, [1] the controller's */
@@ -120,8 +121,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);
 	component_add_fd(ld, sv->unwind_fd[0], LOWPROF_FD_UNWIND);
 	component_add_fd(ld, sv->symbols_fd[0], LOWPROF_FD_SYMBOLS);
-	if (sv->audit_fd >= 0)
-		component_add_fd(ld, sv->audit_fd, LOWPROF_FD_AUDIT);
+	if (sv->audit.loader_end >= 0)
+		component_add_fd(ld, sv->audit.loader_end, LOWPROF_FD_AUDIT);
 
 	/* ELF and CFI parsing of untrusted binaries: no capabilities, not root. It sleeps
 	 * in recvmsg between requests, so it sends no liveness pings. */
@@ -144,6 +145,13 @@ static void supervise_build_components(struct supervisor *sv)
 
 	supervise_argv_begin(ex, "lowprof-exporter", o);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
+	component_add_arg(ex, "--window=%u", o->window.window_s);
+	component_add_arg(ex, "--max-stacks=%u", o->window.max_stacks);
+	if (o->window.archive) {
+		component_add_arg(ex, "--archive");
+		component_add_arg(ex, "--archive-max-age=%u", o->window.archive_max_age_s);
+		component_add_arg(ex, "--archive-max-mb=%u", o->window.archive_max_mb);
+	}
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
 	component_add_arg(ex, "--run-id=%s", sv->run_id);
@@ -212,22 +220,31 @@ static int supervise_open_tls(struct supervisor *sv)
 	return 0;
 }
 
-/* The audit log: opened here, once, so every loader appends to the same file
- * without needing the path (or write access to its directory). */
+/* The audit log: opened here, as root, so every loader sends its records to
+ * the same file without the path (supervisor/audit_sink.h), and the file can
+ * be rotated and reopened while the loader runs. */
 static int supervise_open_audit(struct supervisor *sv)
 {
-	char path[4200];
+	char path[4200], err[512];
 
 	if (sv->opt->audit_log != NULL)
 		snprintf(path, sizeof(path), "%s", sv->opt->audit_log);
 	else
 		snprintf(path, sizeof(path), "%s/audit.log", sv->opt->output_dir);
-	sv->audit_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (sv->audit_fd < 0) {
-		log_error("--audit-log %s: %s", path, strerror(errno));
+	if (audit_sink_open(&sv->audit, path, (uint64_t)sv->opt->audit_log_max_mb << 20,
+			    sv->opt->audit_log_keep, err, sizeof(err)) != 0) {
+		log_error("%s", err);
 		return -1;
 	}
 	return 0;
+}
+
+/* SIGHUP's part for the audit log: the records sent so far go to the file as
+ * it was, then the path is opened anew (logrotate moved the file away). */
+static void supervisor_audit_reopen(struct supervisor *sv)
+{
+	if (audit_sink_reopen(&sv->audit) == 0)
+		log_info("SIGHUP: audit log %s reopened", sv->audit.path);
 }
 
 static int supervise_setup(struct supervisor *sv)
@@ -604,6 +621,7 @@ static void supervise_handle_signals(struct supervisor *sv, int64_t now)
 			log_info("%s: stopping", strsignal((int)si.ssi_signo));
 			sv->stopping = true;
 		} else if (si.ssi_signo == SIGHUP) {
+			supervisor_audit_reopen(sv);
 			supervise_reload_config(sv);
 		}
 	}
@@ -668,7 +686,7 @@ static bool supervise_essential_failed(const struct supervisor *sv)
 
 static void supervise_loop(struct supervisor *sv)
 {
-	struct pollfd pfd[2 + COMP_COUNT];
+	struct pollfd pfd[3 + COMP_COUNT];
 	int64_t now;
 	int i;
 
@@ -694,7 +712,9 @@ static void supervise_loop(struct supervisor *sv)
 			pfd[2 + i].fd = sv->comp[i].notify_fd;
 			pfd[2 + i].events = POLLIN;
 		}
-		if (poll(pfd, 2 + COMP_COUNT, supervise_timeout(sv, now)) < 0 && errno != EINTR) {
+		pfd[2 + COMP_COUNT].fd = sv->audit.sock;
+		pfd[2 + COMP_COUNT].events = POLLIN;
+		if (poll(pfd, 3 + COMP_COUNT, supervise_timeout(sv, now)) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			sv->status = LOWPROF_EXIT_FAILURE;
 			return;
@@ -708,6 +728,8 @@ static void supervise_loop(struct supervisor *sv)
 			supervise_handle_signals(sv, now);
 		if (pfd[1].revents & POLLIN)
 			supervise_answer_status(sv, now);
+		if (pfd[2 + COMP_COUNT].revents & POLLIN)
+			audit_sink_drain(&sv->audit);
 		supervise_check_liveness(sv, now);
 		supervise_restart_due(sv, now);
 		if (sv->sd.watchdog_ms > 0 && now >= sv->next_watchdog_ms) {
@@ -760,7 +782,8 @@ int supervise_run(const struct supervisor_options *opt)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
-	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = sv.audit_fd = -1;
+	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
+	sv.audit.file_fd = sv.audit.sock = sv.audit.loader_end = -1;
 	sv.tls_fd[0] = sv.tls_fd[1] = sv.tls_fd[2] = -1;
 	sv.control_fd[0] = sv.control_fd[1] = -1;
 	sv.unwind_fd[0] = sv.unwind_fd[1] = -1;
@@ -786,6 +809,7 @@ int supervise_run(const struct supervisor_options *opt)
 	 * final drain lands in the ring, then the exporter, which writes it out. */
 	supervise_stop_component(&sv, COMP_CONTROLLER, STOP_TIMEOUT_MS);
 	supervise_stop_component(&sv, COMP_LOADER, STOP_TIMEOUT_MS);
+	audit_sink_close(&sv.audit); /* the stopped loader's last records first */
 	supervise_stop_component(&sv, COMP_UNWINDER, STOP_TIMEOUT_MS);
 	supervise_stop_component(&sv, COMP_EXPORTER, EXPORTER_STOP_TIMEOUT_MS);
 	for (i = 0; i < COMP_COUNT; i++)

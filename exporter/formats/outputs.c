@@ -94,10 +94,10 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[6];
+	struct summary_extra extra[8];
 	struct summary_info info;
 	char collection[1024];
-	char *overhead = NULL, *timeline = NULL;
+	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
 	int rc;
 
 	memset(&info, 0, sizeof(info));
@@ -122,6 +122,12 @@ static int outputs_summary(FILE *f, void *arg)
 			extra[2].raw_json = timeline;
 			info.nextras = 3;
 		}
+		/* Entries older than the window, summarised. */
+		earlier = timeline_trimmed_json(ctx->timeline, ctx->start_mono_ns);
+		if (earlier != NULL && info.nextras == 3) {
+			extra[info.nextras].key = "timeline_before_window";
+			extra[info.nextras++].raw_json = earlier;
+		}
 	}
 	if (ctx->export_json != NULL) {
 		extra[info.nextras].key = "export";
@@ -135,7 +141,12 @@ static int outputs_summary(FILE *f, void *arg)
 		extra[info.nextras].key = "lost_on_restart";
 		extra[info.nextras++].raw_json = ctx->lost_on_restart_json;
 	}
+	if (ctx->window_json != NULL) {
+		extra[info.nextras].key = "window";
+		extra[info.nextras++].raw_json = ctx->window_json;
+	}
 	rc = summary_json_write(job->profile, &info, f);
+	free(earlier);
 	free(overhead);
 	free(timeline);
 	return rc;

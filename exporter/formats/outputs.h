@@ -23,10 +23,12 @@ struct outputs_context {
 	uint64_t start_mono_ns;            /* t = 0 of the timeline */
 	/* Raw JSON members of summary.json, each omitted when NULL:
 	 * "export" (otlp_client_stats_json), "restarts" ({"loader": N, ...}) and
-	 * "lost_on_restart" (a number: samples killed exporters had read, not written). */
+	 * "lost_on_restart" (a number: samples killed exporters had read, not written),
+	 * "window" (the span the files cover and the bounds in force). */
 	const char *export_json;
 	const char *restarts_json;
 	const char *lost_on_restart_json;
+	const char *window_json; /* "window": what the files cover, the caps */
 };
 
 /* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.

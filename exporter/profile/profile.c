@@ -252,6 +252,7 @@ struct profile *profile_new(void)
 	if (p == NULL)
 		return NULL;
 	p->kernel_mapping = PROFILE_NO_MAPPING;
+	p->other_location = PROFILE_NO_MAPPING;
 	/* pprof and OTLP both require string 0 to be "". */
 	if (profile_intern(p, "", &empty) != 0) {
 		profile_free(p);
@@ -279,46 +280,50 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
-int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
-		       const struct frame *frames, size_t nframes, bool truncated,
-		       uint64_t count, uint64_t cpu_ns)
+/* The one location samples past the max-stacks cap fold into (see profile.h). */
+static int profile_other_location(struct profile *p, uint32_t *out)
+{
+	struct frame f = { .function = PROFILE_OTHER_STACKS_NAME };
+	int err;
+
+	if (p->other_location != PROFILE_NO_MAPPING) {
+		*out = p->other_location;
+		return 0;
+	}
+	err = profile_put_frame(p, &f, out);
+	if (err == 0)
+		p->other_location = *out;
+	return err;
+}
+
+/*
+ * Adds count samples of the stack whose location indices (leaf first) are
+ * locs[0..n): the common end of profile_add_sample and profile_merge.
+ * locs may be p->scratch.
+ */
+static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint32_t comm,
+			    const uint32_t *locs, size_t n, bool truncated, uint64_t count,
+			    uint64_t cpu_ns, bool folded)
 {
 	struct profile_stack w = { 0 };
-	struct profile_key key = { .p = p, .stack = &w };
+	struct profile_key key = { .p = p, .stack = &w, .locs = locs };
 	struct intern_slot *slot;
 	uint64_t hash;
+	uint32_t other;
 	size_t i;
 	int err;
 
-	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || pid == UINT32_MAX)
-		return -EINVAL;
-	if (nframes > PROFILE_MAX_FRAMES) {
-		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
-		nframes = PROFILE_MAX_FRAMES;
-		truncated = true;
-	}
-	err = array_grow((void **)&p->scratch, &p->cap_scratch, nframes + 1, sizeof(uint32_t));
-	if (err != 0)
-		return err;
-	err = profile_intern(p, comm != NULL ? comm : "", &w.comm);
-	if (err != 0)
-		return err;
-	for (i = 0; i < nframes; i++) {
-		err = profile_put_frame(p, &frames[i], &p->scratch[i]);
-		if (err != 0)
-			return err;
-	}
 	w.pid = pid;
 	w.tid = tid;
+	w.comm = comm;
 	w.truncated = truncated;
-	w.nlocations = (uint32_t)nframes;
+	w.nlocations = (uint32_t)n;
 	w.count = count;
 	w.cpu_ns = cpu_ns;
 
-	hash = profile_mix(profile_mix(pid, w.comm), ((uint64_t)truncated << 32) | nframes);
-	for (i = 0; i < nframes; i++)
-		hash = profile_mix(hash, p->scratch[i]);
-	key.locs = p->scratch;
+	hash = profile_mix(profile_mix(pid, w.comm), ((uint64_t)truncated << 32) | n);
+	for (i = 0; i < n; i++)
+		hash = profile_mix(hash, locs[i]);
 
 	err = profile_htab_reserve(&p->stack_index);
 	if (err != 0)
@@ -333,14 +338,24 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 			s->tid = 0; /* several threads: the pid label still holds */
 		p->samples += count;
 		p->cpu_ns += cpu_ns;
+		if (folded)
+			p->folded_samples += count;
 		return 0;
 	}
-	if ((p->max_stacks != 0 && p->nstacks >= p->max_stacks) || p->nstacks >= UINT32_MAX - 1) {
+	if (p->max_stacks != 0 && p->nstacks >= p->max_stacks && !folded) {
+		/* Past the cap: the process keeps its samples, under one frame. */
+		err = profile_other_location(p, &other);
+		if (err != 0)
+			return err;
+		return profile_add_locs(p, pid, 0, comm, &other, 1, false, count, cpu_ns, true);
+	}
+	if (p->nstacks >= UINT32_MAX - 1 ||
+	    (p->max_stacks != 0 && p->nstacks >= p->max_stacks + PROFILE_FOLD_ROOM(p->max_stacks))) {
 		p->dropped_samples += count;
 		p->dropped_cpu_ns += cpu_ns;
 		return -ENOSPC;
 	}
-	err = array_grow((void **)&p->pool, &p->cap_pool, p->npool + nframes, sizeof(uint32_t));
+	err = array_grow((void **)&p->pool, &p->cap_pool, p->npool + n, sizeof(uint32_t));
 	if (err == 0)
 		err = array_grow((void **)&p->stacks, &p->cap_stacks, p->nstacks + 1,
 				   sizeof(*p->stacks));
@@ -348,9 +363,10 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 		err = profile_note_pid(p, pid);
 	if (err != 0)
 		return err;
-	memcpy(&p->pool[p->npool], p->scratch, nframes * sizeof(uint32_t));
+	if (n > 0)
+		memmove(&p->pool[p->npool], locs, n * sizeof(uint32_t));
 	w.loc_offset = p->npool;
-	p->npool += nframes;
+	p->npool += n;
 	p->stacks[p->nstacks] = w;
 	slot->idx1 = (uint32_t)p->nstacks + 1;
 	slot->hash = (uint32_t)hash;
@@ -358,7 +374,112 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 	p->nstacks++;
 	p->samples += count;
 	p->cpu_ns += cpu_ns;
+	if (folded)
+		p->folded_samples += count;
 	return 0;
+}
+
+int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
+		       const struct frame *frames, size_t nframes, bool truncated,
+		       uint64_t count, uint64_t cpu_ns)
+{
+	uint32_t comm_idx;
+	size_t i;
+	int err;
+
+	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || pid == UINT32_MAX)
+		return -EINVAL;
+	if (nframes > PROFILE_MAX_FRAMES) {
+		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
+		nframes = PROFILE_MAX_FRAMES;
+		truncated = true;
+	}
+	err = array_grow((void **)&p->scratch, &p->cap_scratch, nframes + 1, sizeof(uint32_t));
+	if (err != 0)
+		return err;
+	err = profile_intern(p, comm != NULL ? comm : "", &comm_idx);
+	if (err != 0)
+		return err;
+	for (i = 0; i < nframes; i++) {
+		err = profile_put_frame(p, &frames[i], &p->scratch[i]);
+		if (err != 0)
+			return err;
+	}
+	return profile_add_locs(p, pid, tid, comm_idx, p->scratch, nframes, truncated, count,
+				cpu_ns, false);
+}
+
+/* src's location idx as a frame, its strings src's. */
+static void profile_location_frame(const struct profile *src, uint32_t idx, struct frame *f)
+{
+	const struct profile_location *l = &src->locations[idx];
+	const struct profile_function *fn = &src->functions[l->function];
+	const struct profile_mapping *m =
+		l->mapping != PROFILE_NO_MAPPING ? &src->mappings[l->mapping] : NULL;
+
+	memset(f, 0, sizeof(*f));
+	f->function = intern_str(&src->strings, fn->name);
+	f->module = fn->filename != 0 ? intern_str(&src->strings, fn->filename) : NULL;
+	if (m != NULL && !m->kernel) {
+		f->module = intern_str(&src->strings, m->filename);
+		f->build_id = m->build_id != 0 ? intern_str(&src->strings, m->build_id) : NULL;
+		f->map_start = m->memory_start;
+		f->map_end = m->memory_limit;
+		f->map_file_offset = m->file_offset;
+	}
+	f->address = l->address;
+	f->module_offset = l->module_offset;
+	f->kernel = l->kernel;
+	f->symbolized = fn->symbolized;
+}
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	uint32_t *remap; /* src location -> dst location + 1, 0: not yet */
+	const struct profile_stack *s;
+	struct frame f;
+	uint32_t comm, loc;
+	size_t i, j;
+	bool folded;
+	int err = 0;
+
+	if (dst == NULL || src == NULL || dst == src)
+		return -EINVAL;
+	remap = calloc(src->nlocations + 1, sizeof(*remap));
+	if (remap == NULL)
+		return -ENOMEM;
+	/* Stack by stack, in src's order, interning as profile_add_sample would:
+	 * merging the intervals of a run in order gives the tables (and so the
+	 * files) that adding every sample to one profile gives. */
+	for (i = 0; i < src->nstacks && err == 0; i++) {
+		s = &src->stacks[i];
+		err = array_grow((void **)&dst->scratch, &dst->cap_scratch, s->nlocations + 1,
+				 sizeof(uint32_t));
+		if (err == 0)
+			err = profile_intern(dst, intern_str(&src->strings, s->comm), &comm);
+		for (j = 0; j < s->nlocations && err == 0; j++) {
+			loc = src->pool[s->loc_offset + j];
+			if (remap[loc] == 0) {
+				profile_location_frame(src, loc, &f);
+				err = profile_put_frame(dst, &f, &remap[loc]);
+				if (err == 0)
+					remap[loc]++;
+			}
+			dst->scratch[j] = remap[loc] - 1;
+		}
+		if (err == 0) {
+			/* src's folded samples stay folded, and counted, in dst. */
+			folded = s->nlocations == 1 && src->pool[s->loc_offset] == src->other_location;
+			err = profile_add_locs(dst, s->pid, s->tid, comm, dst->scratch, s->nlocations,
+					       s->truncated, s->count, s->cpu_ns, folded);
+			if (err == -ENOSPC)
+				err = 0; /* counted as dropped */
+		}
+	}
+	free(remap);
+	dst->dropped_samples += src->dropped_samples;
+	dst->dropped_cpu_ns += src->dropped_cpu_ns;
+	return err;
 }
 
 void profile_set_max_stacks(struct profile *p, size_t max_stacks)

@@ -3,4 +3,5 @@
 target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/profile.c
   ${CMAKE_CURRENT_LIST_DIR}/profile_read.c
+  ${CMAKE_CURRENT_LIST_DIR}/profile_window.c
   ${CMAKE_CURRENT_LIST_DIR}/timeline.c)

@@ -11,10 +11,13 @@
  * + 4 bytes per frame; per location ~40 bytes, per function ~16 bytes, per
  * mapping ~40 bytes, per string its length + ~24 bytes (all plus hash slots
  * at <= 75% load). Code locations are bounded by the code that runs; stacks
- * are what grows, so profile_set_max_stacks() caps them: past the cap, samples
- * of new distinct stacks are dropped and counted (profile_totals.dropped_*),
- * samples of known stacks still aggregate. profile_get_totals() reports the
- * number of stacks and the heap bytes in use.
+ * are what grows, so profile_set_max_stacks() caps them: past the cap, a
+ * sample of a new distinct stack folds into one stack per process whose only
+ * frame is PROFILE_OTHER_STACKS_NAME (counted in profile_totals.folded_samples);
+ * samples of known stacks still aggregate. Those folded stacks may pass the
+ * cap by PROFILE_FOLD_ROOM(cap); past that, samples are dropped and counted
+ * (profile_totals.dropped_*). profile_get_totals() reports the number of
+ * stacks and the heap bytes in use.
  *
  * Not thread-safe: one exporter thread owns a profile.
  */
@@ -29,6 +32,10 @@
 
 /* Shown as the outermost (root-side) frame of every stack cut by the depth limit. */
 #define PROFILE_TRUNCATED_NAME "[truncated]"
+/* The only frame of the stack a process's samples fold into past the max-stacks cap. */
+#define PROFILE_OTHER_STACKS_NAME "[other stacks]"
+/* How many folded stacks (one per process) may go past the cap. */
+#define PROFILE_FOLD_ROOM(max_stacks) ((max_stacks) / 4 + 1)
 /* The one mapping all kernel frames share. */
 #define PROFILE_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 /* pprof's first mapping is what `go tool pprof` calls the profile's "File":
@@ -87,7 +94,8 @@ struct profile_totals {
 	size_t stacks;          /* distinct stacks */
 	size_t pids;            /* distinct pids */
 	size_t locations, functions, mappings, strings;
-	uint64_t dropped_samples; /* refused by the max-stacks cap */
+	uint64_t dropped_samples; /* refused: past the max-stacks cap and its fold room */
+	uint64_t folded_samples;  /* kept under PROFILE_OTHER_STACKS_NAME by the cap */
 	uint64_t dropped_cpu_ns;
 	size_t memory_bytes;    /* heap held by the model */
 };
@@ -111,14 +119,23 @@ void profile_free(struct profile *p);
 
 /* Frames are leaf first (kernel frames, then user frames, as sampled). Stacks
  * with the same pid, comm, truncated flag and frames aggregate.
- * Returns 0, -EINVAL (bad arguments, count 0), -ENOMEM, or -ENOSPC when a new
- * stack was refused by the max-stacks cap (its samples are counted as dropped). */
+ * Returns 0 (a sample folded by the max-stacks cap included), -EINVAL (bad
+ * arguments, count 0), -ENOMEM, or -ENOSPC when a new stack was refused past the
+ * cap's fold room (its samples are counted as dropped). */
 int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char *comm,
 		       const struct frame *frames, size_t nframes, bool truncated,
 		       uint64_t count, uint64_t cpu_ns);
 
 /* 0 = unlimited (the default). */
 void profile_set_max_stacks(struct profile *p, size_t max_stacks);
+
+/*
+ * Adds every stack of src to dst (under dst's cap), and src's dropped counts.
+ * Merging the intervals of a run in order gives the same tables, in the same
+ * order, as adding all their samples to one profile. Times are not touched.
+ * 0, -EINVAL or -ENOMEM (dst then holds part of src).
+ */
+int profile_merge(struct profile *dst, const struct profile *src);
 
 void profile_set_time(struct profile *p, uint64_t start_unix_ns, uint64_t end_unix_ns);
 void profile_get_time(const struct profile *p, uint64_t *start_unix_ns, uint64_t *end_unix_ns);

@@ -48,9 +48,10 @@ struct profile {
 	size_t cap_scratch;
 
 	uint32_t kernel_mapping;
+	uint32_t other_location; /* PROFILE_OTHER_STACKS_NAME's, or PROFILE_NO_MAPPING */
 	size_t max_stacks;
 	uint64_t start_ns, end_ns, period_ns;
-	uint64_t samples, cpu_ns, dropped_samples, dropped_cpu_ns;
+	uint64_t samples, cpu_ns, dropped_samples, dropped_cpu_ns, folded_samples;
 };
 
 #endif

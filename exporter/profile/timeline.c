@@ -12,8 +12,14 @@ struct timeline {
 	struct lowprof_timeline_entry *ring; /* the newest max entries */
 	size_t cap;   /* entries allocated, grows by doubling up to max */
 	size_t max;
-	size_t head;  /* once full: index of the oldest entry */
+	size_t head;  /* index of the oldest entry */
 	size_t count;
+	/* Entries trimmed off as older than the window, summarised. */
+	struct timeline_earlier {
+		size_t entries, paused, tiers[THROTTLE_TIER_COUNT];
+		uint64_t first_ns, last_ns, samples, lost;
+		double capacity_ns, cost_ns, max_pct;
+	} earlier;
 	/* Whole-run sums: the overhead survives entries leaving the ring. */
 	double capacity_ns, cost_ns, max_pct;
 	uint64_t bpf_ns, events;
@@ -58,30 +64,72 @@ static double timeline_drop_pct(const struct lowprof_timeline_entry *e)
 	return total > 0 ? (double)e->reserve_failures / total * 100.0 : 0.0;
 }
 
+/* Doubling while below the maximum (most runs never reach it); the entries
+ * are unwrapped into the new array. */
+static int timeline_grow(struct timeline *tl)
+{
+	size_t cap = tl->cap == 0 ? 64 : tl->cap * 2, i;
+	struct lowprof_timeline_entry *p;
+
+	if (cap > tl->max)
+		cap = tl->max;
+	p = malloc(cap * sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	for (i = 0; i < tl->count; i++)
+		p[i] = tl->ring[(tl->head + i) % tl->cap];
+	free(tl->ring);
+	tl->ring = p;
+	tl->cap = cap;
+	tl->head = 0;
+	return 0;
+}
+
+/* The i-th oldest entry held. */
+static struct lowprof_timeline_entry *timeline_at(const struct timeline *tl, size_t i)
+{
+	return &tl->ring[(tl->head + i) % tl->cap];
+}
+
+static void timeline_summarise_oldest(struct timeline *tl)
+{
+	const struct lowprof_timeline_entry *e = timeline_at(tl, 0);
+	struct timeline_earlier *x = &tl->earlier;
+	double pct = timeline_overhead_pct(e);
+
+	if (x->entries == 0 || pct > x->max_pct)
+		x->max_pct = pct;
+	if (x->entries == 0)
+		x->first_ns = e->monotonic_ns;
+	x->last_ns = e->monotonic_ns;
+	x->entries++;
+	x->paused += e->paused ? 1 : 0;
+	x->tiers[e->tier < THROTTLE_TIER_COUNT ? e->tier : THROTTLE_TIER_HEALTHY]++;
+	x->samples += e->submitted;
+	x->lost += e->reserve_failures;
+	x->capacity_ns += (double)e->online_cpus * (double)e->interval_ns;
+	x->cost_ns += (double)e->bpf_run_time_ns + (double)e->agent_cpu_ns;
+	tl->head = (tl->head + 1) % tl->cap;
+	tl->count--;
+}
+
+/* Seconds from start to ns, negative before it. */
+static double timeline_seconds(uint64_t ns, uint64_t start)
+{
+	return ns >= start ? (double)(ns - start) / 1e9 : -(double)(start - ns) / 1e9;
+}
+
 int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e)
 {
 	double pct = timeline_overhead_pct(e);
 
-	/* Grow by doubling while below the maximum: most runs never reach it. */
-	if (tl->count == tl->cap && tl->cap < tl->max) {
-		size_t cap = tl->cap == 0 ? 64 : tl->cap * 2;
-		struct lowprof_timeline_entry *p;
-
-		if (cap > tl->max)
-			cap = tl->max;
-		p = realloc(tl->ring, cap * sizeof(*p));
-		if (p == NULL)
-			return -ENOMEM;
-		tl->ring = p;
-		tl->cap = cap;
-	}
-	if (tl->count < tl->max) {
-		tl->ring[tl->count++] = *e;
-	} else {
-		/* Full: the oldest entry gives way. */
-		tl->ring[tl->head] = *e;
-		tl->head = (tl->head + 1) % tl->max;
-	}
+	if (tl->count == tl->cap && tl->cap < tl->max && timeline_grow(tl) != 0)
+		return -ENOMEM;
+	/* Full: the oldest entry gives way, into the summary of the earlier ones. */
+	if (tl->count == tl->cap)
+		timeline_summarise_oldest(tl);
+	*timeline_at(tl, tl->count) = *e;
+	tl->count++;
 	tl->capacity_ns += (double)e->online_cpus * (double)e->interval_ns;
 	tl->cost_ns += (double)e->bpf_run_time_ns + (double)e->agent_cpu_ns;
 	if (!tl->any || pct > tl->max_pct)
@@ -93,12 +141,45 @@ int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e)
 	return 0;
 }
 
-/* The i-th oldest entry held. */
-static const struct lowprof_timeline_entry *timeline_at(const struct timeline *tl, size_t i)
+void timeline_trim(struct timeline *tl, uint64_t oldest_mono_ns)
 {
-	if (tl->count < tl->max)
-		return &tl->ring[i];
-	return &tl->ring[(tl->head + i) % tl->max];
+	while (tl->count > 0 && timeline_at(tl, 0)->monotonic_ns < oldest_mono_ns)
+		timeline_summarise_oldest(tl);
+}
+
+size_t timeline_trimmed_count(const struct timeline *tl)
+{
+	return tl->earlier.entries;
+}
+
+char *timeline_trimmed_json(const struct timeline *tl, uint64_t start_mono_ns)
+{
+	const struct timeline_earlier *x = &tl->earlier;
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t t;
+	FILE *f;
+
+	if (x->entries == 0)
+		return NULL;
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return NULL;
+	fprintf(f, "{\"entries\": %zu, \"from_t\": %.3f, \"to_t\": %.3f, \"max_overhead_pct\": %.4f, "
+		   "\"mean_overhead_pct\": %.4f, \"samples\": %llu, \"lost\": %llu, \"paused\": %zu, "
+		   "\"tiers\": {",
+		x->entries, timeline_seconds(x->first_ns, start_mono_ns),
+		timeline_seconds(x->last_ns, start_mono_ns), x->max_pct,
+		x->capacity_ns > 0 ? x->cost_ns / x->capacity_ns * 100.0 : 0.0,
+		(unsigned long long)x->samples, (unsigned long long)x->lost, x->paused);
+	for (t = 0; t < THROTTLE_TIER_COUNT; t++)
+		fprintf(f, "%s\"%s\": %zu", t == 0 ? "" : ", ", timeline_tier_name(t), x->tiers[t]);
+	fputs("}}", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 int timeline_sampling(const struct timeline *tl, unsigned configured_hz,
@@ -172,8 +253,7 @@ char *timeline_overhead_json(const struct timeline *tl)
 
 static void timeline_entry_json(FILE *f, const struct lowprof_timeline_entry *e, uint64_t start)
 {
-	double t = e->monotonic_ns >= start ? (double)(e->monotonic_ns - start) / 1e9
-					    : -(double)(start - e->monotonic_ns) / 1e9;
+	double t = timeline_seconds(e->monotonic_ns, start);
 
 	fprintf(f, "{\"t\": %.3f, \"tier\": \"%s\", \"frequency_hz\": %u, \"unwind\": \"%s\", "
 		   "\"max_depth\": %u, \"sample_divisor\": %u, \"paused\": %s, ",

@@ -14,8 +14,10 @@
 #include "bpf/lowprof.h"
 #include "ipc/loader_stats.h"
 
-/* Entries kept for "timeline": a day at the default 1 s interval. Older
- * ones leave the list but still count in "overhead". */
+/* Entries kept for "timeline" at most: a day at the default 1 s interval.
+ * The exporter trims it to the window (timeline_trim); older entries leave
+ * the list for a summary ("timeline_before_window") and still count in
+ * "overhead". */
 #define TIMELINE_MAX_ENTRIES 86400
 
 struct timeline;
@@ -25,6 +27,13 @@ void timeline_free(struct timeline *tl);
 /* Add a validated entry (timeline_entry_decode). 0 or -ENOMEM. */
 int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e);
 size_t timeline_count(const struct timeline *tl);
+/* Entries older than oldest_mono_ns leave the list, oldest first, into the
+ * summary of the earlier ones. */
+void timeline_trim(struct timeline *tl, uint64_t oldest_mono_ns);
+size_t timeline_trimmed_count(const struct timeline *tl);
+/* That summary as a JSON object (times from start_mono_ns), malloc'd; NULL
+ * when nothing was trimmed (or out of memory). */
+char *timeline_trimmed_json(const struct timeline *tl, uint64_t start_mono_ns);
 /* The newest entry (the settings in force): 0, or -ENOENT before the first. */
 int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out);
 /* How the throttle changed the sampling, over the entries held. */

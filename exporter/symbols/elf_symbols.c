@@ -40,6 +40,7 @@ struct elf_symbols {
 	size_t nloads;
 	char *build_id;
 	bool has_symtab;
+	size_t skipped; /* past ELF_SYMBOLS_STRTAB_MAX */
 };
 
 static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *sym, bool dyn)
@@ -47,11 +48,17 @@ static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *s
 	/* Versioned definitions read "__libc_start_main@@GLIBC_2.34" in a .symtab
 	 * (libc's debug file, for one): the function is the part before the '@'. */
 	const char *at = name[0] != '@' ? strchr(name, '@') : NULL;
-	size_t len = at != NULL ? (size_t)(at - name) : strlen(name);
+	size_t len = at != NULL ? (size_t)(at - name) : strnlen(name, ELF_SYMBOLS_NAME_MAX + 1);
 	int ret;
 
-	if (e->str_len + len + 1 > UINT32_MAX)
-		return -EOVERFLOW;
+	/* A crafted file may give every symbol one huge name: each copy is bounded,
+	 * and so are all of them together. */
+	if (len > ELF_SYMBOLS_NAME_MAX)
+		len = ELF_SYMBOLS_NAME_MAX;
+	if (e->str_len + len + 1 > ELF_SYMBOLS_STRTAB_MAX) {
+		e->skipped++;
+		return 0;
+	}
 	ret = array_grow((void **)&e->strtab, &e->str_cap, e->str_len + len + 1, 1);
 	if (!ret)
 		ret = array_grow((void **)&e->syms, &e->cap, e->count + 1, sizeof(*e->syms));
@@ -479,4 +486,17 @@ void elf_symbols_free(struct elf_symbols *e)
 	free(e->loads);
 	free(e->build_id);
 	free(e);
+}
+
+size_t elf_symbols_memory(const struct elf_symbols *e)
+{
+	if (e == NULL)
+		return 0;
+	return sizeof(*e) + e->cap * sizeof(*e->syms) + e->str_cap +
+	       e->nloads * sizeof(*e->loads) + (e->build_id != NULL ? strlen(e->build_id) + 1 : 0);
+}
+
+size_t elf_symbols_skipped(const struct elf_symbols *e)
+{
+	return e->skipped;
 }

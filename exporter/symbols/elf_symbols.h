@@ -15,7 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bounds against crafted files: a name longer than ELF_SYMBOLS_NAME_MAX
+ * bytes is cut there; past ELF_SYMBOLS_STRTAB_MAX bytes of names in one
+ * image, further symbols are skipped (counted by elf_symbols_skipped). */
+#define ELF_SYMBOLS_NAME_MAX 1024
+#define ELF_SYMBOLS_STRTAB_MAX (16u << 20)
+
 struct elf_symbols;
+
+/* Heap bytes held (symbols, names, layout). */
+size_t elf_symbols_memory(const struct elf_symbols *e);
+/* Symbols skipped by ELF_SYMBOLS_STRTAB_MAX. */
+size_t elf_symbols_skipped(const struct elf_symbols *e);
 
 /*
  * Read the ELF file open on fd (not closed, file position unused).

@@ -58,6 +58,7 @@ struct sym_file {
 	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
 	const char *build_id;    /* interned */
 	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
+	size_t bytes;            /* elf's and debug's heap, counted in file_bytes */
 };
 
 struct symbolizer {
@@ -65,6 +66,7 @@ struct symbolizer {
 	struct sym_file *files[SYM_BUCKETS];
 	struct lru pid_lru, file_lru;
 	size_t npids, nfiles, max_pids, max_files;
+	size_t file_bytes, max_file_bytes; /* the symbol tables' heap and its bound */
 	struct intern strings;    /* every string a returned frame points to */
 	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
 	struct kallsyms *kallsyms;
@@ -152,6 +154,7 @@ static void file_remove(struct symbolizer *s, struct sym_file *f)
 	lru_unlink(&f->lru);
 	elf_symbols_free(f->elf);
 	elf_symbols_free(f->debug);
+	s->file_bytes -= f->bytes;
 	free(f);
 	s->nfiles--;
 }
@@ -162,7 +165,8 @@ static void sym_evict(struct symbolizer *s)
 		pid_remove(s, (struct sym_pid *)s->pid_lru.prev);
 		s->stats.evictions++;
 	}
-	while (s->nfiles > s->max_files) {
+	/* The newest file stays, however big: the frame being named needs it. */
+	while (s->nfiles > s->max_files || (s->file_bytes > s->max_file_bytes && s->nfiles > 1)) {
 		file_remove(s, (struct sym_file *)s->file_lru.prev);
 		s->stats.evictions++;
 	}
@@ -325,6 +329,8 @@ static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 			s->stats.file_errors++;
 		}
 		close(fd);
+		f->bytes = elf_symbols_memory(f->elf) + elf_symbols_memory(f->debug);
+		s->file_bytes += f->bytes;
 	}
 	sym_evict(s);
 	/* With max_files of 1 the entry just made is never the one evicted (it is newest). */
@@ -584,6 +590,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->file_lru.prev = s->file_lru.next = &s->file_lru;
 	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
+	s->max_file_bytes = SYMBOLIZER_DEFAULT_MAX_FILE_BYTES;
 	s->src = src;
 	sym_load_vdso(s);
 	return s;
@@ -605,4 +612,39 @@ void symbolizer_free(struct symbolizer *s)
 	kallsyms_free(s->kallsyms);
 	elf_symbols_free(s->vdso);
 	free(s);
+}
+
+void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes)
+{
+	s->max_file_bytes = max_bytes;
+	sym_evict(s);
+}
+
+size_t symbolizer_memory(const struct symbolizer *s)
+{
+	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings);
+}
+
+int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
+{
+	struct intern fresh, old;
+	struct sym_file *f;
+	struct lru *n;
+
+	if (intern_memory(&s->strings) <= max_bytes)
+		return 0;
+	/* Start a new table, and take into it the strings the caches keep. */
+	old = s->strings;
+	memset(&fresh, 0, sizeof(fresh));
+	s->strings = fresh;
+	for (n = s->file_lru.next; n != &s->file_lru; n = n->next) {
+		f = (struct sym_file *)n;
+		if (f->build_id != NULL)
+			f->build_id = sym_intern(s, f->build_id);
+	}
+	if (s->vdso_build_id != NULL)
+		s->vdso_build_id = sym_intern(s, s->vdso_build_id);
+	intern_free(&old);
+	s->stats.string_trims++;
+	return 1;
 }

@@ -16,9 +16,10 @@
  *
  * Kernel frames: from kallsyms, asked for at the first kernel frame.
  *
- * Memory: at most max_pids process maps and max_files symbol tables are
- * cached, least recently used evicted first. Strings in returned frames are
- * interned and stay valid until symbolizer_free(), whatever is evicted.
+ * Memory: at most max_pids process maps and max_files symbol tables (and
+ * max_file_bytes of them) are cached, least recently used evicted first.
+ * Strings in returned frames are interned and stay valid until
+ * symbolizer_trim_strings() or symbolizer_free(), whatever is evicted.
  * Not thread-safe: one symbolizer per thread.
  */
 #ifndef LOWPROF_EXPORTER_SYMBOLIZER_H
@@ -31,8 +32,15 @@
 #include "exporter/profile/frame.h"
 #include "exporter/symbols/proc_source.h"
 
-#define SYMBOLIZER_DEFAULT_MAX_PIDS 4096
+/* A pid's samples reach the exporter within a drain or two of its exit, and
+ * a live process is touched by every sample: on a host starting a thousand
+ * processes a second, 1024 maps (a few KiB each) are plenty. */
+#define SYMBOLIZER_DEFAULT_MAX_PIDS 1024
 #define SYMBOLIZER_DEFAULT_MAX_FILES 1024
+/* The symbol tables' heap, all files together (the newest file always stays). */
+#define SYMBOLIZER_DEFAULT_MAX_FILE_BYTES ((size_t)64 << 20)
+/* The interned strings of returned frames: trimmed past this when the window rolls. */
+#define SYMBOLIZER_DEFAULT_MAX_STRING_BYTES ((size_t)8 << 20)
 
 struct symbolizer;
 
@@ -44,6 +52,7 @@ struct symbolizer_stats {
 	uint64_t maps_reads;  /* /proc/PID/maps reads: first sight and refreshes */
 	uint64_t file_errors; /* mapped files that could not be opened or parsed */
 	uint64_t evictions;   /* pids and files dropped by the memory bound */
+	uint64_t string_trims; /* symbolizer_trim_strings that rebuilt the table */
 	size_t kernel_symbols;
 	bool kernel_restricted; /* kallsyms read, but every address was zero */
 };
@@ -58,6 +67,17 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 
 /* Change the cache bounds (minimum 1 each); evicts at once if over them. */
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
+/* Bound the symbol tables' heap (least recently used evicted first). */
+void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes);
+/* Heap held: symbol tables and interned strings. */
+size_t symbolizer_memory(const struct symbolizer *s);
+/*
+ * When the interned strings take more than max_bytes, starts a new table
+ * (keeping only what the caches still point to). Every frame returned before
+ * is invalid afterwards: call it only when none is held (between batches).
+ * Returns 1 when rebuilt, 0 when under the bound.
+ */
+int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes);
 
 /* Most pids symbolizer_prefetch_pids asks for at once. */
 #define SYMBOLIZER_PREFETCH_MAX 64

@@ -28,7 +28,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/mono_clock.h"
 #include "exporter/exporter_loop.h"
+#include "exporter/profile/profile_window.h"
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/process_info.h"
@@ -194,9 +196,11 @@ static void test_outputs_golden(void **state)
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
 	if (ex.sym == NULL)
 		fail_msg("symbolizer: %s", err);
-	ex.profile = profile_new();
+	/* Samples go to the window's interval; the files are its merge. */
+	ex.window = profile_window_new(600 * NSEC_PER_SEC, 10 * NSEC_PER_SEC, 0,
+				       GOLDEN_START_UNIX_NS);
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
-	assert_non_null(ex.profile);
+	assert_non_null(ex.window);
 	assert_non_null(ex.timeline);
 	while ((n = exporter_read_batch(&ex)) > 0)
 		total += n;
@@ -206,8 +210,12 @@ static void test_outputs_golden(void **state)
 	assert_int_equal(ex.ingest.rejected, 0);
 	assert_int_equal(timeline_count(ex.timeline), 3);
 
-	/* The files, as exporter_write writes them, with its clock fixed. */
-	profile_set_time(ex.profile, GOLDEN_START_UNIX_NS, GOLDEN_END_UNIX_NS);
+	/* The files, as exporter_write writes them, with its clock fixed: the
+	 * merge of a window shorter than --window is the whole stream, byte for
+	 * byte what one cumulative profile gave. */
+	assert_non_null(profile_window_roll(ex.window, GOLDEN_END_UNIX_NS));
+	ex.profile = profile_window_merged(ex.window, GOLDEN_END_UNIX_NS);
+	assert_non_null(ex.profile);
 	memset(&st, 0, sizeof(st));
 	st.sent = 3;
 	st.retried = 1;
@@ -254,7 +262,7 @@ static void test_outputs_golden(void **state)
 	free(body);
 
 	process_info_free(procs);
-	profile_free(ex.profile);
+	profile_window_free(ex.window);
 	timeline_free(ex.timeline);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);

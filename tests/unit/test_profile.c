@@ -181,11 +181,28 @@ static void test_limits(void **state)
 	(void)state;
 	profile_set_max_stacks(p, 1);
 	assert_int_equal(profile_add_sample(p, 1, 1, "x", &a, 1, false, 1, 10), 0);
-	assert_int_equal(profile_add_sample(p, 1, 1, "x", &b, 1, false, 2, 20), -ENOSPC);
+	/* Past the cap: the new stack folds into the process's "[other stacks]". */
+	assert_int_equal(profile_add_sample(p, 1, 1, "x", &b, 1, false, 2, 20), 0);
 	assert_int_equal(profile_add_sample(p, 1, 1, "x", &a, 1, false, 1, 10), 0);
 	profile_get_totals(p, &t);
-	assert_int_equal(t.stacks, 1);
-	assert_int_equal(t.samples, 2);
+	assert_int_equal(t.stacks, 2);
+	assert_int_equal(t.samples, 4);
+	assert_int_equal(t.folded_samples, 2);
+	assert_int_equal(t.dropped_samples, 0);
+	assert_string_equal(profile_string(p, profile_stack_function(p, profile_stack_at(p, 1), 0,
+								     PROFILE_LEAF_FIRST)->name),
+			    PROFILE_OTHER_STACKS_NAME);
+	/* Another stack of the same process folds into the same one. */
+	assert_int_equal(profile_add_sample(p, 1, 2, "x", &deep[0], 0, false, 1, 10), 0);
+	profile_get_totals(p, &t);
+	assert_int_equal(t.stacks, 2);
+	assert_int_equal(t.folded_samples, 3);
+	/* The fold room (PROFILE_FOLD_ROOM(1) = 1 stack) is full: a second process's
+	 * new stack is dropped and counted. */
+	assert_int_equal(profile_add_sample(p, 2, 2, "y", &b, 1, false, 2, 20), -ENOSPC);
+	profile_get_totals(p, &t);
+	assert_int_equal(t.stacks, 2);
+	assert_int_equal(t.samples, 5);
 	assert_int_equal(t.dropped_samples, 2);
 	assert_int_equal(t.dropped_cpu_ns, 20);
 	profile_free(p);
@@ -268,6 +285,62 @@ static void test_many_stacks(void **state)
 	profile_free(p);
 }
 
+/* Merging profiles in order gives what adding every sample to one profile gives. */
+static void test_merge(void **state)
+{
+	struct frame st[] = { kf("do_syscall_64", 0xffffffff81001000ULL),
+			      uf("write", "/lib/libc.so.6", 0x7f0000000000ULL, 0x1000),
+			      uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct frame o[] = { uf("other", "/usr/bin/app", 0x400000, 0x3000),
+			     uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct profile *a = profile_new(), *b = profile_new(), *all = profile_new();
+	struct profile *m = profile_new();
+	struct profile_totals ta, tm;
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(profile_add_sample(a, 1, 1, "app", st, 3, false, 1, 10), 0);
+	assert_int_equal(profile_add_sample(all, 1, 1, "app", st, 3, false, 1, 10), 0);
+	assert_int_equal(profile_add_sample(b, 2, 2, "two", o, 2, false, 3, 30), 0);
+	assert_int_equal(profile_add_sample(all, 2, 2, "two", o, 2, false, 3, 30), 0);
+	assert_int_equal(profile_add_sample(b, 1, 5, "app", st, 3, false, 1, 10), 0);
+	assert_int_equal(profile_add_sample(all, 1, 5, "app", st, 3, false, 1, 10), 0);
+	assert_int_equal(profile_merge(m, a), 0);
+	assert_int_equal(profile_merge(m, b), 0);
+	profile_get_totals(all, &ta);
+	profile_get_totals(m, &tm);
+	assert_int_equal(tm.samples, ta.samples);
+	assert_int_equal(tm.stacks, ta.stacks);
+	assert_int_equal(tm.strings, ta.strings);
+	assert_int_equal(tm.locations, ta.locations);
+	assert_int_equal(tm.mappings, ta.mappings);
+	for (i = 0; i < ta.strings; i++)
+		assert_string_equal(profile_string(m, (uint32_t)i), profile_string(all, (uint32_t)i));
+	for (i = 0; i < ta.stacks; i++) {
+		const struct profile_stack *x = profile_stack_at(all, i), *y = profile_stack_at(m, i);
+
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->count, y->count);
+		assert_int_equal(x->nlocations, y->nlocations);
+		for (j = 0; j < x->nlocations; j++) {
+			const struct profile_location *lx, *ly;
+
+			lx = profile_location_at(all, profile_stack_locations(all, x)[j]);
+			ly = profile_location_at(m, profile_stack_locations(m, y)[j]);
+			assert_int_equal(lx->mapping, ly->mapping);
+			assert_int_equal(lx->function, ly->function);
+			assert_int_equal(lx->address, ly->address);
+			assert_int_equal(lx->module_offset, ly->module_offset);
+		}
+	}
+	assert_int_equal(profile_merge(m, m), -EINVAL);
+	profile_free(a);
+	profile_free(b);
+	profile_free(all);
+	profile_free(m);
+}
+
 static void test_utf8(void **state)
 {
 	(void)state;
@@ -290,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_order_and_top),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_many_stacks),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_utf8),
 	};
 

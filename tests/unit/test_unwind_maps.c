@@ -92,6 +92,64 @@ static struct unwind_file_key key_of(uint64_t ino)
 	return k;
 }
 
+/* The cache's own bounds: entries past max_files go least recently used
+ * first (only unreferenced ones), refusals are bounded and expire. */
+static void test_cache_bounds(void **state)
+{
+	struct lowprof_unwind_row backing[100];
+	struct unwind_maps um;
+	struct unwind_table t = {0};
+	struct unwinder_segment s = seg_at(0x1000, 0x10000);
+	struct unwind_file_key k[8];
+	struct unwind_file *f[8];
+	int i;
+
+	(void)state;
+	assert_int_equal(unwind_maps_init_mem(&um, backing, 100), 0);
+	um.max_files = 4;
+	um.max_refused = 2;
+	t.rows = rows_for(2, 0x1000);
+	t.nrows = 2;
+	for (i = 0; i < 8; i++)
+		k[i] = key_of((uint64_t)i + 1);
+	for (i = 0; i < 4; i++) {
+		f[i] = unwind_maps_add(&um, &k[i], &t, &s, 1);
+		assert_non_null(f[i]);
+		unwind_maps_ref(&um, f[i]);
+		unwind_maps_unref(&um, f[i]);
+	}
+	/* Used again: file 0 is now more recent than 1. */
+	unwind_maps_ref(&um, f[0]);
+	unwind_maps_unref(&um, f[0]);
+	f[4] = unwind_maps_add(&um, &k[4], &t, &s, 1);
+	assert_non_null(f[4]);
+	assert_int_equal(um.nfiles, 4);
+	assert_int_equal(um.cache_evictions, 1);
+	assert_null(unwind_maps_find(&um, &k[1]));
+	assert_non_null(unwind_maps_find(&um, &k[0]));
+	/* A referenced entry is never the one evicted. */
+	unwind_maps_ref(&um, f[2]);
+	unwind_maps_add(&um, &k[5], &t, &s, 1);
+	assert_non_null(unwind_maps_find(&um, &k[2]));
+	assert_int_equal(um.nfiles, 4);
+	assert_int_equal(um.cache_evictions, 2);
+
+	/* Refusals: two remembered at most, the oldest forgotten first. */
+	unwind_maps_add_refused(&um, &k[6]);
+	unwind_maps_add_refused(&um, &k[7]);
+	unwind_maps_add_refused(&um, &k[1]);
+	assert_int_equal(um.nrefused, 2);
+	assert_null(unwind_maps_find(&um, &k[6]));
+	assert_non_null(unwind_maps_find(&um, &k[7]));
+	/* ... and only for a while. */
+	um.refused_ttl_ns = 0;
+	assert_null(unwind_maps_find(&um, &k[7]));
+	assert_int_equal(um.refused_expired, 1);
+	assert_int_equal(um.nrefused, 1);
+	free(t.rows);
+	unwind_maps_fini(&um);
+}
+
 static void test_cache_and_eviction(void **state)
 {
 	struct lowprof_unwind_row backing[100];
@@ -196,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_table),
 		cmocka_unit_test(test_cache_and_eviction),
+		cmocka_unit_test(test_cache_bounds),
 		cmocka_unit_test(test_bias),
 	};
 

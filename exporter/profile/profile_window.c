@@ -1,0 +1,191 @@
+#include "exporter/profile/profile_window.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "exporter/profile/profile.h"
+
+struct profile_window_slot {
+	struct profile *p;
+	uint64_t start_ns, end_ns;
+};
+
+struct profile_window {
+	/* Closed intervals, oldest first, in a ring of cap slots. */
+	struct profile_window_slot *ring;
+	size_t cap, head, count;
+	struct profile_window_slot cur;
+	struct profile *merged;
+	uint64_t window_ns, interval_ns, expired;
+	size_t max_stacks;
+};
+
+static struct profile *profile_window_new_profile(const struct profile_window *pw)
+{
+	struct profile *p = profile_new();
+
+	if (p != NULL)
+		profile_set_max_stacks(p, pw->max_stacks);
+	return p;
+}
+
+struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_ns,
+					  size_t max_stacks, uint64_t now_ns)
+{
+	struct profile_window *pw;
+
+	if (interval_ns == 0 || window_ns < interval_ns)
+		return NULL;
+	pw = calloc(1, sizeof(*pw));
+	if (pw == NULL)
+		return NULL;
+	pw->window_ns = window_ns;
+	pw->interval_ns = interval_ns;
+	pw->max_stacks = max_stacks;
+	/* The window's intervals, a restored one and a late roll's. */
+	pw->cap = (size_t)(window_ns / interval_ns) + 3;
+	pw->ring = calloc(pw->cap, sizeof(*pw->ring));
+	pw->cur.p = profile_window_new_profile(pw);
+	pw->cur.start_ns = now_ns;
+	if (pw->ring == NULL || pw->cur.p == NULL) {
+		profile_window_free(pw);
+		return NULL;
+	}
+	return pw;
+}
+
+static struct profile_window_slot *profile_window_at(const struct profile_window *pw, size_t i)
+{
+	return &pw->ring[(pw->head + i) % pw->cap];
+}
+
+static void profile_window_drop_oldest(struct profile_window *pw)
+{
+	struct profile_window_slot *s = profile_window_at(pw, 0);
+
+	profile_free(s->p);
+	s->p = NULL;
+	pw->head = (pw->head + 1) % pw->cap;
+	pw->count--;
+	pw->expired++;
+}
+
+void profile_window_free(struct profile_window *pw)
+{
+	if (pw == NULL)
+		return;
+	while (pw->count > 0)
+		profile_window_drop_oldest(pw);
+	profile_free(pw->cur.p);
+	profile_free(pw->merged);
+	free(pw->ring);
+	free(pw);
+}
+
+struct profile *profile_window_current(struct profile_window *pw)
+{
+	return pw->cur.p;
+}
+
+/* Intervals that started more than a window before now leave it, oldest first. */
+static void profile_window_expire(struct profile_window *pw, uint64_t now_ns)
+{
+	while (pw->count > 0 && profile_window_at(pw, 0)->start_ns + pw->window_ns < now_ns)
+		profile_window_drop_oldest(pw);
+}
+
+static void profile_window_push(struct profile_window *pw, const struct profile_window_slot *s)
+{
+	/* A clock that jumped (or rolls faster than the interval) may fill the
+	 * ring before anything expires: the oldest goes first all the same. */
+	if (pw->count == pw->cap)
+		profile_window_drop_oldest(pw);
+	*profile_window_at(pw, pw->count) = *s;
+	pw->count++;
+}
+
+const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns)
+{
+	struct profile *next = profile_window_new_profile(pw);
+	struct profile_window_slot *closed;
+
+	if (next == NULL)
+		return NULL;
+	pw->cur.end_ns = now_ns;
+	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
+	profile_window_push(pw, &pw->cur);
+	closed = profile_window_at(pw, pw->count - 1);
+	pw->cur.p = next;
+	pw->cur.start_ns = now_ns;
+	pw->cur.end_ns = 0;
+	profile_window_expire(pw, now_ns);
+	/* The interval just closed may itself be older than the window (a roll
+	 * after a long stall): it is gone then, and so nothing is returned. */
+	return pw->count > 0 && profile_window_at(pw, pw->count - 1) == closed ? closed->p : NULL;
+}
+
+int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
+			 uint64_t end_ns)
+{
+	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns };
+
+	if (pw->count == pw->cap) {
+		profile_free(p);
+		return -ENOMEM;
+	}
+	/* In front of the others: it is older than anything this exporter collected. */
+	pw->head = (pw->head + pw->cap - 1) % pw->cap;
+	pw->count++;
+	*profile_window_at(pw, 0) = s;
+	profile_set_max_stacks(p, pw->max_stacks);
+	return 0;
+}
+
+struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns)
+{
+	struct profile *m;
+	uint64_t start = pw->cur.start_ns;
+	size_t i;
+
+	profile_free(pw->merged);
+	pw->merged = NULL;
+	m = profile_window_new_profile(pw);
+	if (m == NULL)
+		return NULL;
+	for (i = 0; i < pw->count; i++) {
+		if (profile_merge(m, profile_window_at(pw, i)->p) != 0)
+			goto fail;
+	}
+	if (profile_merge(m, pw->cur.p) != 0)
+		goto fail;
+	if (pw->count > 0)
+		start = profile_window_at(pw, 0)->start_ns;
+	profile_set_time(m, start, now_ns);
+	pw->merged = m;
+	return m;
+fail:
+	profile_free(m);
+	return NULL;
+}
+
+void profile_window_get_stats(const struct profile_window *pw, struct profile_window_stats *out)
+{
+	struct profile_totals t;
+	size_t i;
+
+	out->intervals = pw->count;
+	out->start_ns = pw->count > 0 ? profile_window_at(pw, 0)->start_ns : pw->cur.start_ns;
+	out->expired = pw->expired;
+	out->memory_bytes = sizeof(*pw) + pw->cap * sizeof(*pw->ring);
+	for (i = 0; i < pw->count; i++) {
+		profile_get_totals(profile_window_at(pw, i)->p, &t);
+		out->memory_bytes += t.memory_bytes;
+	}
+	profile_get_totals(pw->cur.p, &t);
+	out->memory_bytes += t.memory_bytes;
+	if (pw->merged != NULL) {
+		profile_get_totals(pw->merged, &t);
+		out->memory_bytes += t.memory_bytes;
+	}
+}

@@ -1,0 +1,66 @@
+/*
+ * The sliding window the output files cover: each --interval is a profile of
+ * its own, kept while it lies within the window, and the files are written
+ * from their merge. So what writing costs depends on the window and the
+ * caps, never on how long the run has been going, and the string tables of
+ * an interval go with it when it leaves the window.
+ *
+ * Times are the run's clock in nanoseconds (the exporter uses unix time kept
+ * on the monotonic clock); the caller says what "now" is, so a test drives
+ * the window with a fake clock.
+ *
+ * An interval [start, end) is in the window at time now while
+ * start + window >= now: right after a roll at an interval boundary, the
+ * closed intervals cover exactly the last window (or the whole run when it is
+ * shorter). Not thread-safe.
+ */
+#ifndef LOWPROF_EXPORTER_PROFILE_WINDOW_H
+#define LOWPROF_EXPORTER_PROFILE_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct profile_window;
+
+struct profile_window_stats {
+	size_t intervals;          /* closed intervals held */
+	uint64_t start_ns;         /* the oldest held interval's start (the window's) */
+	uint64_t expired;          /* intervals that left the window so far */
+	size_t memory_bytes;       /* heap of every held profile, the merge included */
+};
+
+/* window_ns >= interval_ns > 0; max_stacks caps every interval and the merge
+ * (0: no cap). NULL when out of memory or on bad arguments. */
+struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_ns,
+					  size_t max_stacks, uint64_t now_ns);
+void profile_window_free(struct profile_window *pw);
+
+/* The interval being collected: where samples go. Valid until the next roll. */
+struct profile *profile_window_current(struct profile_window *pw);
+
+/*
+ * Closes the current interval at now_ns (it joins the window, even empty),
+ * drops the intervals that left the window, oldest first, and opens the next.
+ * Returns the interval just closed (valid until it leaves the window), or
+ * NULL when out of memory (the current interval then goes on).
+ */
+const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns);
+
+/*
+ * Takes p (a profile reloaded at restart, covering [start_ns, end_ns)) as the
+ * window's oldest closed interval. 0, or -ENOMEM (p then freed).
+ */
+int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
+			 uint64_t end_ns);
+
+/*
+ * The merge of the window's intervals and the current one, as of now_ns,
+ * timed from the oldest start to now_ns. Rebuilt at each call; owned by the
+ * window and valid until the next call. NULL when out of memory.
+ */
+struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns);
+
+void profile_window_get_stats(const struct profile_window *pw, struct profile_window_stats *out);
+
+#endif

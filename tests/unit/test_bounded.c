@@ -1,0 +1,258 @@
+/*
+ * The exporter's bounds: the archive's retention, the timeline trimmed to the
+ * window, the state file and profile a restart cannot take back moved aside
+ * (bounded), and symbol names from a crafted ELF within their caps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/mono_clock.h"
+#include "exporter/exporter_loop.h"
+#include "exporter/exporter_state.h"
+#include "exporter/formats/archive.h"
+#include "exporter/profile/profile.h"
+#include "exporter/profile/timeline.h"
+#include "exporter/symbols/elf_symbols.h"
+#include "ipc/lowprof_fds.h"
+#include "ipc/output_files.h"
+#include "tests/unit/test_support.h"
+
+#ifndef LONG_NAMES_ELF
+#define LONG_NAMES_ELF "long_names.so"
+#endif
+
+static int tmpdir_fd(void)
+{
+	int fd = open(ts_tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static bool exists(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void put_file(int dirfd, const char *name, const char *text)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static struct profile *small_profile(const char *fn)
+{
+	struct profile *p = profile_new();
+	struct frame f = { .function = fn, .module = "/bin/x", .address = 0x401000,
+			   .module_offset = 0x1000, .map_start = 0x400000, .map_end = 0x500000 };
+
+	assert_int_equal(profile_add_sample(p, 1, 1, "x", &f, 1, false, 1, 1), 0);
+	return p;
+}
+
+/* Retention: by age and by total size, the oldest removed first; the index
+ * survives an archive_new (a restart). */
+static void test_archive_retention(void **state)
+{
+	int dirfd = tmpdir_fd();
+	struct archive *a = archive_new(dirfd, 100 * NSEC_PER_SEC, 1 << 20);
+	struct profile *p = small_profile("f");
+	struct archive_stats st;
+	char err[256];
+	uint64_t t0 = 1700000000ULL * NSEC_PER_SEC, one;
+	int i;
+
+	(void)state;
+	assert_non_null(a);
+	for (i = 0; i < 20; i++)
+		assert_int_equal(archive_add(a, p, t0 + (uint64_t)i * 10 * NSEC_PER_SEC, err, sizeof(err)), 0);
+	archive_get_stats(a, &st);
+	/* 100 s of age at 10 s apart: the 11 newest (t0+90 .. t0+190) stay. */
+	assert_int_equal(st.files, 11);
+	assert_int_equal(st.written, 20);
+	assert_int_equal(st.removed, 9);
+	assert_false(exists(dirfd, "profile-20231114T221320.000Z.pb.gz")); /* t0 */
+	assert_true(exists(dirfd, "profile-20231114T221630.000Z.pb.gz"));  /* t0 + 190 */
+	one = st.bytes / st.files;
+	archive_free(a);
+
+	/* Reopened with a size bound of 3 files: the oldest go first. */
+	a = archive_new(dirfd, 100 * NSEC_PER_SEC, one * 3 + one / 2);
+	archive_prune(a, t0 + 190 * NSEC_PER_SEC);
+	archive_get_stats(a, &st);
+	assert_int_equal(st.files, 3);
+	assert_int_equal(st.removed, 8);
+	assert_true(st.bytes <= one * 3 + one / 2);
+	assert_true(exists(dirfd, "profile-20231114T221630.000Z.pb.gz"));
+	assert_false(exists(dirfd, "profile-20231114T221600.000Z.pb.gz")); /* t0 + 160 */
+	archive_free(a);
+	profile_free(p);
+	close(dirfd);
+}
+
+static struct lowprof_timeline_entry tl_entry(uint64_t mono, uint32_t tier)
+{
+	struct lowprof_timeline_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.monotonic_ns = mono;
+	e.interval_ns = NSEC_PER_SEC;
+	e.online_cpus = 2;
+	e.tier = tier;
+	e.submitted = 10;
+	e.agent_cpu_ns = NSEC_PER_MSEC;
+	return e;
+}
+
+/* Entries older than the window leave the list, oldest first, into a summary. */
+static void test_timeline_trim(void **state)
+{
+	struct timeline *tl = timeline_new(8);
+	struct lowprof_timeline_entry e;
+	char *js;
+	uint64_t i;
+
+	(void)state;
+	for (i = 1; i <= 12; i++) {
+		e = tl_entry(i * NSEC_PER_SEC, i % 2);
+		assert_int_equal(timeline_add(tl, &e), 0);
+	}
+	/* The bound (8) summarised the 4 oldest already. */
+	assert_int_equal(timeline_count(tl), 8);
+	assert_int_equal(timeline_trimmed_count(tl), 4);
+	timeline_trim(tl, 10 * NSEC_PER_SEC);
+	assert_int_equal(timeline_count(tl), 3);
+	assert_int_equal(timeline_trimmed_count(tl), 9);
+	assert_int_equal(timeline_latest(tl, &e), 0);
+	assert_int_equal(e.monotonic_ns, 12 * NSEC_PER_SEC);
+	js = timeline_trimmed_json(tl, 0);
+	assert_non_null(js);
+	assert_non_null(strstr(js, "\"entries\": 9, \"from_t\": 1.000, \"to_t\": 9.000"));
+	assert_non_null(strstr(js, "\"samples\": 90"));
+	free(js);
+	js = timeline_entries_json(tl, 0);
+	assert_non_null(strstr(js, "{\"t\": 10.000"));
+	assert_null(strstr(js, "{\"t\": 9.000"));
+	free(js);
+	timeline_free(tl);
+}
+
+/* At most EXPORTER_STATE_ASIDE_MAX copies, the newest as .aside.1. */
+static void test_set_aside_bounded(void **state)
+{
+	int dirfd = tmpdir_fd(), i;
+	char name[64], err[256], buf[16];
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	for (i = 1; i <= EXPORTER_STATE_ASIDE_MAX + 2; i++) {
+		snprintf(buf, sizeof(buf), "v%d", i);
+		put_file(dirfd, "f", buf);
+		assert_int_equal(exporter_state_set_aside(dirfd, "f", err, sizeof(err)), 0);
+	}
+	assert_false(exists(dirfd, "f"));
+	for (i = 1; i <= EXPORTER_STATE_ASIDE_MAX; i++) {
+		snprintf(name, sizeof(name), "f.aside.%d", i);
+		assert_true(exists(dirfd, name));
+	}
+	snprintf(name, sizeof(name), "f.aside.%d", EXPORTER_STATE_ASIDE_MAX + 1);
+	assert_false(exists(dirfd, name));
+	fd = openat(dirfd, "f.aside.1", O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "v6");
+	close(dirfd);
+}
+
+/* A restart facing a malformed state file, then a profile.pb.gz it cannot
+ * reload: both moved aside and counted, neither overwritten. */
+static void test_restart_sets_aside(void **state)
+{
+	static struct exporter ex;
+	struct exporter_state st;
+	int dirfd = tmpdir_fd(), saved = dup(LOWPROF_FD_OUTDIR);
+	const char *run = "0123456789abcdef0123456789abcdef";
+
+	(void)state;
+	assert_int_equal(dup2(dirfd, LOWPROF_FD_OUTDIR), LOWPROF_FD_OUTDIR);
+	put_file(dirfd, OUTPUT_FILE_EXPORTER_STATE, "an older or damaged record, not ours to drop");
+	memset(&ex, 0, sizeof(ex));
+	memcpy(ex.opt.run_id, run, 33);
+	exporter_restore(&ex);
+	assert_true(ex.state_fd >= 0);
+	assert_true(exists(dirfd, OUTPUT_FILE_EXPORTER_STATE ".aside.1"));
+	assert_int_equal(ex.state.set_aside, 1);
+	assert_int_equal(exporter_state_load(ex.state_fd, &st), 0);
+
+	/* This run wrote once; then profile.pb.gz became something else. */
+	st.flushes = 1;
+	st.written_samples = 5;
+	assert_int_equal(exporter_state_store(ex.state_fd, &st), 0);
+	close(ex.state_fd);
+	put_file(dirfd, OUTPUT_FILE_PPROF, "not a gzip'd profile");
+	memset(&ex, 0, sizeof(ex));
+	memcpy(ex.opt.run_id, run, 33);
+	exporter_restore(&ex);
+	assert_null(ex.restored);
+	assert_false(exists(dirfd, OUTPUT_FILE_PPROF));
+	assert_true(exists(dirfd, OUTPUT_FILE_PPROF ".aside.1"));
+	assert_int_equal(ex.state.set_aside, 2);
+	close(ex.state_fd);
+	if (saved >= 0) {
+		dup2(saved, LOWPROF_FD_OUTDIR);
+		close(saved);
+	} else {
+		close(LOWPROF_FD_OUTDIR);
+	}
+	close(dirfd);
+}
+
+/* A library whose symbols have names of 64 KiB each: each kept name is cut
+ * to ELF_SYMBOLS_NAME_MAX, and all of them together stay under the bound. */
+static void test_long_symbol_names(void **state)
+{
+	struct elf_symbols *e = NULL;
+	char err[256];
+	int fd = open(LONG_NAMES_ELF, O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(elf_symbols_open_fd(fd, &e, err, sizeof(err)), 0);
+	close(fd);
+	assert_true(elf_symbols_count(e) >= 200);
+	/* Uncapped: 300 names of 64 KiB from .symtab and .dynsym, ~39 MiB. */
+	assert_true(elf_symbols_memory(e) < (size_t)2 << 20);
+	elf_symbols_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_archive_retention),
+		cmocka_unit_test(test_timeline_trim),
+		cmocka_unit_test(test_set_aside_bounded),
+		cmocka_unit_test(test_restart_sets_aside),
+		cmocka_unit_test(test_long_symbol_names),
+	};
+
+	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
+}

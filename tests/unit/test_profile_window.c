@@ -1,0 +1,165 @@
+/* The sliding window of interval profiles, driven by a fake clock. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/mono_clock.h"
+#include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
+
+#define S(x) ((uint64_t)(x) * NSEC_PER_SEC)
+#define T0 S(1000000)
+
+static struct frame fr(const char *fn)
+{
+	struct frame f = { .function = fn, .module = "/bin/app", .address = 0x401000,
+			   .module_offset = 0x1000, .map_start = 0x400000, .map_end = 0x500000 };
+	return f;
+}
+
+/* One sample per second, each second's stack named by its second. */
+static void add_second(struct profile_window *pw, unsigned sec)
+{
+	char name[32];
+	struct frame f;
+
+	snprintf(name, sizeof(name), "s%u", sec);
+	f = fr(name);
+	assert_int_equal(profile_add_sample(profile_window_current(pw), 1, 1, "app", &f, 1, false,
+					    1, 1), 0);
+}
+
+static bool has_function(const struct profile *p, const char *name)
+{
+	uint32_t idx;
+
+	return profile_string_lookup(p, name, &idx);
+}
+
+/* window 30 s, interval 10 s: after each roll the merge covers exactly the last 30 s. */
+static void test_window_rolls(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(30), S(10), 0, T0);
+	struct profile_window_stats st;
+	struct profile_totals t;
+	struct profile *m;
+	uint64_t start, end;
+	unsigned sec, i;
+
+	(void)state;
+	assert_non_null(pw);
+	for (sec = 0; sec < 100; sec++) {
+		add_second(pw, sec);
+		if ((sec + 1) % 10 != 0)
+			continue;
+		assert_non_null(profile_window_roll(pw, T0 + S(sec + 1)));
+		m = profile_window_merged(pw, T0 + S(sec + 1));
+		assert_non_null(m);
+		profile_get_totals(m, &t);
+		profile_get_time(m, &start, &end);
+		assert_int_equal(end, T0 + S(sec + 1));
+		if (sec + 1 <= 30) {
+			/* Shorter than the window: the whole run. */
+			assert_int_equal(t.samples, sec + 1);
+			assert_int_equal(start, T0);
+		} else {
+			assert_int_equal(t.samples, 30);
+			assert_int_equal(start, T0 + S(sec + 1 - 30));
+		}
+		for (i = 0; i <= sec; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "s%u", i);
+			assert_int_equal(has_function(m, name), i + 30 > sec);
+		}
+	}
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.intervals, 3);
+	assert_int_equal(st.expired, 7);
+	assert_int_equal(st.start_ns, T0 + S(70));
+	profile_window_free(pw);
+}
+
+/* Between rolls the merge holds the interval in progress too. */
+static void test_window_current(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(20), S(10), 0, T0);
+	struct profile_totals t;
+
+	(void)state;
+	add_second(pw, 0);
+	profile_get_totals(profile_window_merged(pw, T0 + S(5)), &t);
+	assert_int_equal(t.samples, 1);
+	/* A stall of a whole window: the late roll's interval is already out. */
+	assert_null(profile_window_roll(pw, T0 + S(60)));
+	profile_get_totals(profile_window_merged(pw, T0 + S(60)), &t);
+	assert_int_equal(t.samples, 0);
+	profile_window_free(pw);
+}
+
+/* A restored profile is the oldest interval and leaves when its time is up. */
+static void test_window_adopt(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(30), S(10), 0, T0 + S(20));
+	struct profile *old = profile_new();
+	struct frame f = fr("restored");
+	struct profile_totals t;
+
+	(void)state;
+	assert_int_equal(profile_add_sample(old, 1, 1, "app", &f, 1, false, 5, 5), 0);
+	assert_int_equal(profile_window_adopt(pw, old, T0, T0 + S(20)), 0);
+	add_second(pw, 20);
+	profile_window_roll(pw, T0 + S(30));
+	profile_get_totals(profile_window_merged(pw, T0 + S(30)), &t);
+	assert_int_equal(t.samples, 6);
+	assert_true(has_function(profile_window_merged(pw, T0 + S(30)), "restored"));
+	profile_window_roll(pw, T0 + S(40));
+	assert_false(has_function(profile_window_merged(pw, T0 + S(40)), "restored"));
+	profile_window_free(pw);
+}
+
+/* The stack cap holds in every interval and in the merge. */
+static void test_window_cap(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(30), S(10), 4, T0);
+	struct profile_totals t;
+	unsigned sec;
+
+	(void)state;
+	for (sec = 0; sec < 30; sec++) {
+		add_second(pw, sec);
+		if ((sec + 1) % 10 == 0)
+			profile_window_roll(pw, T0 + S(sec + 1));
+	}
+	profile_get_totals(profile_window_merged(pw, T0 + S(30)), &t);
+	assert_int_equal(t.samples, 30);
+	assert_true(t.stacks <= 4 + PROFILE_FOLD_ROOM(4));
+	assert_int_equal(t.folded_samples, 26);
+	profile_window_free(pw);
+}
+
+static void test_window_args(void **state)
+{
+	(void)state;
+	assert_null(profile_window_new(S(5), S(10), 0, T0));
+	assert_null(profile_window_new(S(5), 0, 0, T0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_rolls),
+		cmocka_unit_test(test_window_current),
+		cmocka_unit_test(test_window_adopt),
+		cmocka_unit_test(test_window_cap),
+		cmocka_unit_test(test_window_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
