@@ -86,6 +86,7 @@ int main(int argc, char **argv)
 	bool seccomp_log;
 
 	log_init("lowprof-unwinder", LOG_LEVEL_INFO);
+	sandbox_not_dumpable("unwinder");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	if (argc != 1) {
 		fprintf(stderr, "usage: lowprof-unwinder (started by lowprof with its socket on fd %d)\n",
