@@ -158,7 +158,9 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 		log_warn("unwind table of %s: %s", m->path, err);
 		return NULL;
 	}
-	if (res == UNWINDER_REFUSED) {
+	if (res == UNWINDER_REFUSED || res == UNWINDER_STUCK) {
+		/* A file the unwinder could not finish in time is refused too: a
+		 * crafted one never stalls the loop a second time. */
 		pt->st.files_refused++;
 		log_warn("unwind table of %s refused: %s (frame pointers for it)", m->path, err);
 		return unwind_maps_add_refused(&pt->maps, &key);
