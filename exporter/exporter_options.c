@@ -46,6 +46,8 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 	if (run_id != NULL)
 		memcpy(out->run_id, run_id, SETTINGS_RUN_ID_LEN + 1);
 	/* The supervisor validated these already; a second look costs nothing. */
+	if (out->otlp_enabled && otlp_settings_load_headers_file(&out->otlp, err, errlen) != 0)
+		return LOWPROF_EXIT_CONFIG;
 	if (out->otlp_enabled && otlp_settings_validate(&out->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

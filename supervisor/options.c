@@ -84,6 +84,9 @@ void supervisor_options_usage(FILE *out)
 		"                          is appended when the URL has no path)\n"
 		"      --otlp-compression gzip|none  request body compression (default gzip)\n"
 		"      --otlp-header NAME=VALUE      extra request header (repeatable)\n"
+		"      --otlp-headers-file FILE      headers from FILE, one NAME=VALUE a line, kept\n"
+		"                          out of every command line (owner root or you,\n"
+		"                          not group/world-writable): for secrets\n"
 		"      --otlp-ca FILE      PEM CA bundle that verifies the collector (https)\n"
 		"      --otlp-client-cert FILE, --otlp-client-key FILE\n"
 		"                          client certificate and key for mutual TLS\n"
@@ -277,6 +280,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 	}
 	/* The same checks the exporter's client makes, CA and key files included,
 	 * so a bad value stops lowprof here rather than crash-looping the exporter. */
+	if (o->otlp_enabled && otlp_settings_load_headers_file(&o->otlp, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (o->otlp_enabled && otlp_settings_validate(&o->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	if (options_check_output_dir(o->output_dir, err, errlen) != 0)
