@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
-#include "common/file_read.h"
+#include "common/proc_stat.h"
 #include "common/log.h"
 #include "ipc/fd_pass.h"
 
@@ -77,22 +77,12 @@ enum monitor_recv monitor_recv(struct monitor *m, void *buf, size_t len, size_t 
 	return MONITOR_RECV_MESSAGE;
 }
 
-/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); -1 if unknown. */
+/* The parent of pid (/proc/PID/stat); -1 if unknown. */
 static pid_t monitor_parent_of(pid_t pid)
 {
-	char path[64], *text = NULL, *p;
-	size_t len;
-	long ppid = -1;
+	unsigned long long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_all(path, 4096, &text, &len, NULL, 0) != 0)
-		return -1;
-	/* comm may hold spaces and parentheses: the last ')' ends it. */
-	p = strrchr(text, ')');
-	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-		ppid = -1;
-	free(text);
-	return (pid_t)ppid;
+	return proc_stat_field(pid, PROC_STAT_PPID, &ppid) == 0 ? (pid_t)ppid : -1;
 }
 
 /* Does pid run a program named name (its /proc/PID/exe, which only an exec

@@ -1,0 +1,40 @@
+/* proc_stat: a field of /proc/PID/stat (see the header). */
+#include "common/proc_stat.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/file_read.h"
+
+int proc_stat_field(pid_t pid, int field, unsigned long long *out)
+{
+	char path[64], *text = NULL, *p, *end;
+	size_t len;
+	int rc, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	rc = file_read_all(path, 4096, &text, &len, NULL, 0);
+	if (rc != 0)
+		return rc;
+	/* comm may hold spaces and parentheses: the last ')' ends it; the state is field 3. */
+	p = strrchr(text, ')');
+	rc = -EINVAL;
+	if (p != NULL && field >= 4) {
+		p++;
+		for (i = 3; i <= field && p != NULL; i++) {
+			p += strspn(p, " ");
+			if (i == field) {
+				errno = 0;
+				*out = strtoull(p, &end, 10);
+				if (errno == 0 && end != p)
+					rc = 0;
+				break;
+			}
+			p = strchr(p, ' ');
+		}
+	}
+	free(text);
+	return rc;
+}

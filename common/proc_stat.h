@@ -1,0 +1,17 @@
+/*
+ * proc_stat: one numeric field of /proc/PID/stat ("pid (comm) state ppid
+ * ..."), whatever the comm holds (spaces, parentheses).
+ */
+#ifndef LOWPROF_COMMON_PROC_STAT_H
+#define LOWPROF_COMMON_PROC_STAT_H
+
+#include <sys/types.h>
+
+/* Fields as proc(5) numbers them. */
+#define PROC_STAT_PPID 4
+#define PROC_STAT_STARTTIME 22 /* clock ticks after boot: with the pid, names one process */
+
+/* Field number field (>= 4) of pid's stat into *out: 0, or -errno (-EINVAL: unparsable). */
+int proc_stat_field(pid_t pid, int field, unsigned long long *out);
+
+#endif /* LOWPROF_COMMON_PROC_STAT_H */
