@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
+	symbolizer_set_kernel_addresses(ex.sym, ex.opt.kernel_addresses);
 	/* kallsyms before readiness: its parse (tens of ms) is start-up cost, not a
 	 * stall in the middle of sampling. The loader starts alongside us. */
 	proc_source_set_timeout(ex.src, KALLSYMS_START_TIMEOUT_MS);

@@ -94,6 +94,8 @@ void supervisor_options_usage(FILE *out)
 		"                          decimals allowed); the oldest profile is dropped\n"
 		"      --audit-log PATH    the loader's audit log, JSON lines, appended\n"
 		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
+		"      --kernel-addresses  keep raw kernel addresses in the outputs (they\n"
+		"                          show where the kernel lies: KASLR)\n"
 		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"
 		"                          killing (diagnosis only; docs/SECURITY.md)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
@@ -246,6 +248,7 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 		 .min = SETTINGS_OTLP_QUEUE_MIN_BYTES / 1048576.0, .max = SETTINGS_OTLP_QUEUE_MAX_MB,
 		 .expect = "0.001 (1 KiB) to 4096 MiB", .seen = &otlp_other},
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
+		{.name = "kernel-addresses", .kind = OPTION_FLAG, .dest = &o->kernel_addresses},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
 		{.name = "verbose", .short_name = 'v', .kind = OPTION_FLAG, .dest = &o->verbose},

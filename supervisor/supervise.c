@@ -143,6 +143,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
+	if (o->kernel_addresses)
+		component_add_arg(ex, "--kernel-addresses");
 	/* New each run, the same for every exporter of this run: a restarted exporter
 	 * reloads the profile its predecessor wrote, a fresh run does not. */
 	memset(run_id, 0, sizeof(run_id));
