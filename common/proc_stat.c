@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/file_read.h"
 
@@ -37,4 +38,21 @@ int proc_stat_field(pid_t pid, int field, unsigned long long *out)
 	}
 	free(text);
 	return rc;
+}
+
+bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len)
+{
+	char path[64];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, len - 1);
+	if (n < 0) {
+		snprintf(exe, len, "(unknown: %s)", strerror(errno));
+		return false;
+	}
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	return strcmp(base != NULL ? base + 1 : exe, name) == 0;
 }

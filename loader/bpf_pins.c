@@ -52,11 +52,9 @@ int bpf_pins_remove_dir(const char *dir)
 static bool bpf_pins_run_alive(const char *name)
 {
 	unsigned long long start, now;
-	char path[64], exe[PATH_MAX];
-	const char *base;
+	char exe[PATH_MAX];
 	char *end;
 	long pid;
-	ssize_t n;
 
 	errno = 0;
 	pid = strtol(name, &end, 10);
@@ -68,15 +66,7 @@ static bool bpf_pins_run_alive(const char *name)
 		return errno == 0 && *end == '\0' &&
 		       proc_stat_field((pid_t)pid, PROC_STAT_STARTTIME, &now) == 0 && now == start;
 	}
-	if (*end != '\0')
-		return false;
-	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	base = strrchr(exe, '/');
-	return strcmp(base != NULL ? base + 1 : exe, "lowprof") == 0;
+	return *end == '\0' && proc_exe_is((pid_t)pid, "lowprof", exe, sizeof(exe));
 }
 
 /* Remove the pin directories in parent, other than mine, of runs that are gone. */

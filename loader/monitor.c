@@ -85,25 +85,6 @@ static pid_t monitor_parent_of(pid_t pid)
 	return proc_stat_field(pid, PROC_STAT_PPID, &ppid) == 0 ? (pid_t)ppid : -1;
 }
 
-/* Does pid run a program named name (its /proc/PID/exe, which only an exec
- * changes)? A process of the same uid but another program is not the peer. */
-static bool monitor_exe_is(pid_t pid, const char *name, char *exe, size_t len)
-{
-	char path[64];
-	const char *base;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, exe, len - 1);
-	if (n < 0) {
-		snprintf(exe, len, "(unknown: %s)", strerror(errno));
-		return false;
-	}
-	exe[n] = '\0';
-	base = strrchr(exe, '/');
-	return strcmp(base != NULL ? base + 1 : exe, name) == 0;
-}
-
 int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 {
 	char exe[256];
@@ -124,7 +105,7 @@ int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 					   "sender pid %d is not a child of the supervisor (pid %d) but of %d",
 					   (int)m->peer_pid, (int)m->cfg.expected_ppid, (int)parent);
 	}
-	if (m->cfg.expected_exe != NULL && !monitor_exe_is(m->peer_pid, m->cfg.expected_exe, exe, sizeof(exe)))
+	if (m->cfg.expected_exe != NULL && !proc_exe_is(m->peer_pid, m->cfg.expected_exe, exe, sizeof(exe)))
 		return errbuf_fail(-EACCES, why, whylen, "sender pid %d runs %.160s, not %s",
 				   (int)m->peer_pid, exe, m->cfg.expected_exe);
 	return 0;
