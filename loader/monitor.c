@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
-#include "common/proc_stat.h"
 #include "common/log.h"
+#include "common/proc_stat.h"
 #include "ipc/fd_pass.h"
 
 void monitor_init(struct monitor *m, int fd, const struct monitor_config *cfg, uint64_t now_ns)
