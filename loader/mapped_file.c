@@ -160,11 +160,12 @@ static int mapped_file_try(const char *proc_root, pid_t pid, const struct mapped
 	return m->deleted ? fd : first;
 }
 
-int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, struct stat *st)
+int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, bool recheck,
+		     struct stat *st)
 {
 	int fd = mapped_file_try(proc_root, pid, m, st), rc;
 
-	if (fd < 0)
+	if (fd < 0 || !recheck)
 		return fd;
 	/* The process may have gone (its pid reused) or unmapped the file while
 	 * it was looked for: hand out only what it still maps. */

@@ -45,10 +45,12 @@ bool mapped_file_executable(const struct mapped_file *m);
  * PROC_ROOT/PID/map_files/START-END (that needs CAP_CHECKPOINT_RESTORE, which
  * the loader does not keep: a file deleted or replaced since it was mapped is
  * then out of reach), each without symlinks and only when it is a regular
- * file with m's device and inode; then PID must still map it at m's range.
+ * file with m's device and inode; then, with recheck, PID must still map it
+ * at m's range (one more read of its maps: for fds handed to the exporter).
  * Returns the fd with its stat in *st, or -errno (-ESTALE: the path names
  * another file, or the mapping changed; -ELOOP: a symlink on the way).
  */
-int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, struct stat *st);
+int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, bool recheck,
+		     struct stat *st);
 
 #endif /* LOWPROF_LOADER_MAPPED_FILE_H */

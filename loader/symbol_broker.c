@@ -172,7 +172,7 @@ static int symbol_broker_serve_mapped_file(void *server, const void *msg, uint64
 	if (why[0] != '\0') {
 		return monitor_refuse(&b->mon, &symbol_protocol, b, req, EACCES, why, now_ns);
 	}
-	symbol_broker_answer_fd(b, req, mapped_file_open(b->proc_root, (pid_t)q->pid, &m, &st),
+	symbol_broker_answer_fd(b, req, mapped_file_open(b->proc_root, (pid_t)q->pid, &m, true, &st),
 				"opening the mapped file");
 	return 0;
 }

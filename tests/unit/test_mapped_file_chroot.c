@@ -113,7 +113,7 @@ static enum outcome open_as_loader(pid_t pid, const struct mapped_file *m)
 	if (c == 0) {
 		if (caps_limit_to(caps, sizeof(caps) / sizeof(caps[0]), &kept, err, sizeof(err)) != 0)
 			_exit(GOT_OTHER + 10);
-		fd = mapped_file_open("/proc", pid, m, &st);
+		fd = mapped_file_open("/proc", pid, m, true, &st);
 		if (fd < 0)
 			_exit(GOT_NOTHING);
 		if (read(fd, buf, sizeof(buf) - 1) <= 0)
