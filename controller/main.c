@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 	bool seccomp_log;
 
 	log_init("lowprof-controller", LOG_LEVEL_INFO);
+	sandbox_not_dumpable("controller");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = controller_parse_options(argc, argv, &c, err, sizeof(err));
 	if (rc != 0)

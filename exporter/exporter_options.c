@@ -26,6 +26,7 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 		SETTINGS_OPT_FREQUENCY(&out->frequency_hz),
 		{.name = "output-label", .kind = OPTION_STRING, .dest = &out->output_label},
 		{.name = "kallsyms", .kind = OPTION_STRING, .dest = &out->kallsyms_path},
+		{.name = "kernel-addresses", .kind = OPTION_FLAG, .dest = &out->kernel_addresses},
 		{.name = "run-id", .kind = OPTION_STRING, .dest = &run_id,
 		 .check = exporter_check_run_id},
 		SETTINGS_OPT_OTLP(&out->otlp, &out->otlp_enabled, NULL),
@@ -50,6 +51,8 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 	if (run_id != NULL)
 		memcpy(out->run_id, run_id, SETTINGS_RUN_ID_LEN + 1);
 	/* The supervisor validated these already; a second look costs nothing. */
+	if (out->otlp_enabled && otlp_settings_load_headers_file(&out->otlp, err, errlen) != 0)
+		return LOWPROF_EXIT_CONFIG;
 	if (out->otlp_enabled && otlp_settings_validate(&out->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

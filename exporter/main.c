@@ -71,6 +71,7 @@ int main(int argc, char **argv)
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
 	log_init("lowprof-exporter", LOG_LEVEL_INFO);
+	sandbox_not_dumpable("exporter");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = exporter_options_parse(argc, argv, &ex.opt, err, sizeof(err));
 	if (rc != 0)
@@ -91,12 +92,16 @@ int main(int argc, char **argv)
 	 * every capability all the same. Then the filter, before any sample is read. */
 	if (geteuid() == 0)
 		sandbox_limit_caps("exporter", NULL, 0);
+	/* Paths: the output directory alone, however a path is spelled (Landlock
+	 * checks where it resolves; the filter below, only the dirfd). */
+	sandbox_confine_to_dir("exporter", LOWPROF_FD_OUTDIR);
 	sandbox_enter("exporter", seccomp_log);
 	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
+	symbolizer_set_kernel_addresses(ex.sym, ex.opt.kernel_addresses);
 	/* kallsyms before readiness: its parse (tens of ms) is start-up cost, not a
 	 * stall in the middle of sampling. The loader starts alongside us. */
 	proc_source_set_timeout(ex.src, KALLSYMS_START_TIMEOUT_MS);

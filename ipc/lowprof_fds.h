@@ -18,6 +18,9 @@ enum lowprof_inherited_fd {
 	LOWPROF_FD_TLS_CA = 11,
 	LOWPROF_FD_TLS_CERT = 12,
 	LOWPROF_FD_TLS_KEY = 13,
+	/* exporter: --otlp-headers-file, opened and checked by the supervisor, so that
+	 * header values (secrets) never appear in a command line */
+	LOWPROF_FD_OTLP_HEADERS = 14,
 };
 
 enum lowprof_exit_code {

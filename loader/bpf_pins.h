@@ -3,7 +3,7 @@
  * re-adopts them and sampling never stops (issue: supervisor restarts).
  *
  * Layout, under the pin directory the supervisor names (one per lowprof run,
- * /sys/fs/bpf/lowprof/<supervisor pid>):
+ * /sys/fs/bpf/lowprof/<supervisor pid>-<its start time>):
  *   samples cpu_stats run_config target_pids   the maps whose contents matter
  *                                              across a restart (pending samples,
  *                                              cumulative counters, settings)

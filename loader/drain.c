@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/lowprof.h"
+#include "common/mono_clock.h"
 #include "ipc/loader_stats.h"
+#include "loader/seen_pids.h"
 
 static int drain_on_sample(void *ctx, void *data, size_t size)
 {
@@ -14,6 +17,8 @@ static int drain_on_sample(void *ctx, void *data, size_t size)
 	int rc;
 
 	d->drained++;
+	if (d->seen != NULL && size >= sizeof(struct lowprof_sample))
+		seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid, d->now_ns);
 	rc = shm_ring_producer_write(&d->shm, LOWPROF_REC_SAMPLE, data, (uint32_t)size);
 	if (rc == -ENOSPC)
 		d->shm_dropped++;
@@ -58,6 +63,7 @@ int drain_run(struct drain *d)
 	uint64_t before = d->drained;
 	int rc;
 
+	d->now_ns = mono_ns();
 	rc = ring_buffer__consume(d->rb);
 	if (rc < 0)
 		return rc;

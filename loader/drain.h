@@ -11,6 +11,7 @@
 #include "ipc/shm_ring.h"
 
 struct ring_buffer;
+struct seen_pids;
 
 struct drain {
 	struct ring_buffer *rb;
@@ -19,6 +20,8 @@ struct drain {
 	uint64_t drained;     /* samples read from the BPF ring */
 	uint64_t shm_dropped; /* samples lost because the shared ring was full */
 	uint64_t shm_errors;  /* shared ring refused for another reason (corrupt consumer) */
+	struct seen_pids *seen; /* every sample's pid goes in (the broker's pids); NULL: none */
+	uint64_t now_ns;        /* of the current drain_run */
 };
 
 int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,

@@ -31,6 +31,7 @@ struct loader {
 	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
+	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
 	int tfd;                      /* the drain timer */
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */

@@ -54,9 +54,17 @@ static void loader_symbols_start(struct loader *l)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.proc_root = "/proc";
 	cfg.debug_root = l->opt.debug_dir;
-	/* The monitor's checks: only the exporter's uid, at a bounded rate. */
+	/* The monitor's checks: only the exporter (its uid, a child of our
+	 * supervisor, running lowprof-exporter), at a bounded rate, and only
+	 * about the processes the drain has seen. */
 	cfg.check_peer = l->opt.exporter_uid >= 0;
 	cfg.exporter_uid = (uid_t)l->opt.exporter_uid;
+	cfg.exporter_ppid = cfg.check_peer ? getppid() : 0;
+	cfg.exporter_exe = cfg.check_peer ? "lowprof-exporter" : NULL;
+	if (seen_pids_init(&l->seen, mono_ns()) != 0)
+		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	l->dr.seen = &l->seen;
+	cfg.sampled = &l->seen;
 	cfg.rate_per_s = SYMBOL_BROKER_RATE_PER_S;
 	cfg.burst = SYMBOL_BROKER_RATE_BURST;
 	if (symbol_broker_init(&l->sb, fd, &cfg, mono_ns()) != 0) {
@@ -248,6 +256,7 @@ void loader_stop(struct loader *l, bool clean)
 	}
 	control_server_close(&l->cs);
 	symbol_broker_close(&l->sb);
+	seen_pids_fini(&l->seen);
 	if (l->have_host_prev)
 		host_load_stat_free(&l->host_prev);
 	l->have_host_prev = false;

@@ -85,6 +85,7 @@ int main(int argc, char **argv)
 	bool seccomp_log;
 
 	log_init("lowprof-loader", LOG_LEVEL_INFO);
+	sandbox_not_dumpable("loader");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	rc = loader_options_parse(argc, argv, &l.opt, err, sizeof(err));
 	if (rc != 0)

@@ -4,12 +4,13 @@
  * and the symbol broker (binaries for the exporter).
  *
  * The path in a maps line is only a hint: the process may have replaced it
- * (a rename, a symlink) since it mapped the file. mapped_file_open() therefore
- * opens the path with O_PATH first, which has no side effect whatever it
- * names (a device, a FIFO), checks that it is a regular file with the inode
- * of the maps line, and only then opens that inode for reading. (The device
- * is not compared: overlayfs, under containers, reports its own st_dev while
- * maps shows the lower file system's.)
+ * (a rename, a symlink) since it mapped the file, and it resolves in the
+ * process's root. mapped_file_open() therefore opens it with openat2 and
+ * O_PATH (no side effect whatever it names: a device, a FIFO), following no
+ * symlink and no magic link, checks that it is a regular file with the device
+ * and inode of the maps line (overlayfs before Linux 6.8 handled explicitly),
+ * only then opens that inode for reading, and finally checks that the
+ * process still maps it there.
  */
 #ifndef LOWPROF_LOADER_MAPPED_FILE_H
 #define LOWPROF_LOADER_MAPPED_FILE_H
@@ -39,12 +40,17 @@ bool mapped_file_executable(const struct mapped_file *m);
 
 /*
  * Open the file behind m in process pid read-only (O_CLOEXEC | O_NONBLOCK |
- * O_NOCTTY): PROC_ROOT/PID/root/PATH when it is a regular file with m's inode,
- * else PROC_ROOT/PID/map_files/START-END when it has m's inode
- * (that needs CAP_CHECKPOINT_RESTORE, which the loader does not keep: a file
- * deleted or replaced since it was mapped is then out of reach). Returns the
- * fd with its stat in *st, or -errno (-ESTALE: the path names another file).
+ * O_NOCTTY), the first of: PATH under PROC_ROOT/PID/root (RESOLVE_IN_ROOT),
+ * PATH from the loader's root (a chroot: maps shows the reader's paths),
+ * PROC_ROOT/PID/map_files/START-END (that needs CAP_CHECKPOINT_RESTORE, which
+ * the loader does not keep: a file deleted or replaced since it was mapped is
+ * then out of reach), each without symlinks and only when it is a regular
+ * file with m's device and inode; then, with recheck, PID must still map it
+ * at m's range (one more read of its maps: for fds handed to the exporter).
+ * Returns the fd with its stat in *st, or -errno (-ESTALE: the path names
+ * another file, or the mapping changed; -ELOOP: a symlink on the way).
  */
-int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, struct stat *st);
+int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, bool recheck,
+		     struct stat *st);
 
 #endif /* LOWPROF_LOADER_MAPPED_FILE_H */

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
-#include "common/file_read.h"
 #include "common/log.h"
+#include "common/proc_stat.h"
 #include "ipc/fd_pass.h"
 
 void monitor_init(struct monitor *m, int fd, const struct monitor_config *cfg, uint64_t now_ns)
@@ -77,26 +77,17 @@ enum monitor_recv monitor_recv(struct monitor *m, void *buf, size_t len, size_t 
 	return MONITOR_RECV_MESSAGE;
 }
 
-/* The parent of pid from /proc/PID/stat ("pid (comm) state ppid ..."); -1 if unknown. */
+/* The parent of pid (/proc/PID/stat); -1 if unknown. */
 static pid_t monitor_parent_of(pid_t pid)
 {
-	char path[64], *text = NULL, *p;
-	size_t len;
-	long ppid = -1;
+	unsigned long long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_all(path, 4096, &text, &len, NULL, 0) != 0)
-		return -1;
-	/* comm may hold spaces and parentheses: the last ')' ends it. */
-	p = strrchr(text, ')');
-	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-		ppid = -1;
-	free(text);
-	return (pid_t)ppid;
+	return proc_stat_field(pid, PROC_STAT_PPID, &ppid) == 0 ? (pid_t)ppid : -1;
 }
 
 int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 {
+	char exe[256];
 	pid_t parent;
 
 	if (!m->cfg.check_peer)
@@ -114,6 +105,9 @@ int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 					   "sender pid %d is not a child of the supervisor (pid %d) but of %d",
 					   (int)m->peer_pid, (int)m->cfg.expected_ppid, (int)parent);
 	}
+	if (m->cfg.expected_exe != NULL && !proc_exe_is(m->peer_pid, m->cfg.expected_exe, exe, sizeof(exe)))
+		return errbuf_fail(-EACCES, why, whylen, "sender pid %d runs %.160s, not %s",
+				   (int)m->peer_pid, exe, m->cfg.expected_exe);
 	return 0;
 }
 

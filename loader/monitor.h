@@ -49,6 +49,7 @@ struct monitor_config {
 	unsigned rate_burst;     /* bucket size */
 	unsigned audit_per_s;    /* records of the other refusals per second; 0: every one */
 	unsigned audit_burst;
+	const char *expected_exe; /* the sender's /proc/PID/exe must have this name; NULL: unchecked */
 };
 
 struct monitor_stats {

@@ -129,8 +129,10 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 	char err[256];
 	int fd;
 
-	/* The very file mapped, whatever the path names now (loader/mapped_file.h). */
-	fd = mapped_file_open("/proc", pid, m, &st);
+	/* The very file mapped, whatever the path names now (loader/mapped_file.h).
+	 * No second maps read per file: the device and inode name it, the tables
+	 * are keyed by them, and only the unwinder reads it. */
+	fd = mapped_file_open("/proc", pid, m, false, &st);
 	if (fd < 0)
 		return NULL;
 	memset(&key, 0, sizeof(key));
@@ -158,7 +160,9 @@ static struct unwind_file *pt_file_for(struct proc_tracker *pt, pid_t pid,
 		log_warn("unwind table of %s: %s", m->path, err);
 		return NULL;
 	}
-	if (res == UNWINDER_REFUSED) {
+	if (res == UNWINDER_REFUSED || res == UNWINDER_STUCK) {
+		/* A file the unwinder could not finish in time is refused too: a
+		 * crafted one never stalls the loop a second time. */
 		pt->st.files_refused++;
 		log_warn("unwind table of %s refused: %s (frame pointers for it)", m->path, err);
 		return unwind_maps_add_refused(&pt->maps, &key);

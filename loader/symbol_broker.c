@@ -80,13 +80,27 @@ static int symbol_broker_open(const char *path, int flags)
 	return fd >= 0 ? fd : -errno;
 }
 
+/* Only the processes sampled lately: else refused (answered and audited). */
+static bool symbol_broker_sampled(struct symbol_broker *b, const Lowprof__Sym__SymRequest *req,
+				  uint32_t pid, uint64_t now_ns)
+{
+	char why[96];
+
+	if (b->cfg.sampled == NULL || seen_pids_has(b->cfg.sampled, pid))
+		return true;
+	snprintf(why, sizeof(why), "pid %u has not been sampled", pid);
+	monitor_refuse(&b->mon, &symbol_protocol, b, req, EACCES, why, now_ns);
+	return false;
+}
+
 static int symbol_broker_serve_maps(void *server, const void *msg, uint64_t now_ns)
 {
 	struct symbol_broker *b = server;
 	const Lowprof__Sym__SymRequest *req = msg;
 	char path[SYMBOL_BROKER_ROOT_MAX + 32];
 
-	(void)now_ns;
+	if (!symbol_broker_sampled(b, req, req->maps->pid, now_ns))
+		return 0;
 	/* The kernel checks ptrace access at open time: the fd reads in the exporter. */
 	snprintf(path, sizeof(path), "%s/%u/maps", b->proc_root, req->maps->pid);
 	symbol_broker_answer_fd(b, req, symbol_broker_open(path, O_RDONLY | O_CLOEXEC), "maps");
@@ -136,6 +150,8 @@ static int symbol_broker_serve_mapped_file(void *server, const void *msg, uint64
 	char why[256];
 	int rc;
 
+	if (!symbol_broker_sampled(b, req, q->pid, now_ns))
+		return 0;
 	rc = symbol_broker_find_mapping(b, q->pid, q->start, q->end, &m);
 	if (rc < 0) {
 		symbol_broker_answer_fd(b, req, rc, "maps");
@@ -156,7 +172,7 @@ static int symbol_broker_serve_mapped_file(void *server, const void *msg, uint64
 	if (why[0] != '\0') {
 		return monitor_refuse(&b->mon, &symbol_protocol, b, req, EACCES, why, now_ns);
 	}
-	symbol_broker_answer_fd(b, req, mapped_file_open(b->proc_root, (pid_t)q->pid, &m, &st),
+	symbol_broker_answer_fd(b, req, mapped_file_open(b->proc_root, (pid_t)q->pid, &m, true, &st),
 				"opening the mapped file");
 	return 0;
 }
@@ -243,7 +259,8 @@ static int symbol_broker_serve_process(void *server, const void *msg, uint64_t n
 	ssize_t n, cg;
 	int exe_err = 0;
 
-	(void)now_ns;
+	if (!symbol_broker_sampled(b, req, pid, now_ns))
+		return 0;
 	snprintf(path, sizeof(path), "%s/%u/exe", b->proc_root, pid);
 	n = readlink(path, exe, sizeof(exe));
 	if (n < 0)
@@ -361,6 +378,8 @@ int symbol_broker_init(struct symbol_broker *b, int sock, const struct symbol_br
 		.socket_name = "symbol",
 		.check_peer = cfg->check_peer,
 		.expected_uid = cfg->exporter_uid,
+		.expected_ppid = cfg->exporter_ppid,
+		.expected_exe = cfg->exporter_exe,
 		.rate_per_s = cfg->rate_per_s,
 		.rate_burst = cfg->burst > 0 ? cfg->burst : SYMBOL_BROKER_RATE_BURST,
 		.audit_per_s = SYMBOL_BROKER_AUDIT_PER_S,

@@ -47,6 +47,7 @@
 #include <sys/types.h>
 
 #include "loader/monitor.h"
+#include "loader/seen_pids.h"
 
 /* Token bucket defaults: the exporter asks once per new pid and per new file. */
 #define SYMBOL_BROKER_RATE_PER_S 2000
@@ -66,6 +67,13 @@ struct symbol_broker_config {
 	uid_t exporter_uid;
 	unsigned rate_per_s;    /* token bucket refill; 0: no rate limit */
 	unsigned burst;         /* bucket size (0: SYMBOL_BROKER_RATE_BURST) */
+	/* With check_peer: the sender's parent (0: unchecked) and program name
+	 * (NULL: unchecked), so that no other process of the uid is served. */
+	pid_t exporter_ppid;
+	const char *exporter_exe;
+	/* maps, mapped_file and process requests only for pids in it (those
+	 * sampled lately); NULL: any pid */
+	const struct seen_pids *sampled;
 };
 
 /* Besides the monitor's (mon.st: refused, of which rate-limited, not audited one by one). */

@@ -173,7 +173,7 @@ static enum unwinder_result uc_wait_reply(struct unwinder_client *c, struct unwi
 		if (now >= deadline) {
 			c->timeouts++;
 			snprintf(err, errlen, "no reply from lowprof-unwinder in %u ms", c->timeout_ms);
-			return UNWINDER_UNAVAILABLE;
+			return UNWINDER_STUCK;
 		}
 		rc = poll(&pfd, 1, (int)((deadline - now) / 1000000ULL) + 1);
 		if (rc < 0 && errno != EINTR) {
@@ -184,8 +184,9 @@ static enum unwinder_result uc_wait_reply(struct unwinder_client *c, struct unwi
 			continue;
 		n = fdpass_recv(c->sock, r, sizeof(*r), memfd, err, errlen);
 		if (n == 0) {
+			/* It died while working on our file: a parse past its CPU limit. */
 			snprintf(err, errlen, "lowprof-unwinder closed its socket");
-			return UNWINDER_UNAVAILABLE;
+			return UNWINDER_STUCK;
 		}
 		if (n == -EPROTO)
 			return UNWINDER_REFUSED; /* err says what was wrong; fds closed */
@@ -250,7 +251,7 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 	}
 	memset(&r, 0, sizeof(r));
 	res = uc_wait_reply(c, &r, &len, &memfd, err, errlen);
-	if (res == UNWINDER_UNAVAILABLE) {
+	if (res == UNWINDER_UNAVAILABLE || res == UNWINDER_STUCK) {
 		/* A dead or stuck unwinder must not stall the loader's loop once per file:
 		 * those files fall back to frame pointers until it answers again. */
 		c->quiet_until_ns = uc_now_ns() + UNWINDER_QUIET_NS;

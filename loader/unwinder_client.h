@@ -29,6 +29,9 @@ enum unwinder_result {
 	UNWINDER_OK = 0,
 	UNWINDER_REFUSED = 1,     /* the file (or the table built from it) is not usable */
 	UNWINDER_UNAVAILABLE = 2, /* no answer: try the file again later */
+	/* No answer in time, or the unwinder died on this very file (its CPU
+	 * limit): the file is not asked about again, the unwinder is left quiet */
+	UNWINDER_STUCK = 3,
 };
 
 /* 0, or -1 with err (no socket and the unwinder cannot be started). */

@@ -12,6 +12,8 @@ static const char *const loader_allow[] = {
 	/* /proc/PID/maps, /proc/PID/root/..., BTF, bpffs; the process scan */
 	"openat", "open", "getdents64", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
 	"statfs", "fstatfs",
+	/* mapped files: resolved within the process's root, no symlinks (loader/mapped_file.c) */
+	"openat2",
 	/* pinning and unpinning in bpffs */
 	"mkdir", "mkdirat", "unlink", "unlinkat", "rmdir",
 	/* ring buffer: libbpf's epoll set, drained by ring_buffer__consume */

@@ -15,8 +15,9 @@ static const char *const supervisor_allow[] = {
 	/* fork + exec and what the child does in between */
 	"clone", "clone3", "fork", "vfork", "execve", "wait4", "waitid", "kill",
 	"dup", "dup2", "dup3", "setgroups", "setresuid", "setresgid", "capget", "capset", "prctl",
-	/* each component installs its own filter on top of this one */
-	"seccomp",
+	/* each component installs its own filter on top of this one; the exporter
+	 * first confines its paths with Landlock (landlock_dir.c) */
+	"seccomp", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 	/* the dynamic loader and libc start-up of every exec'd program */
 	"arch_prctl", "access", "openat", "open", "readlink", "readlinkat", "prlimit64",
 	/* setup, status socket, notification channels, end-of-run cleanup */

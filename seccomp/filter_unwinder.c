@@ -8,6 +8,8 @@
 static const char *const unwinder_allow[] = {
 	"recvmsg", "sendmsg", "recvfrom", "sendto",
 	"memfd_create", "ftruncate",
+	/* its CPU limit per request (ITIMER_PROF: its own process only) */
+	"setitimer",
 	NULL,
 };
 

@@ -1,11 +1,24 @@
 #include "seccomp/sandbox.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "seccomp/caps_limit.h"
+#include "seccomp/landlock_dir.h"
 #include "seccomp/seccomp_install.h"
+
+void sandbox_not_dumpable(const char *component)
+{
+	/* exec made us dumpable again (the supervisor switched the uid before it):
+	 * any process of the same uid could ptrace us or take our sockets with
+	 * pidfd_getfd. Not dumpable, /proc/PID/fd and the like belong to root. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal(LOWPROF_EXIT_CONFIG, "lowprof-%s: PR_SET_DUMPABLE: %s", component,
+		      strerror(errno));
+}
 
 bool sandbox_take_seccomp_log(int *argc, char **argv)
 {
@@ -59,4 +72,17 @@ void sandbox_enter(const char *component, bool log_only)
 		fatal(LOWPROF_EXIT_CONFIG, "seccomp: %s", err);
 	if (log_only)
 		log_warn("seccomp filter in log mode (--seccomp-log): forbidden calls are only logged");
+}
+
+void sandbox_confine_to_dir(const char *component, int dirfd)
+{
+	char err[256];
+	int rc = landlock_dir_confine(dirfd, err, sizeof(err));
+
+	if (rc == -EOPNOTSUPP)
+		log_warn("%s: only the seccomp filter confines lowprof-%s's paths", err, component);
+	else if (rc < 0)
+		fatal(LOWPROF_EXIT_CONFIG, "lowprof-%s: %s", component, err);
+	else
+		log_debug("Landlock ABI %d: paths confined to the output directory", rc);
 }

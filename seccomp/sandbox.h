@@ -11,6 +11,14 @@
 #define SANDBOX_SECCOMP_LOG_ARG "--seccomp-log"
 
 /*
+ * First thing in every component, before any socket or secret is used: not
+ * dumpable (PR_SET_DUMPABLE 0), so that no other process of its uid can
+ * ptrace it, read /proc/PID/fd or take its fds with pidfd_getfd. Fatal
+ * (LOWPROF_EXIT_CONFIG) if refused.
+ */
+void sandbox_not_dumpable(const char *component);
+
+/*
  * If argv[1] is --seccomp-log, remove it (before the component parses its own
  * options) and return true.
  */
@@ -28,5 +36,13 @@ void sandbox_limit_caps(const char *component, const cap_value_t *keep, size_t n
  * unfiltered.
  */
 void sandbox_enter(const char *component, bool log_only);
+
+/*
+ * Confine the file system access of the whole process to dirfd's directory
+ * (Landlock, seccomp/landlock_dir.h), before any thread starts. A kernel
+ * without Landlock is logged (the seccomp filter still holds); any other
+ * failure is fatal (LOWPROF_EXIT_CONFIG).
+ */
+void sandbox_confine_to_dir(const char *component, int dirfd);
 
 #endif

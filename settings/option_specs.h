@@ -68,7 +68,7 @@ extern const char *const settings_otlp_compression_names[];
 	 .max = SETTINGS_ID_MAX, .count = (countp), .max_count = SETTINGS_MAX_PIDS,              \
 	 .label = "pid", .expect = "", .check = (check_fn)}
 /*
- * --otlp-endpoint, --otlp-compression, --otlp-header (repeatable), --otlp-ca,
+ * --otlp-endpoint, --otlp-compression, --otlp-header (repeatable), --otlp-headers-file, --otlp-ca,
  * --otlp-client-cert, --otlp-client-key into struct otlp_settings *s;
  * *enabled is set by --otlp-endpoint, *other (may be NULL) by any other.
  */
@@ -78,6 +78,8 @@ extern const char *const settings_otlp_compression_names[];
 	 .names = settings_otlp_compression_names, .seen = (other)},                              \
 	{.name = "otlp-header", .kind = OPTION_STRING, .dest = (s)->headers,                      \
 	 .count = &(s)->nheaders, .max_count = SETTINGS_OTLP_MAX_HEADERS, .seen = (other)},        \
+	{.name = "otlp-headers-file", .kind = OPTION_STRING, .dest = &(s)->headers_file,          \
+	 .seen = (other)},                                                                        \
 	{.name = "otlp-ca", .kind = OPTION_STRING, .dest = &(s)->ca_file, .seen = (other)},       \
 	{.name = "otlp-client-cert", .kind = OPTION_STRING, .dest = &(s)->client_cert,            \
 	 .seen = (other)},                                                                        \

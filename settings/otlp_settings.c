@@ -239,6 +239,81 @@ fail:
 	return NULL;
 }
 
+int otlp_settings_check_headers_file(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0)
+		return errbuf_fail(-errno, err, errlen, "--otlp-headers-file '%s': %s", path,
+				   strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return errbuf_fail(-EINVAL, err, errlen, "--otlp-headers-file '%s': not a regular file",
+				   path);
+	if (sb.st_uid != 0 && sb.st_uid != getuid())
+		return errbuf_fail(-EPERM, err, errlen,
+				   "--otlp-headers-file '%s': owned by uid %u, not root or uid %u", path,
+				   (unsigned)sb.st_uid, (unsigned)getuid());
+	if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		return errbuf_fail(-EPERM, err, errlen,
+				   "--otlp-headers-file '%s': writable by group or others (mode %04o)",
+				   path, (unsigned)(sb.st_mode & 07777));
+	return 0;
+}
+
+int otlp_settings_load_headers_file(struct otlp_settings *s, char *err, size_t errlen)
+{
+	char *buf, *line, *next, *copy;
+	size_t len;
+	int fd, rc;
+
+	if (s->headers_file == NULL)
+		return 0;
+	fd = otlp_open_file(s->headers_file);
+	if (fd < 0)
+		return errbuf_fail(-errno, err, errlen, "--otlp-headers-file '%s': %s", s->headers_file,
+				   strerror(errno));
+	rc = otlp_settings_check_headers_file(fd, s->headers_file, err, errlen);
+	close(fd);
+	if (rc != 0)
+		return rc;
+	buf = otlp_settings_read_file(s->headers_file, "--otlp-headers-file", &len, err, errlen);
+	if (buf == NULL)
+		return -EINVAL;
+	/* One more byte: the last line's end. */
+	copy = realloc(buf, len + 1);
+	if (copy == NULL) {
+		free(buf);
+		return errbuf_fail(-ENOMEM, err, errlen, "--otlp-headers-file: out of memory");
+	}
+	buf = copy;
+	buf[len] = '\0';
+	rc = 0;
+	for (line = buf; line != NULL && rc == 0; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (s->nheaders >= SETTINGS_OTLP_MAX_HEADERS)
+			rc = errbuf_fail(-EINVAL, err, errlen, "--otlp-header: at most %d headers",
+					 SETTINGS_OTLP_MAX_HEADERS);
+		else if (otlp_settings_check_header(line, err, errlen) != 0)
+			/* The message quotes the start of the line: say where, not what. */
+			rc = errbuf_fail(-EINVAL, err, errlen, "--otlp-headers-file '%s': a line is not "
+				"Name=Value (a token, then no control character)", s->headers_file);
+		else if ((copy = strdup(line)) == NULL)
+			rc = errbuf_fail(-ENOMEM, err, errlen, "--otlp-headers-file: out of memory");
+		else {
+			s->headers[s->nheaders++] = copy;
+			s->nheaders_from_file++;
+		}
+	}
+	/* The copies are kept; the buffer held the secrets once more. */
+	explicit_bzero(buf, len);
+	free(buf);
+	return rc;
+}
+
 static int otlp_check_file(const char *path, const char *opt, char *err, size_t errlen)
 {
 	size_t len;

@@ -29,6 +29,10 @@ struct otlp_settings {
 	unsigned compression;           /* --otlp-compression: enum otlp_compression */
 	const char *headers[SETTINGS_OTLP_MAX_HEADERS]; /* --otlp-header Name=Value */
 	size_t nheaders;
+	/* --otlp-headers-file: one Name=Value a line (blank and # lines skipped),
+	 * appended to headers[] as the last nheaders_from_file; never in argv */
+	const char *headers_file;
+	size_t nheaders_from_file;
 	const char *ca_file;            /* --otlp-ca: PEM bundle; NULL = the system's */
 	const char *client_cert;        /* --otlp-client-cert: PEM; NULL = none */
 	const char *client_key;         /* --otlp-client-key: PEM; needs client_cert */
@@ -63,6 +67,20 @@ int otlp_settings_endpoint_url(const char *endpoint, char *out, size_t outlen, c
  * than opened again. NULL with a message naming the option otherwise. */
 void *otlp_settings_read_file(const char *path, const char *opt, size_t *lenp, char *err,
 			      size_t errlen);
+
+/*
+ * The headers file may hold secrets (Authorization): it must be a regular
+ * file owned by root or by our real uid, and writable by neither group nor
+ * others. fd is the file opened. Returns 0 or -EPERM/-errno with a message.
+ */
+int otlp_settings_check_headers_file(int fd, const char *path, char *err, size_t errlen);
+
+/*
+ * Read s->headers_file (a path, or /dev/fd/N), checked as above, and append
+ * its headers to s->headers (each checked like --otlp-header; copies, kept
+ * for the process's life). Returns 0 or -EINVAL/-EPERM with a message.
+ */
+int otlp_settings_load_headers_file(struct otlp_settings *s, char *err, size_t errlen);
 
 /* Every setting, files included (CA, cert, key must be readable). Returns 0,
  * or -EINVAL with a one-line message naming the option. */

@@ -8,6 +8,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "common/proc_stat.h"
+
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
@@ -21,6 +23,7 @@ static int bpffs_mounted(void)
 
 int bpffs_prepare(char *out, size_t outlen, char *err, size_t errlen)
 {
+	unsigned long long start;
 	int rc;
 
 	if (!bpffs_mounted()) {
@@ -36,7 +39,14 @@ int bpffs_prepare(char *out, size_t outlen, char *err, size_t errlen)
 		snprintf(err, errlen, "creating %s: %s", BPFFS_LOWPROF_DIR, strerror(errno));
 		return rc;
 	}
-	/* Named after the supervisor: the next lowprof knows a dead run's pins by it. */
-	snprintf(out, outlen, "%s/%d", BPFFS_LOWPROF_DIR, (int)getpid());
+	/* Named after the supervisor, by its pid and start time (together they name
+	 * one process for the whole boot): the next lowprof knows a dead run's pins
+	 * by them, even once the pid is reused. */
+	rc = proc_stat_field(getpid(), PROC_STAT_STARTTIME, &start);
+	if (rc != 0) {
+		snprintf(err, errlen, "reading our own start time: %s", strerror(-rc));
+		return rc;
+	}
+	snprintf(out, outlen, "%s/%d-%llu", BPFFS_LOWPROF_DIR, (int)getpid(), start);
 	return 0;
 }

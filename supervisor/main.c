@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "lowprof_build_config.h"
+#include "seccomp/sandbox.h"
 #include "settings/option_table.h"
 #include "supervisor/audit_read.h"
 #include "supervisor/component.h"
@@ -174,5 +175,6 @@ int main(int argc, char **argv)
 	}
 	if (opt.verbose)
 		log_init("lowprof", LOG_LEVEL_DEBUG);
+	sandbox_not_dumpable("supervisor");
 	return supervise_run(&opt);
 }

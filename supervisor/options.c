@@ -135,6 +135,9 @@ void supervisor_options_usage(FILE *out)
 		"                          is appended when the URL has no path)\n"
 		"      --otlp-compression gzip|none  request body compression (default gzip)\n"
 		"      --otlp-header NAME=VALUE      extra request header (repeatable)\n"
+		"      --otlp-headers-file FILE      headers from FILE, one NAME=VALUE a line, kept\n"
+		"                          out of every command line (owner root or you,\n"
+		"                          not group/world-writable): for secrets\n"
 		"      --otlp-ca FILE      PEM CA bundle that verifies the collector (https)\n"
 		"      --otlp-client-cert FILE, --otlp-client-key FILE\n"
 		"                          client certificate and key for mutual TLS\n"
@@ -146,6 +149,9 @@ void supervisor_options_usage(FILE *out)
 		"      --audit-log-max-mb N, --audit-log-keep N\n"
 		"                          rotate it past N MiB (default %u) to PATH.1 .. PATH.N\n"
 		"                          (default %u kept, the oldest removed)\n"
+		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
+		"      --kernel-addresses  keep raw kernel addresses in the outputs (they\n"
+		"                          show where the kernel lies: KASLR)\n"
 		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"
 		"                          killing (diagnosis only; docs/SECURITY.md)\n"
 		"  -v, --verbose           more diagnostics on stderr\n"
@@ -303,6 +309,7 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		 .min = SETTINGS_OTLP_QUEUE_MIN_BYTES / 1048576.0, .max = SETTINGS_OTLP_QUEUE_MAX_MB,
 		 .expect = "0.001 (1 KiB) to 4096 MiB", .seen = &o->otlp_other},
 		{.name = "seccomp-log", .kind = OPTION_FLAG, .dest = &o->seccomp_log},
+		{.name = "kernel-addresses", .kind = OPTION_FLAG, .dest = &o->kernel_addresses},
 		{.name = "audit-log", .kind = OPTION_STRING, .dest = &o->audit_log,
 		 .check = options_check_audit_log},
 		{.name = "audit-log-max-mb", .kind = OPTION_UINT, .dest = &o->audit_log_max_mb,
@@ -428,6 +435,8 @@ int supervisor_options_load(int argc, char **argv, struct supervisor_options *o,
 	}
 	/* The same checks the exporter's client makes, CA and key files included,
 	 * so a bad value stops lowprof here rather than crash-looping the exporter. */
+	if (o->otlp_enabled && otlp_settings_load_headers_file(&o->otlp, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (o->otlp_enabled && otlp_settings_validate(&o->otlp, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

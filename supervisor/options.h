@@ -29,6 +29,7 @@ struct supervisor_options {
 	unsigned unwind_table_mb;    /* kernel memory for DWARF unwind tables */
 	const char *user;            /* the unprivileged components run as this user */
 	bool seccomp_log;            /* filters log instead of killing (diagnosis) */
+	bool kernel_addresses;       /* raw kernel addresses in the outputs (KASLR visible) */
 	const char *audit_log;       /* NULL: OUTPUT/audit.log */
 	unsigned audit_log_max_mb;   /* rotated past this size */
 	unsigned audit_log_keep;     /* rotated files kept */

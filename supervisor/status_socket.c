@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "settings/defaults.h"
 
 void status_socket_default_dir(char *out, size_t outlen)
@@ -37,6 +38,30 @@ static int status_socket_address(const char *dir, struct sockaddr_un *sa, char *
 	return 0;
 }
 
+/*
+ * The run directory must be ours alone: a directory (not a symlink), owned by
+ * our euid, writable by nobody else. One made in advance by another user
+ * could hold a socket of theirs that `lowprof status` would talk to, or let
+ * them replace ours.
+ */
+static int status_socket_check_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) != 0)
+		return errbuf_fail(-errno, err, errlen, "run directory %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return errbuf_fail(-ENOTDIR, err, errlen, "run directory %s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return errbuf_fail(-EPERM, err, errlen, "run directory %s is owned by uid %u, not %u",
+				   dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return errbuf_fail(-EPERM, err, errlen,
+				   "run directory %s is writable by others (mode %04o)", dir,
+				   (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int status_socket_listen(const char *dir, char *err, size_t errlen)
 {
 	struct sockaddr_un sa;
@@ -47,6 +72,9 @@ int status_socket_listen(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create run directory %s: %s", dir, strerror(errno));
 		return rc;
 	}
+	rc = status_socket_check_dir(dir, err, errlen);
+	if (rc != 0)
+		return rc;
 	rc = status_socket_address(dir, &sa, err, errlen);
 	if (rc != 0)
 		return rc;

@@ -61,6 +61,7 @@ struct supervisor {
 	int unwind_fd[2];        /* socketpair: [0] the loader's end, [1] the unwinder's */
 	int symbols_fd[2];       /* socketpair: [0] the loader's end, [1] the exporter's */
 	int tls_fd[3];           /* --otlp-ca, --otlp-client-cert, --otlp-client-key; -1: none */
+	int headers_fd;          /* --otlp-headers-file; -1: none */
 	struct privdrop_user user; /* controller, unwinder and exporter run as this user */
 	char pin_dir[256];       /* this run's bpffs pins; "" when pinning is unavailable */
 	int64_t started_ms;
@@ -154,13 +155,18 @@ static void supervise_build_components(struct supervisor *sv)
 	}
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
+	if (o->kernel_addresses)
+		component_add_arg(ex, "--kernel-addresses");
 	component_add_arg(ex, "--run-id=%s", sv->run_id);
 	if (o->otlp_enabled) {
 		component_add_arg(ex, "--otlp-endpoint=%s", o->otlp.endpoint);
 		component_add_arg(ex, "--otlp-compression=%s",
 				  settings_otlp_compression_names[o->otlp.compression]);
-		for (i = 0; i < o->otlp.nheaders; i++)
+		/* Those of --otlp-header only: the file's go as an fd, out of argv. */
+		for (i = 0; i < o->otlp.nheaders - o->otlp.nheaders_from_file; i++)
 			component_add_arg(ex, "--otlp-header=%s", o->otlp.headers[i]);
+		if (sv->headers_fd >= 0)
+			component_add_arg(ex, "--otlp-headers-file=/dev/fd/%d", LOWPROF_FD_OTLP_HEADERS);
 		/* Opened here, as root: --user may not be able to read them. */
 		if (sv->tls_fd[0] >= 0)
 			component_add_arg(ex, "--otlp-ca=/dev/fd/%d", LOWPROF_FD_TLS_CA);
@@ -178,6 +184,8 @@ static void supervise_build_components(struct supervisor *sv)
 		if (sv->tls_fd[i] >= 0)
 			component_add_fd(ex, sv->tls_fd[i], LOWPROF_FD_TLS_CA + (int)i);
 	}
+	if (sv->headers_fd >= 0)
+		component_add_fd(ex, sv->headers_fd, LOWPROF_FD_OTLP_HEADERS);
 	/* No capabilities, not root: it gets maps, files and kallsyms from the loader. */
 	ex->run_as = &sv->user;
 }
@@ -207,6 +215,19 @@ static int supervise_open_tls(struct supervisor *sv)
 	static const char *const opts[3] = {"--otlp-ca", "--otlp-client-cert", "--otlp-client-key"};
 	int i;
 
+	char err[256];
+
+	sv->headers_fd = -1;
+	if (sv->opt->otlp_enabled && sv->opt->otlp.headers_file != NULL) {
+		sv->headers_fd = open(sv->opt->otlp.headers_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		/* Checked again on what is handed on: it may have changed since the options. */
+		if (sv->headers_fd < 0 ||
+		    otlp_settings_check_headers_file(sv->headers_fd, sv->opt->otlp.headers_file, err,
+						     sizeof(err)) != 0) {
+			log_error("%s", sv->headers_fd < 0 ? strerror(errno) : err);
+			return -1;
+		}
+	}
 	for (i = 0; i < 3; i++) {
 		sv->tls_fd[i] = -1;
 		if (!sv->opt->otlp_enabled || paths[i] == NULL)
@@ -785,6 +806,7 @@ int supervise_run(const struct supervisor_options *opt)
 	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
 	sv.audit.file_fd = sv.audit.sock = sv.audit.loader_end = -1;
 	sv.tls_fd[0] = sv.tls_fd[1] = sv.tls_fd[2] = -1;
+	sv.headers_fd = -1;
 	sv.control_fd[0] = sv.control_fd[1] = -1;
 	sv.unwind_fd[0] = sv.unwind_fd[1] = -1;
 	sv.symbols_fd[0] = sv.symbols_fd[1] = -1;

@@ -1,6 +1,8 @@
 /* eh_frame: CIE/FDE parsing (the interpreter is in eh_frame_cfi.c); see eh_frame.h. */
 #include "unwind/eh_frame_internal.h"
 
+#include "common/hash.h"
+
 #include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
@@ -175,6 +177,75 @@ static int parse_cie(struct walk *w, size_t pos)
 	return 0;
 }
 
+/* ---- The CIE cache --------------------------------------------------------- */
+
+static size_t cie_slot(const struct walk *w, size_t pos)
+{
+	size_t i = (size_t)hash_fnv1a64_update(HASH_FNV1A64_SEED, &pos, sizeof(pos)) & (w->cies_cap - 1);
+
+	while (w->cies[i].cie.offset != SIZE_MAX && w->cies[i].cie.offset != pos)
+		i = (i + 1) & (w->cies_cap - 1);
+	return i;
+}
+
+/* Keep the table at most half full: double it (rehashing) when it would not be. */
+static int cie_cache_reserve(struct walk *w)
+{
+	struct cie_cached *old = w->cies, *n;
+	size_t oldcap = w->cies_cap, cap = oldcap ? oldcap * 2 : 16, i;
+
+	if ((w->ncies + 1) * 2 <= oldcap)
+		return 0;
+	n = malloc(cap * sizeof(*n));
+	if (n == NULL)
+		return eh_frame_fail(w->err, w->errlen, "out of memory for %zu CIEs", w->ncies + 1);
+	for (i = 0; i < cap; i++)
+		n[i].cie.offset = SIZE_MAX;
+	w->cies = n;
+	w->cies_cap = cap;
+	for (i = 0; i < oldcap; i++)
+		if (old[i].cie.offset != SIZE_MAX)
+			n[cie_slot(w, old[i].cie.offset)] = old[i];
+	free(old);
+	return 0;
+}
+
+/*
+ * Make the CIE at pos the current one (w->cie, w->cie_init, w->cie_rr):
+ * parsed and its initial instructions run the first time only.
+ */
+static int cie_lookup(struct walk *w, size_t pos, struct eh_frame_counts *counts)
+{
+	struct cie_cached *e;
+
+	if (w->cies_cap > 0) {
+		e = &w->cies[cie_slot(w, pos)];
+		if (e->cie.offset == pos) {
+			w->cie = e->cie;
+			w->cie_init = e->init;
+			w->cie_rr = e->rr;
+			return 0;
+		}
+	}
+	counts->n_cie_parsed++;
+	if (parse_cie(w, pos) < 0)
+		return -1;
+	memset(&w->cie_init, 0, sizeof(w->cie_init));
+	w->nrows = 0;
+	/* No locations in a CIE (an advance makes it RUN_BAD_CFI before any row):
+	 * the outcome does not depend on the FDE's range. */
+	w->cie_rr = eh_frame_run_cfi(w, w->cie.insn_start, w->cie.insn_end, &w->cie_init, NULL, 0,
+				     UINT64_MAX, w->cie.fde_enc);
+	if (w->cie_rr == RUN_ERROR || cie_cache_reserve(w) < 0)
+		return -1;
+	e = &w->cies[cie_slot(w, pos)];
+	e->cie = w->cie;
+	e->init = w->cie_init;
+	e->rr = w->cie_rr;
+	w->ncies++;
+	return 0;
+}
+
 /* ---- FDEs --------------------------------------------------------------- */
 
 static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, unsigned id_size,
@@ -202,9 +273,7 @@ static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, uns
 	if (cie_pos >= sec->size)
 		return eh_frame_fail(w->err, w->errlen, "FDE at %#zx: CIE pointer %#llx outside the section",
 			    pos, (unsigned long long)cie_pos);
-	if (w->cie.offset != cie_pos)
-		counts->n_cie_parsed++;
-	if (parse_cie(w, (size_t)cie_pos) < 0)
+	if (w->cie.offset != cie_pos && cie_lookup(w, (size_t)cie_pos, counts) < 0)
 		return -1;
 
 	dwarf_cursor_init(&c, sec->data, id_pos, end, sec->vaddr);
@@ -229,10 +298,9 @@ static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, uns
 		return 0;
 	fde.pc_end = fde.pc_begin + range;
 
-	memset(&init, 0, sizeof(init));
+	init = w->cie_init;
 	w->nrows = 0;
-	rr = eh_frame_run_cfi(w, w->cie.insn_start, w->cie.insn_end, &init, NULL, fde.pc_begin,
-		     fde.pc_end, w->cie.fde_enc);
+	rr = w->cie_rr;
 	if (rr == RUN_OK) {
 		st = init;
 		rr = eh_frame_run_cfi(w, c.pos, end, &st, &init, fde.pc_begin, fde.pc_end, w->cie.fde_enc);
@@ -303,6 +371,7 @@ int eh_frame_parse(const struct eh_frame_section *sec, eh_frame_fde_fn fn, void 
 	rc = 0;
 out:
 	free(w.rows);
+	free(w.cies);
 	return rc;
 }
 

@@ -54,16 +54,30 @@ struct cie {
 };
 
 /* Per-walk state: the CIE cache and the row buffer reused by every FDE. */
+enum run_result { RUN_OK = 0, RUN_BAD_CFI = 1, RUN_ERROR = -1 };
+
+/* A CIE parsed once, with the state its initial instructions leave: both
+ * depend on the CIE alone (initial instructions never emit rows), so every
+ * FDE reuses them and a parse stays linear in the section's size however many
+ * FDEs point at one big CIE. */
+struct cie_cached {
+	struct cie cie;        /* cie.offset SIZE_MAX: an empty slot */
+	struct cfi_state init;
+	enum run_result rr;
+};
+
 struct walk {
 	const struct eh_frame_section *sec;
 	struct cie cie;
+	struct cfi_state cie_init; /* the state after cie's initial instructions */
+	enum run_result cie_rr;    /* and how they ran */
+	struct cie_cached *cies;   /* open addressing by offset; a power of two long */
+	size_t ncies, cies_cap;
 	struct unwind_row *rows;
 	size_t nrows, cap;
 	char *err;
 	size_t errlen;
 };
-
-enum run_result { RUN_OK = 0, RUN_BAD_CFI = 1, RUN_ERROR = -1 };
 
 int eh_frame_fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -157,6 +157,9 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 
 	if (sh->sh_type == SHT_NOBITS)
 		return 0; /* a separate debug file's placeholder */
+	/* Checked before a byte is read: libelf reads a section whole. */
+	if (!(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > UNWIND_MAX_SECTION_SIZE)
+		return errbuf_fail(-EINVAL, err, errlen, "%s: %llu bytes", name, (unsigned long long)sh->sh_size);
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		GElf_Chdr ch;
 

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -48,6 +50,38 @@ static int unwinder_table_memfd(const struct unwind_table *t, struct unwinder_re
 		return -1;
 	reply->table_len = len;
 	return fd;
+}
+
+/*
+ * What one file may cost: CPU time per request (ITIMER_PROF, whose SIGPROF
+ * ends the process: the supervisor starts a new one, the loader refuses the
+ * file), about the loader's wait for a reply; and address space for the whole
+ * process (a table is at most a few hundred MiB).
+ */
+#define UNWINDER_CPU_PER_REQUEST_MS 900
+#define UNWINDER_ADDRESS_SPACE (4ULL << 30)
+
+static void unwinder_cpu_limit(unsigned ms)
+{
+	struct itimerval it = {.it_value = {ms / 1000, (ms % 1000) * 1000}};
+
+	/* 0 disarms. A failure leaves the loader's timeout as the only limit. */
+	if (setitimer(ITIMER_PROF, &it, NULL) != 0)
+		log_warn("setitimer: %s", strerror(errno));
+}
+
+static void unwinder_memory_limit(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+	/* AddressSanitizer reserves terabytes of address space. */
+	return;
+#endif
+#endif
+	struct rlimit rl = {UNWINDER_ADDRESS_SPACE, UNWINDER_ADDRESS_SPACE};
+
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		log_warn("RLIMIT_AS: %s", strerror(errno));
 }
 
 /* Build the reply for one file; returns the memfd to send, or -1 (reply says why). */
@@ -86,6 +120,7 @@ int main(int argc, char **argv)
 	bool seccomp_log;
 
 	log_init("lowprof-unwinder", LOG_LEVEL_INFO);
+	sandbox_not_dumpable("unwinder");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
 	if (argc != 1) {
 		fprintf(stderr, "usage: lowprof-unwinder (started by lowprof with its socket on fd %d)\n",
@@ -93,6 +128,7 @@ int main(int argc, char **argv)
 		return LOWPROF_EXIT_USAGE;
 	}
 	/* Before the first request (an untrusted file) is read. */
+	unwinder_memory_limit();
 	sandbox_enter("unwinder", seccomp_log);
 	/* s6-style readiness when the supervisor passed a notification fd. */
 	notify_ready();
@@ -110,7 +146,9 @@ int main(int argc, char **argv)
 		memset(&reply, 0, sizeof(reply));
 		reply.magic = UNWINDER_REPLY_MAGIC;
 		reply.seq = seq;
+		unwinder_cpu_limit(UNWINDER_CPU_PER_REQUEST_MS);
 		memfd = unwinder_handle(fd, &reply);
+		unwinder_cpu_limit(0);
 		close(fd);
 		if (memfd < 0)
 			reply.nsegments = 0;

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/errbuf.h"
@@ -29,13 +30,21 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 		errbuf_set(err, errlen, "output: file name too long");
 		return -ENAMETOOLONG;
 	}
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* Readable by the exporter's user and group only: the outputs name every
+	 * sampled process's binaries and functions. fchmod too: a stale NAME.tmp
+	 * keeps its mode through O_TRUNC. */
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, OUTPUT_FILE_MODE);
 	if (fd < 0) {
 		ret = -errno;
 		errbuf_set(err, errlen, "output: create %s: %s", tmp, strerror(errno));
 		goto cleanup;
 	}
 	tmp_exists = true;
+	if (fchmod(fd, OUTPUT_FILE_MODE) != 0) {
+		ret = -errno;
+		errbuf_set(err, errlen, "output: chmod %s: %s", tmp, strerror(errno));
+		goto cleanup;
+	}
 	f = fdopen(fd, "w");
 	if (f == NULL) {
 		ret = -errno;

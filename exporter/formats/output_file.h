@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Every output file: its user and group read it, nobody else. */
+#define OUTPUT_FILE_MODE 0640
+
 /* The writer returns 0 on success, anything else on failure (a negative errno
  * is reported as such). dirfd may be AT_FDCWD. name must not be empty.
  * Returns 0 or a negative errno with a message in err. */

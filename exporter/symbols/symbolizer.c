@@ -34,6 +34,7 @@
 
 static const char SYM_UNKNOWN[] = "[unknown]";
 static const char SYM_KERNEL[] = "[kernel.kallsyms]";
+static const char SYM_KERNEL_UNNAMED[] = "[kernel]";
 static const char SYM_VDSO[] = "[vdso]";
 static const char SYM_ANON[] = "[anon]";
 
@@ -62,6 +63,7 @@ struct sym_file {
 };
 
 struct symbolizer {
+	bool kernel_addresses;    /* raw kernel addresses in frames (else offsets only) */
 	struct sym_pid *pids[SYM_BUCKETS];
 	struct sym_file *files[SYM_BUCKETS];
 	struct lru pid_lru, file_lru;
@@ -446,10 +448,15 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *o
 		out->symbolized = true;
 		out->module_offset = addr - r.module_base;
 	} else {
-		function = sym_internf(s, "[kernel]+0x%" PRIx64, addr);
+		function = s->kernel_addresses ? sym_internf(s, "[kernel]+0x%" PRIx64, addr)
+					       : SYM_KERNEL_UNNAMED;
 		out->module_offset = base && addr >= base ? addr - base : 0;
 		s->stats.misses++;
 	}
+	/* A raw kernel address tells where the kernel is (KASLR) to whoever reads
+	 * the outputs: only the offset within its module, unless asked. */
+	if (!s->kernel_addresses)
+		out->address = out->module_offset;
 	out->module = module;
 	if (!function || !module) {
 		frame_unknown(out, addr, true);
@@ -457,6 +464,11 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *o
 	}
 	out->function = function;
 	return 0;
+}
+
+void symbolizer_set_kernel_addresses(struct symbolizer *s, bool on)
+{
+	s->kernel_addresses = on;
 }
 
 bool symbolizer_load_kernel_symbols(struct symbolizer *s)

@@ -114,6 +114,14 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
 /*
+ * Kernel frames carry raw kernel addresses (their address, and an unnamed
+ * one's name "[kernel]+0xADDR") only when on: otherwise their address is the
+ * offset within their module and an unnamed one is "[kernel]", so that the
+ * outputs do not tell where the kernel lies (KASLR). Off by default.
+ */
+void symbolizer_set_kernel_addresses(struct symbolizer *s, bool on);
+
+/*
  * Ask for kallsyms now rather than at the first kernel frame (its parse costs
  * tens of milliseconds, better spent before sampling starts). false when it
  * could not be had yet: the first kernel frame asks again.

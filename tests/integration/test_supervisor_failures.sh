@@ -43,7 +43,7 @@ echo "ok: a crash-looping controller is failed, the profile was still written"
 	2>"$work/stderr2" &
 sup=$!
 sleep 3
-stale=/sys/fs/bpf/lowprof/$sup
+stale=$(pin_dir_of "$sup")
 [ -d "$stale" ] || fail "no pins for run $sup"
 progs=$(pinned_progs "$stale")
 children=$(ps -o pid= --ppid "$sup" | tr -s ' \n' ' ')

@@ -35,7 +35,7 @@ busy_cpu 60
 	--output "$work/out" --run-dir "$work/run" 2>"$work/stderr" &
 sup=$!
 sleep 3
-pin_dir=/sys/fs/bpf/lowprof/$sup
+pin_dir=$(pin_dir_of "$sup")
 [ -d "$pin_dir" ] || fail "no pin directory $pin_dir"
 ls "$pin_dir" | grep -q "^link_cpu" || fail "no pinned links in $pin_dir"
 

@@ -34,7 +34,7 @@ track "$sup"
 sleep 8
 # The kernel statistics of this run's program (found through its pinned link:
 # other lowprof runs on the host are not ours), while it is still loaded.
-prog=$(bpftool link show pinned "/sys/fs/bpf/lowprof/$sup/link_cpu0" -j |
+prog=$(bpftool link show pinned "$(pin_dir_of "$sup")/link_cpu0" -j |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["prog_id"])') ||
 	fail "no pinned link for run $sup"
 bpftool prog show id "$prog" -j | python3 -c 'import json,sys; print(json.dumps([json.load(sys.stdin)]))' >"$work/progs.json"

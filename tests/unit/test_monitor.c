@@ -122,7 +122,7 @@ static void stop(struct toy_server *t)
 	close(t->audit);
 }
 
-static const struct monitor_config plain = {"tester", "toy", false, 0, 0, 0, 0, 0, 0};
+static const struct monitor_config plain = {"tester", "toy", false, 0, 0, 0, 0, 0, 0, NULL};
 
 static void test_recv(void **state)
 {

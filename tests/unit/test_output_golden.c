@@ -199,6 +199,9 @@ static void test_outputs_golden(void **state)
 	/* Samples go to the window's interval; the files are its merge. */
 	ex.window = profile_window_new(600 * NSEC_PER_SEC, 10 * NSEC_PER_SEC, 0,
 				       GOLDEN_START_UNIX_NS);
+	/* The golden files pin the formats as written with --kernel-addresses; the
+	 * default (offsets, "[kernel]") is test_symbolizer's. */
+	symbolizer_set_kernel_addresses(ex.sym, true);
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
 	assert_non_null(ex.window);
 	assert_non_null(ex.timeline);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +179,37 @@ static void test_sd_notify(void **state __attribute__((unused)))
 	assert_int_equal(sd_notify_send(&n, "READY=1"), 0);
 }
 
+/* A run directory made in advance by someone else, or writable by others, or
+ * a symlink: refused, nothing created in it. */
+static void test_hostile_run_dir(void **state __attribute__((unused)))
+{
+	char top[] = "/tmp/lowprof-rundir.XXXXXX", dir[96], sock[128], err[256];
+	struct stat st;
+
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof(dir), "%s/run", top);
+	snprintf(sock, sizeof(sock), "%s/%s", dir, STATUS_SOCKET_NAME);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	if (geteuid() == 0) {
+		/* Owned by another user (nobody: what an attacker running as it made). */
+		assert_int_equal(chown(dir, 65534, 65534), 0);
+		assert_int_equal(status_socket_listen(dir, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "owned by uid 65534"));
+		assert_int_equal(chown(dir, 0, 0), 0);
+	}
+	/* Ours, but world-writable. */
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(status_socket_listen(dir, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by others"));
+	assert_int_not_equal(lstat(sock, &st), 0);
+	assert_int_equal(rmdir(dir), 0);
+	/* A symlink to a directory of ours. */
+	assert_int_equal(symlink(top, dir), 0);
+	assert_int_equal(status_socket_listen(dir, err, sizeof(err)), -ENOTDIR);
+	assert_int_equal(unlink(dir), 0);
+	assert_int_equal(rmdir(top), 0);
+}
+
 static void test_status_socket(void **state __attribute__((unused)))
 {
 	char dir[] = "/tmp/lowprof-status.XXXXXX", req[STATUS_REQUEST_MAX], out[256], err[256];
@@ -242,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_status_report),
 		cmocka_unit_test(test_sd_notify),
 		cmocka_unit_test(test_status_socket),
+		cmocka_unit_test(test_hostile_run_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,7 +64,7 @@ static void start_cfg(struct fx *f, const struct symbol_broker_config *cfg)
 
 static void start(struct fx *f)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL};
 
 	start_cfg(f, &cfg);
 }
@@ -310,7 +310,7 @@ static void test_mapped_file(void **state)
 static void test_debug_file(void **state)
 {
 	char root[] = "/tmp/lowprof-debug-XXXXXX", path[256];
-	struct symbol_broker_config cfg = {"/proc", NULL, false, 0, 0, 0};
+	struct symbol_broker_config cfg = {"/proc", NULL, false, 0, 0, 0, 0, NULL, NULL};
 	Lowprof__Sym__SymReply *rep;
 	struct stat st, want;
 	struct fx f;
@@ -478,7 +478,7 @@ static void test_malformed(void **state)
 
 static void test_flood(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 10};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 10, 0, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -533,7 +533,7 @@ static void test_flood(void **state)
 
 static void test_rate_counts_malformed(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 5};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 5, 0, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -557,7 +557,7 @@ static void test_rate_counts_malformed(void **state)
 
 static void test_peer_uid(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 12345, 0, 0};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 12345, 0, 0, 0, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -587,6 +587,77 @@ static void test_peer_uid(void **state)
 	close(fd);
 	sym_wire_free_reply(rep);
 	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
+	stop(&f);
+}
+
+/* Only processes the loader has sampled: a compromised exporter cannot
+ * survey the others (maps, mapped files, exe and cgroup). */
+static void test_only_sampled_pids(void **state)
+{
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL};
+	struct seen_pids seen;
+	Lowprof__Sym__SymReply *rep;
+	struct fx f;
+	int fd;
+
+	(void)state;
+	assert_int_equal(seen_pids_init(&seen, T0), 0);
+	seen_pids_add(&seen, (uint32_t)getpid(), T0);
+	cfg.sampled = &seen;
+	start_cfg(&f, &cfg);
+	rep = ask_maps(&f, (uint32_t)child, &fd);
+	expect_error(rep, &fd, EACCES);
+	rep = ask_process(&f, (uint32_t)child, &fd);
+	expect_error(rep, &fd, EACCES);
+	rep = ask_mapped(&f, (uint32_t)child, 0x1000, 0x2000, 1, &fd);
+	expect_error(rep, &fd, EACCES);
+	assert_int_equal(test_audit_count(f.audit, "has not been sampled"), 3);
+	/* Sampled: served. */
+	seen_pids_add(&seen, (uint32_t)child, T0);
+	rep = ask_maps(&f, (uint32_t)child, &fd);
+	assert_int_equal(rep->error, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	sym_wire_free_reply(rep);
+	stop(&f);
+	seen_pids_fini(&seen);
+}
+
+/* The right uid is not enough: the sender must run lowprof-exporter, as a
+ * child of the supervisor (here: of our parent). */
+static void test_peer_program(void **state)
+{
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 0, 0, 0, 0, NULL, NULL};
+	Lowprof__Sym__SymRequest req;
+	Lowprof__Sym__KallsymsRequest k;
+	Lowprof__Sym__SymReply *rep;
+	struct fx f;
+	int fd;
+
+	(void)state;
+	cfg.exporter_uid = getuid();
+	cfg.exporter_exe = "lowprof-exporter";
+	start_cfg(&f, &cfg);
+	kallsyms_req(&req, &k, 0);
+	rep = ask(&f, &req, &fd);
+	expect_error(rep, &fd, EPERM);
+	assert_int_equal(test_audit_count(f.audit, "not lowprof-exporter"), 1);
+	stop(&f);
+
+	cfg.exporter_exe = NULL;
+	cfg.exporter_ppid = getpid(); /* we are not our own child */
+	start_cfg(&f, &cfg);
+	rep = ask(&f, &req, &fd);
+	expect_error(rep, &fd, EPERM);
+	assert_int_equal(test_audit_count(f.audit, "is not a child of the supervisor"), 1);
+	stop(&f);
+
+	cfg.exporter_ppid = getppid();
+	start_cfg(&f, &cfg);
+	rep = ask(&f, &req, &fd);
+	assert_int_equal(rep->error, 0);
+	close(fd);
+	sym_wire_free_reply(rep);
 	stop(&f);
 }
 
@@ -693,6 +764,8 @@ int main(void)
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_rate_counts_malformed),
 		cmocka_unit_test(test_peer_uid),
+		cmocka_unit_test(test_only_sampled_pids),
+		cmocka_unit_test(test_peer_program),
 		cmocka_unit_test(test_peer_gone),
 		cmocka_unit_test(test_ctrunc),
 	};

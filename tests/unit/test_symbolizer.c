@@ -229,6 +229,7 @@ static void test_kernel(void **state)
 	struct frame f;
 
 	(void)state;
+	symbolizer_set_kernel_addresses(s, true); /* --kernel-addresses */
 	assert_int_equal(symbolizer_kernel_frame(s, 0x10, &f), 0);
 	assert_false(f.symbolized);
 	assert_true(f.kernel);
@@ -255,6 +256,31 @@ static void test_kernel(void **state)
 	symbolizer_free(s);
 }
 
+/* By default no raw kernel address leaves the symbolizer: named frames carry
+ * their offset in the module, unnamed ones are "[kernel]" (KASLR stays). */
+static void test_kernel_addresses_hidden(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t addr = kallsyms_addr("schedule");
+	struct frame f;
+
+	(void)state;
+	/* Below any kernel symbol: unnamed. */
+	assert_int_equal(symbolizer_kernel_frame(s, 0x10, &f), 0);
+	assert_false(f.symbolized);
+	assert_string_equal(f.function, "[kernel]");
+	assert_int_equal(f.address, 0); /* below the core kernel: no offset either */
+	if (addr == 0) {
+		symbolizer_free(s);
+		skip();
+	}
+	assert_int_equal(symbolizer_kernel_frame(s, addr + 8, &f), 0);
+	assert_string_equal(f.function, "schedule");
+	assert_int_equal(f.address, addr + 8 - kallsyms_addr("_stext"));
+	assert_int_equal(f.module_offset, f.address);
+	symbolizer_free(s);
+}
+
 static void test_kernel_restricted(void **state)
 {
 	char path[] = "/tmp/lowprof-ksyms-XXXXXX", err[256];
@@ -269,6 +295,7 @@ static void test_kernel_restricted(void **state)
 	close(fd);
 	s = symbolizer_new(direct(NULL, path), err, sizeof(err));
 	assert_non_null(s);
+	symbolizer_set_kernel_addresses(s, true);
 	/* kallsyms is asked for at the first kernel frame, not before. */
 	assert_null(symbolizer_kernel_note(s));
 	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ULL, &f), 0);
@@ -608,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_vdso_function),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
+		cmocka_unit_test(test_kernel_addresses_hidden),
 		cmocka_unit_test(test_unmapped_and_unnamed),
 		cmocka_unit_test(test_refresh),
 		cmocka_unit_test(test_exited_child),

@@ -1,0 +1,58 @@
+/* proc_stat: a field of /proc/PID/stat (see the header). */
+#include "common/proc_stat.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/file_read.h"
+
+int proc_stat_field(pid_t pid, int field, unsigned long long *out)
+{
+	char path[64], *text = NULL, *p, *end;
+	size_t len;
+	int rc, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	rc = file_read_all(path, 4096, &text, &len, NULL, 0);
+	if (rc != 0)
+		return rc;
+	/* comm may hold spaces and parentheses: the last ')' ends it; the state is field 3. */
+	p = strrchr(text, ')');
+	rc = -EINVAL;
+	if (p != NULL && field >= 4) {
+		p++;
+		for (i = 3; i <= field && p != NULL; i++) {
+			p += strspn(p, " ");
+			if (i == field) {
+				errno = 0;
+				*out = strtoull(p, &end, 10);
+				if (errno == 0 && end != p)
+					rc = 0;
+				break;
+			}
+			p = strchr(p, ' ');
+		}
+	}
+	free(text);
+	return rc;
+}
+
+bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len)
+{
+	char path[64];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, len - 1);
+	if (n < 0) {
+		snprintf(exe, len, "(unknown: %s)", strerror(errno));
+		return false;
+	}
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	return strcmp(base != NULL ? base + 1 : exe, name) == 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * proc_stat: one numeric field of /proc/PID/stat ("pid (comm) state ppid
+ * ..."), whatever the comm holds (spaces, parentheses), and the program a
+ * process runs.
+ */
+#ifndef LOWPROF_COMMON_PROC_STAT_H
+#define LOWPROF_COMMON_PROC_STAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Fields as proc(5) numbers them. */
+#define PROC_STAT_PPID 4
+#define PROC_STAT_STARTTIME 22 /* clock ticks after boot: with the pid, names one process */
+
+/* Field number field (>= 4) of pid's stat into *out: 0, or -errno (-EINVAL: unparsable). */
+int proc_stat_field(pid_t pid, int field, unsigned long long *out);
+
+/*
+ * Does pid run a program called name (the last component of /proc/PID/exe,
+ * which only an exec changes)? The target, or why unknown, goes into exe.
+ */
+bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len);
+
+#endif /* LOWPROF_COMMON_PROC_STAT_H */
