@@ -17,16 +17,20 @@
 
 #include "common/errbuf.h"
 
+/* The delivery defaults as data: no endpoint, no headers, no TLS files. */
+static const struct otlp_settings otlp_settings_defaults = {
+	.compression = OTLP_COMPRESSION_GZIP,
+	.connect_timeout_ms = SETTINGS_OTLP_CONNECT_TIMEOUT_MS,
+	.timeout_ms = SETTINGS_OTLP_TIMEOUT_MS,
+	.queue_max_bytes = SETTINGS_OTLP_QUEUE_BYTES,
+	.backoff_initial_ms = SETTINGS_OTLP_BACKOFF_INITIAL_MS,
+	.backoff_max_ms = SETTINGS_OTLP_BACKOFF_MAX_MS,
+	.max_elapsed_ms = SETTINGS_OTLP_MAX_ELAPSED_MS,
+};
+
 void otlp_settings_init(struct otlp_settings *s)
 {
-	memset(s, 0, sizeof(*s));
-	s->compression = OTLP_COMPRESSION_GZIP;
-	s->connect_timeout_ms = SETTINGS_OTLP_CONNECT_TIMEOUT_MS;
-	s->timeout_ms = SETTINGS_OTLP_TIMEOUT_MS;
-	s->queue_max_bytes = SETTINGS_OTLP_QUEUE_BYTES;
-	s->backoff_initial_ms = SETTINGS_OTLP_BACKOFF_INITIAL_MS;
-	s->backoff_max_ms = SETTINGS_OTLP_BACKOFF_MAX_MS;
-	s->max_elapsed_ms = SETTINGS_OTLP_MAX_ELAPSED_MS;
+	*s = otlp_settings_defaults;
 }
 
 /* RFC 9110 token characters. */
