@@ -21,6 +21,8 @@
 
 #include "bpf/offcpu.h"
 
+#define OFFCPU_SKIP_KERNEL_FRAMES 2
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -166,7 +168,10 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	s->hdr.reserved = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
-	ret = bpf_get_stack(ctx, s->frames, LOWPROF_MAX_KERNEL_DEPTH * sizeof(__u64), 0);
+	/* Skip this program's own frames (the program, bpf_trace_run4): the stack
+	 * starts at __schedule. */
+	ret = bpf_get_stack(ctx, s->frames, LOWPROF_MAX_KERNEL_DEPTH * sizeof(__u64),
+			    OFFCPU_SKIP_KERNEL_FRAMES & BPF_F_SKIP_FIELD_MASK);
 	if (ret > 0)
 		kdepth = ret / sizeof(__u64);
 	if (kdepth >= LOWPROF_MAX_KERNEL_DEPTH) {
