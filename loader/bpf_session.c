@@ -113,6 +113,7 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 			 strerror(-rc));
 		goto fail;
 	}
+	s->offcpu = set->offcpu;
 	offcpu_prepare(s->skel, &set->offcpu);
 	rc = lowprof_bpf__load(s->skel);
 	if (rc != 0) {
@@ -187,6 +188,10 @@ int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		}
 		s->throttle.paused = true;
 	}
+	rc = offcpu_follow_throttle(s->skel, &s->offcpu, !t->paused && t->tier < THROTTLE_TIER_CRITICAL,
+				    &s->offcpu_link, err, errlen);
+	if (rc != 0)
+		return rc;
 	cfg.unwind_mode = t->unwind_mode;
 	cfg.max_depth = t->max_depth;
 	cfg.sample_divisor = t->sample_divisor;

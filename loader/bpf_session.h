@@ -36,7 +36,8 @@ struct bpf_session {
 	struct lowprof_bpf *skel;
 	struct perf_event_set events;
 	struct bpf_link **links; /* one per perf event */
-	struct bpf_link *offcpu_link; /* sched_switch, NULL without --off-cpu */
+	struct bpf_link *offcpu_link; /* sched_switch, NULL without --off-cpu or while throttled */
+	struct offcpu_settings offcpu;
 	struct lowprof_config config;
 	struct throttle throttle; /* what is in force */
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */

@@ -77,6 +77,19 @@ int offcpu_attach(struct lowprof_bpf *skel, const struct offcpu_settings *set,
 	return 0;
 }
 
+int offcpu_follow_throttle(struct lowprof_bpf *skel, const struct offcpu_settings *set,
+			   bool allowed, struct bpf_link **link, char *err, size_t errlen)
+{
+	if (!set->enabled || allowed == (*link != NULL))
+		return 0;
+	if (!allowed) {
+		bpf_link__destroy(*link);
+		*link = NULL;
+		return 0;
+	}
+	return offcpu_attach(skel, set, link, err, errlen);
+}
+
 int offcpu_set_probability(struct lowprof_bpf *skel, __u32 prob_ppm)
 {
 	struct lowprof_offcpu_config c;

@@ -31,6 +31,14 @@ void offcpu_prepare(struct lowprof_bpf *skel, const struct offcpu_settings *set)
  * 0, or -errno with the reason in err. */
 int offcpu_attach(struct lowprof_bpf *skel, const struct offcpu_settings *set,
 		  struct bpf_link **link, char *err, size_t errlen);
+/*
+ * The throttle's word on the switch path: attached while the tier is below
+ * critical and sampling is not paused, detached otherwise (a detached
+ * program costs the scheduler nothing; an attached one, even returning at
+ * once, costs every switch). No-op without --off-cpu. 0 or -errno.
+ */
+int offcpu_follow_throttle(struct lowprof_bpf *skel, const struct offcpu_settings *set,
+			   bool allowed, struct bpf_link **link, char *err, size_t errlen);
 /* A new probability (clamped to 1..LOWPROF_OFFCPU_PPM_ONE). 0 or -errno. */
 int offcpu_set_probability(struct lowprof_bpf *skel, __u32 prob_ppm);
 /* The current settings map (zeroes when the program is not loaded). */

@@ -35,8 +35,9 @@ sleep 2
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/off.stderr"))"
 [ ! -e "$work/off/offcpu.folded" ] || fail "offcpu.folded written without --off-cpu"
 
-# 2. Spin and sleep.
-"$BIN/lowprof" --duration 9 --off-cpu --output "$work/sleep" 2>"$work/sleep.stderr" &
+# 2. Spin and sleep; --no-throttle: the throttle detaches the switch path in
+# the critical tier, which a host loaded by other tests reaches.
+"$BIN/lowprof" --duration 9 --off-cpu --no-throttle --output "$work/sleep" 2>"$work/sleep.stderr" &
 sup=$!
 track "$sup"
 sleep 1.5
@@ -76,11 +77,17 @@ python3 - "$work/storm" <<'PY' || fail "switch storm"
 import json, sys
 d = sys.argv[1]
 lines = [l for l in open(d + "/offcpu.folded") if l.startswith("switch_storm;")]
-for fn in ("storm_ping_wait", "storm_pong_wait"):
-    if not any(fn in l for l in lines):
-        sys.exit(f"FAIL: no off-CPU stack under {fn}")
 s = json.load(open(d + "/summary.json"))
 tl = s.get("timeline", [])
+# The switch path is detached in the critical tier and while paused: when the
+# throttle held it there for the whole storm (a host loaded by other work),
+# there are no stacks to look for, and that is reported, not failed.
+if all(e.get("tier") == "critical" or e.get("paused") for e in tl[1:]) and not lines:
+    print("NOTE: the throttle kept the switch path detached for the whole storm")
+else:
+    for fn in ("storm_ping_wait", "storm_pong_wait"):
+        if not any(fn in l for l in lines):
+            sys.exit(f"FAIL: no off-CPU stack under {fn}")
 over = [e for e in tl if e.get("overhead_pct", 0) > 1.0 * 1.1]
 print(f"intervals: {len(tl)}, over the 1% budget: {len(over)}")
 if len(over) > 1:
