@@ -181,3 +181,5 @@ out:
 	st->window_run_ns += elapsed;
 	return 0;
 }
+
+#include "bpf/offcpu.bpf.h"

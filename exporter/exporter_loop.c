@@ -11,6 +11,7 @@
 #include "common/mono_clock.h"
 #include "ipc/notify.h"
 #include "exporter/formats/archive.h"
+#include "exporter/formats/offcpu_outputs.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
@@ -45,6 +46,7 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 		targets.cumulative = profile_window_current(ex->window);
 		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
 		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
+		targets.offcpu = ex->offcpu;
 		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
 		return;
 	case LOWPROF_REC_LOADER_STATS:
@@ -234,6 +236,7 @@ void exporter_write(struct exporter *ex)
 	const struct profile *closed;
 	struct profile *merged;
 	char export_json[256], restarts_json[128], lost_json[32], window_json[512];
+	char *offcpu_json = NULL;
 	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = ex->start_unix_ns + (now_mono - ex->start_mono_ns);
 
@@ -280,6 +283,12 @@ void exporter_write(struct exporter *ex)
 	ctx.ingest = &ex->ingest;
 	ctx.timeline = ex->timeline;
 	ctx.start_mono_ns = ex->start_mono_ns;
+	if (ex->offcpu != NULL) {
+		profile_set_time(ex->offcpu, ex->start_unix_ns, now_unix);
+		offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR);
+		offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu);
+		ctx.offcpu_json = offcpu_json;
+	}
 	if (outputs_write_all(merged, &ctx) == 0 && ex->state_fd >= 0) {
 		/* From now on a restart may reload profile.pb.gz (exporter_state.h). */
 		ex->state.flushes++;
@@ -288,6 +297,7 @@ void exporter_write(struct exporter *ex)
 		if (exporter_state_store(ex->state_fd, &ex->state) != 0)
 			log_warn("%s: not updated", EXPORTER_STATE_FILE);
 	}
+	free(offcpu_json);
 }
 
 /* Accepts a decimal of 1 to 10 digits up to UINT32_MAX; advances *p past it. */

@@ -34,6 +34,7 @@ struct exporter {
 	struct profile *profile;      /* the merge last written (the window's), NULL before */
 	struct profile *restored;     /* the previous exporter's window, until it joins ours */
 	struct archive *archive;      /* NULL without --archive */
+	struct profile *offcpu;       /* the run's off-CPU profile; NULL without --off-cpu */
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;

@@ -21,6 +21,7 @@ struct exporter_options {
 	/* Same for every exporter of one lowprof run, new for each run: tells a
 	 * restart (reload the profile this run wrote) from a fresh start. "" = none. */
 	char run_id[SETTINGS_RUN_ID_LEN + 1];
+	bool off_cpu;             /* --off-cpu: the loader sends off-CPU records; write their profile */
 	bool kernel_addresses;    /* --kernel-addresses: raw kernel addresses in the outputs */
 	bool otlp_enabled;        /* --otlp-endpoint given */
 	struct otlp_settings otlp;

@@ -1,5 +1,7 @@
 #include "exporter/ingest.h"
 
+#include "bpf/offcpu.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -16,6 +18,25 @@
 static uint64_t ingest_lookup_address(uint64_t addr, size_t index_from_leaf)
 {
 	return index_from_leaf == 0 || addr == 0 ? addr : addr - 1;
+}
+
+/* An off-CPU record: its own profile, its weight (ns) as time, the count in
+ * microseconds (exporter/formats/offcpu_outputs.h). */
+static int ingest_offcpu(const struct ingest_targets *t, const struct sample_view *sv,
+			 const struct frame *frames, size_t n, struct ingest_stats *st)
+{
+	const struct lowprof_sample *h = sv->hdr;
+	uint64_t us = h->period_ns / 1000;
+	int rc;
+
+	if (t->offcpu == NULL)
+		return 0;
+	rc = profile_add_sample(t->offcpu, h->pid, h->tid, sv->comm, frames, n,
+				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
+				h->period_ns);
+	if (rc == 0)
+		st->offcpu++;
+	return rc;
 }
 
 int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
@@ -44,6 +65,8 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	 * the process still exists; the cache keeps them after it exits. */
 	if (t->procs != NULL)
 		(void)process_info_lookup(t->procs, h->pid);
+	if (h->flags & LOWPROF_SAMPLE_OFF_CPU)
+		return ingest_offcpu(t, sv, frames, n, st);
 	rc = profile_add_sample(t->cumulative, h->pid, h->tid, sv->comm, frames, n,
 				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns);
 	if (rc == 0)

@@ -19,6 +19,7 @@ struct ingest_targets {
 	struct profile *cumulative;
 	struct profile *interval;          /* NULL: not exporting */
 	struct process_info_cache *procs;  /* NULL: not exporting */
+	struct profile *offcpu;            /* off-CPU records (--off-cpu); NULL: dropped */
 };
 
 struct ingest_stats {
@@ -27,6 +28,7 @@ struct ingest_stats {
 	uint64_t truncated;       /* user stack cut by the depth limit */
 	uint64_t no_user_stack;   /* kernel threads, or user stack unavailable */
 	uint64_t interval_refused; /* in the cumulative profile, refused by the interval's */
+	uint64_t offcpu;          /* off-CPU records accepted (not in samples) */
 };
 
 /* Symbolize (once) and add one validated sample to each target. 0, or -errno

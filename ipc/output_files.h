@@ -10,6 +10,10 @@
 #define OUTPUT_FILE_FOLDED "profile.folded"
 #define OUTPUT_FILE_SVG "flamegraph.svg"
 #define OUTPUT_FILE_SUMMARY "summary.json"
+/* With --off-cpu: the off-CPU profile (exporter/formats/offcpu_outputs.h). */
+#define OUTPUT_FILE_OFFCPU_PPROF "offcpu.pb.gz"
+#define OUTPUT_FILE_OFFCPU_FOLDED "offcpu.folded"
+#define OUTPUT_FILE_OFFCPU_SVG "offcpu.svg"
 /* The exporter's restart record (exporter/exporter_state.h). */
 #define OUTPUT_FILE_EXPORTER_STATE ".lowprof-exporter-state"
 /* Each file is written as NAME.tmp, then renamed over NAME. */
@@ -18,6 +22,7 @@
 /* Every file above, NULL-terminated. */
 #define OUTPUT_FILES_ALL                                                                        \
 	{OUTPUT_FILE_PPROF, OUTPUT_FILE_FOLDED, OUTPUT_FILE_SVG, OUTPUT_FILE_SUMMARY,            \
+	 OUTPUT_FILE_OFFCPU_PPROF, OUTPUT_FILE_OFFCPU_FOLDED, OUTPUT_FILE_OFFCPU_SVG,              \
 	 OUTPUT_FILE_EXPORTER_STATE, NULL}
 
 #endif /* LOWPROF_IPC_OUTPUT_FILES_H */

@@ -1,12 +1,14 @@
 #include "ipc/sample_record.h"
 #include "ipc/loader_stats.h"
+#include "bpf/offcpu.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #define KNOWN_FLAGS (LOWPROF_SAMPLE_USER_TRUNCATED | LOWPROF_SAMPLE_KERNEL_TRUNCATED | \
-		     LOWPROF_SAMPLE_USER_SKIPPED | LOWPROF_SAMPLE_NO_USER_STACK)
+		     LOWPROF_SAMPLE_USER_SKIPPED | LOWPROF_SAMPLE_NO_USER_STACK | \
+		     LOWPROF_SAMPLE_OFF_CPU)
 
 int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 			 char *err, size_t errlen)

@@ -13,6 +13,7 @@
 
 #include "bpf/lowprof.h"
 #include "ipc/throttle.h"
+#include "loader/offcpu.h"
 #include "loader/perf_events.h"
 
 struct lowprof_bpf;
@@ -28,12 +29,15 @@ struct bpf_session_settings {
 	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
 	unsigned unwind_table_mb;   /* size of the DWARF unwind row array (loader/unwind_maps.h) */
 	const char *pin_dir;        /* bpffs directory to pin into and adopt from; NULL: no pins */
+	struct offcpu_settings offcpu; /* --off-cpu: the sched_switch program (loader/offcpu.h) */
 };
 
 struct bpf_session {
 	struct lowprof_bpf *skel;
 	struct perf_event_set events;
 	struct bpf_link **links; /* one per perf event */
+	struct bpf_link *offcpu_link; /* sched_switch, NULL without --off-cpu or while throttled */
+	struct offcpu_settings offcpu;
 	struct lowprof_config config;
 	struct throttle throttle; /* what is in force */
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */

@@ -141,6 +141,7 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	set->unwind_table_mb = l->opt.unwind == LOADER_UNWIND_FP ? 0 : l->opt.unwind_table_mb;
 	set->pids = l->opt.pids;
 	set->npids = l->opt.npids;
+	offcpu_settings_from_options(&l->opt, &set->offcpu);
 	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
 	if (l->opt.cpu_budget_pct < 100.0)
 		set->budget_ns_per_window = (__u64)(l->opt.cpu_budget_pct / 100.0 * 100e6);

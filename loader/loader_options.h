@@ -33,6 +33,9 @@ struct loader_options {
 	int controller_uid;         /* --controller-uid: the only uid the control socket accepts; -1: any */
 	int exporter_uid;           /* --exporter-uid: the only uid the symbol socket serves; -1: any */
 	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */
+	bool off_cpu;               /* --off-cpu: attach the sched_switch program */
+	unsigned off_cpu_min_us;    /* --off-cpu-min-us: shorter blocked periods not recorded */
+	double off_cpu_prob_pct;    /* --off-cpu-probability: the starting sampling probability */
 	bool verbose;               /* -v: debug lines, the applied throttle changes' audit among them */
 };
 

@@ -89,6 +89,15 @@ enum settings_unwind {
 #define SETTINGS_UNWIND_TABLE_MB 48
 #define SETTINGS_UNWIND_TABLE_MB_MAX 2048
 
+/* --off-cpu-min-us: blocked periods shorter than this are not recorded
+ * (a millisecond: the waits worth a look, not the scheduler's churn). */
+#define SETTINGS_OFFCPU_MIN_US 1000
+#define SETTINGS_OFFCPU_MIN_US_MAX 60000000
+/* --off-cpu-probability: the share of switch-outs whose stack is taken at
+ * start, in percent; the controller lowers it when off-CPU work is costly. */
+#define SETTINGS_OFFCPU_PROBABILITY_PCT 100.0
+#define SETTINGS_OFFCPU_PROBABILITY_MIN_PCT 0.0001
+
 /* --user: the unprivileged components run as this user. */
 #define SETTINGS_USER "nobody"
 

@@ -62,6 +62,14 @@ extern const char *const settings_otlp_compression_names[];
 #define SETTINGS_OPT_UNWIND_TABLE_MB(field)                                                   \
 	{.name = "unwind-table-mb", .kind = OPTION_UINT, .dest = (field), .min = 1,               \
 	 .max = SETTINGS_UNWIND_TABLE_MB_MAX}
+/* --off-cpu, --off-cpu-min-us, --off-cpu-probability: the loader's sched_switch
+ * program (off by default) and the exporter's second profile. */
+#define SETTINGS_OPT_OFF_CPU(enabled, min_us, prob_pct)                                       \
+	{.name = "off-cpu", .kind = OPTION_FLAG, .dest = (enabled)},                              \
+	{.name = "off-cpu-min-us", .kind = OPTION_UINT, .dest = (min_us), .min = 1,               \
+	 .max = SETTINGS_OFFCPU_MIN_US_MAX, .unit = " us"},                                       \
+	{.name = "off-cpu-probability", .kind = OPTION_DOUBLE, .dest = (prob_pct),                \
+	 .min = SETTINGS_OFFCPU_PROBABILITY_MIN_PCT, .max = 100.0, .what = "a percentage"}
 /* -p, repeatable: pids (pid_t) into array, *countp of them; check: a further rule or NULL. */
 #define SETTINGS_OPT_PID(array, countp, check_fn)                                             \
 	{.name = "pid", .short_name = 'p', .kind = OPTION_INT, .dest = (array), .min = 1,         \

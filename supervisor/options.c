@@ -37,6 +37,8 @@ void supervisor_options_defaults(struct supervisor_options *o)
 	o->liveness_timeout_s = SETTINGS_LIVENESS_TIMEOUT_S;
 	o->unwind = SETTINGS_UNWIND_AUTO;
 	o->unwind_table_mb = SETTINGS_UNWIND_TABLE_MB;
+	o->off_cpu_min_us = SETTINGS_OFFCPU_MIN_US;
+	o->off_cpu_prob_pct = SETTINGS_OFFCPU_PROBABILITY_PCT;
 	o->user = SETTINGS_USER;
 	o->restart_floor_ms = SETTINGS_RESTART_BACKOFF_MS;
 	o->restart_cap_ms = SETTINGS_RESTART_CAP_MS;
@@ -122,6 +124,14 @@ void supervisor_options_usage(FILE *out)
 		"                          how often the throttle decides (default %u)\n"
 		"      --no-throttle       keep -F and the unwinding fixed whatever the load\n"
 		"                          (for comparisons; the in-kernel budget guard stays)\n"
+		"      --off-cpu           also profile time off CPU (blocked, sleeping):\n"
+		"                          offcpu.folded, offcpu.svg, offcpu.pb.gz\n"
+		"      --off-cpu-min-us US blocked periods shorter than US are not recorded\n"
+		"                          (default 1000)\n"
+		"      --off-cpu-probability PCT\n"
+		"                          share of context switches whose stack is taken at\n"
+		"                          start (default 100); the controller lowers it to\n"
+		"                          stay within --cpu-budget\n"
 		"      --run-dir DIR       where the status socket lives (default %s\n"
 		"                          for root); `lowprof status` looks there\n"
 		"      --liveness-timeout SECONDS\n"
@@ -316,6 +326,7 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		 .min = 1, .max = SETTINGS_AUDIT_LOG_MAX_MB_MAX},
 		{.name = "audit-log-keep", .kind = OPTION_UINT, .dest = &o->audit_log_keep, .min = 1,
 		 .max = SETTINGS_AUDIT_LOG_KEEP_MAX},
+		SETTINGS_OPT_OFF_CPU(&o->off_cpu, &o->off_cpu_min_us, &o->off_cpu_prob_pct),
 		SETTINGS_OPT_VERBOSE(&o->verbose),
 		{.name = "help", .short_name = 'h', .kind = OPTION_FLAG, .dest = &o->show_help,
 		 .flags = OPTION_STOP | OPTION_CLI_ONLY},

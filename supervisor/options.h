@@ -38,6 +38,9 @@ struct supervisor_options {
 	unsigned restart_cap_ms;     /* restart delays double up to this */
 	bool otlp_enabled;           /* --otlp-endpoint given */
 	struct otlp_settings otlp;   /* --otlp-*: validated, handed to the exporter */
+	bool off_cpu;                /* --off-cpu: the second (off-CPU) profile */
+	unsigned off_cpu_min_us;     /* --off-cpu-min-us */
+	double off_cpu_prob_pct;     /* --off-cpu-probability: the starting probability */
 	bool verbose;
 	bool show_help;
 	bool show_version;

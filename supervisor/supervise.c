@@ -115,6 +115,11 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ld, "--pin-dir=%s", sv->pin_dir);
 	if (o->no_throttle)
 		component_add_arg(ld, "--no-throttle");
+	if (o->off_cpu) {
+		component_add_arg(ld, "--off-cpu");
+		component_add_arg(ld, "--off-cpu-min-us=%u", o->off_cpu_min_us);
+		component_add_arg(ld, "--off-cpu-probability=%g", o->off_cpu_prob_pct);
+	}
 	for (i = 0; i < o->npids; i++)
 		component_add_arg(ld, "--pid=%d", (int)o->pids[i]);
 	component_add_fd(ld, sv->shm_fd, LOWPROF_FD_SHM);
@@ -154,6 +159,8 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ex, "--archive-max-mb=%u", o->window.archive_max_mb);
 	}
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
+	if (o->off_cpu)
+		component_add_arg(ex, "--off-cpu");
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
 	if (o->kernel_addresses)
 		component_add_arg(ex, "--kernel-addresses");

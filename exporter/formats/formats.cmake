@@ -11,5 +11,6 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/summary_json.c
   ${CMAKE_CURRENT_LIST_DIR}/output_file.c
   ${CMAKE_CURRENT_LIST_DIR}/outputs.c
+  ${CMAKE_CURRENT_LIST_DIR}/offcpu_outputs.c
   ${CMAKE_CURRENT_LIST_DIR}/archive.c
   ${PPROF_SRCS})

@@ -94,7 +94,7 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[8];
+	struct summary_extra extra[9];
 	struct summary_info info;
 	char collection[1024];
 	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
@@ -144,6 +144,10 @@ static int outputs_summary(FILE *f, void *arg)
 	if (ctx->window_json != NULL) {
 		extra[info.nextras].key = "window";
 		extra[info.nextras++].raw_json = ctx->window_json;
+	}
+	if (ctx->offcpu_json != NULL) {
+		extra[info.nextras].key = "off_cpu";
+		extra[info.nextras++].raw_json = ctx->offcpu_json;
 	}
 	rc = summary_json_write(job->profile, &info, f);
 	free(earlier);

@@ -29,6 +29,7 @@ struct outputs_context {
 	const char *restarts_json;
 	const char *lost_on_restart_json;
 	const char *window_json; /* "window": what the files cover, the caps */
+	const char *offcpu_json; /* "off_cpu": the off-CPU profile's totals (--off-cpu) */
 };
 
 /* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.

@@ -45,6 +45,7 @@ static const char *const pprof_extra_names[PPROF_S_N] = {
 /* Everything allocated for one encode; freed on the single cleanup path. */
 struct pprof_build {
 	pprof_profile msg;
+	const char *names[PPROF_S_N];
 	pprof_value_type sample_types[2];
 	pprof_value_type *sample_type_ptrs[2];
 	pprof_value_type period_type;
@@ -79,11 +80,11 @@ static int pprof_build_strings(struct pprof_build *b, const struct profile *p)
 	for (i = 0; i < PPROF_S_N; i++) {
 		uint32_t idx;
 
-		if (profile_string_lookup(p, pprof_extra_names[i], &idx)) {
+		if (profile_string_lookup(p, b->names[i], &idx)) {
 			b->extra[i] = idx;
 			continue;
 		}
-		b->strings[n] = (char *)pprof_extra_names[i];
+		b->strings[n] = (char *)b->names[i];
 		b->extra[i] = (int64_t)n++;
 	}
 	b->msg.string_table = b->strings;
@@ -352,11 +353,24 @@ cleanup:
 
 int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen)
 {
+	return pprof_write_types(p, NULL, out, err, errlen);
+}
+
+int pprof_write_types(const struct profile *p, const struct pprof_sample_types *types, FILE *out,
+		      char *err, size_t errlen)
+{
 	struct pprof_build b;
 	size_t len;
 	int ret;
 
 	memset(&b, 0, sizeof(b));
+	memcpy(b.names, pprof_extra_names, sizeof(b.names));
+	if (types != NULL) {
+		b.names[PPROF_S_SAMPLES] = types->count_type;
+		b.names[PPROF_S_COUNT] = types->count_unit;
+		b.names[PPROF_S_CPU] = types->value_type;
+		b.names[PPROF_S_NANOSECONDS] = types->value_unit;
+	}
 	perftools__profiles__profile__init(&b.msg);
 	ret = pprof_build_strings(&b, p);
 	if (ret == 0)

@@ -18,4 +18,15 @@ struct profile;
 /* Returns 0, or a negative errno with a message in err. */
 int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen);
 
+/* Other names for the two sample types: the stacks' count, then their
+ * cpu_ns (also the period type and the default sample type). */
+struct pprof_sample_types {
+	const char *count_type, *count_unit;
+	const char *value_type, *value_unit;
+};
+
+/* pprof_write with types (NULL: samples/count, cpu/nanoseconds). */
+int pprof_write_types(const struct profile *p, const struct pprof_sample_types *types, FILE *out,
+		      char *err, size_t errlen);
+
 #endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The off-CPU program, included at the end of lowprof.bpf.c (it uses the
+ * scratch layout, the budget guard and the DWARF walker defined before it).
+ *
+ * At every context switch (raw tracepoint sched_switch, which runs in the
+ * task going out):
+ *  - the task coming in (next): if its switch-out was recorded, the blocked
+ *    time is now known; at least min_ns, its stack goes to the samples ring
+ *    with weight blocked / probability; either way the entry goes;
+ *  - the task going out (prev, the current task): with probability prob_ppm,
+ *    and while the budget guard allows it, its kernel and user stacks and the
+ *    time are stashed under its tid.
+ * The stack must be taken at switch-out: only then is the task current (its
+ * user memory readable). The loader attaches this program only with --off-cpu.
+ */
+#ifndef LOWPROF_OFFCPU_BPF_H
+#define LOWPROF_OFFCPU_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/offcpu.h"
+
+#define OFFCPU_SKIP_KERNEL_FRAMES 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_offcpu_config);
+} offcpu_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_offcpu_stats);
+} offcpu_stats SEC(".maps");
+
+/* tid -> the stack and time of its last recorded switch-out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LOWPROF_OFFCPU_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct scratch_sample);
+} offcpu_stash SEC(".maps");
+
+/* Where a switch-out's stack is built before it is copied into the stash
+ * (a map value cannot be created in place). Not the sampler's scratch: the
+ * two programs must never share a buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch_sample);
+} offcpu_scratch SEC(".maps");
+
+/* The DWARF walk of a task in the kernel: from the registers saved at its
+ * kernel entry (the walker's own entry reads them from a perf context). */
+static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 base, __u32 max,
+						__u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct dwarf_walk w = {};
+	struct pt_regs *regs;
+	__u32 zero = 0;
+
+	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (!w.st)
+		return -1;
+	w.tgid = tgid;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!w.proc) {
+		w.st->missing_proc++;
+		dwarf_mark_pending(&w, LOWPROF_UNWIND_PENDING_NEW);
+		return -1;
+	}
+	if (!task->mm)
+		return -1;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return -1;
+	w.pc = regs->ip;
+	w.sp = regs->sp;
+	w.bp = regs->bp;
+	if (w.pc == 0)
+		return -1;
+	w.s = s;
+	w.base = base;
+	w.max = max;
+	w.bp_valid = true;
+	w.signal_pc = true;
+	w.st->samples++;
+	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, &w, 0);
+	if (w.truncated) {
+		w.st->truncated++;
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+	}
+	return w.n;
+}
+
+/* The task coming in: charge its blocked time to the stack it left with. */
+static __always_inline void offcpu_switch_in(struct task_struct *next,
+					     const struct lowprof_offcpu_config *oc,
+					     struct lowprof_offcpu_stats *os, __u64 now)
+{
+	struct scratch_sample *e;
+	__u64 blocked, size;
+	__u32 tid;
+
+	tid = BPF_CORE_READ(next, pid);
+	if (tid == 0)
+		return;
+	e = bpf_map_lookup_elem(&offcpu_stash, &tid);
+	if (!e)
+		return;
+	blocked = now - e->hdr.timestamp_ns;
+	if (blocked < oc->min_ns || oc->prob_ppm == 0) {
+		os->short_dropped++;
+		goto drop;
+	}
+	e->hdr.period_ns = blocked * LOWPROF_OFFCPU_PPM_ONE / oc->prob_ppm;
+	size = sizeof(struct lowprof_sample) +
+	       ((__u64)e->hdr.kernel_depth + e->hdr.user_depth) * sizeof(__u64);
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&samples, e, size, BPF_RB_NO_WAKEUP) == 0)
+		os->submitted++;
+	else
+		os->reserve_failures++;
+drop:
+	bpf_map_delete_elem(&offcpu_stash, &tid);
+}
+
+/* The task going out (current): record its stacks, maybe. */
+static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_config *cfg,
+					      const struct lowprof_offcpu_config *oc,
+					      struct lowprof_cpu_stats *st,
+					      struct lowprof_offcpu_stats *os, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), kdepth = 0, udepth = 0;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0, depth;
+	struct scratch_sample *s;
+	long ret;
+
+	if (tid == 0)
+		return;
+	if (cfg->filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return;
+	if (oc->prob_ppm < LOWPROF_OFFCPU_PPM_ONE &&
+	    bpf_get_prandom_u32() % LOWPROF_OFFCPU_PPM_ONE >= oc->prob_ppm)
+		return;
+	os->sampled++;
+	if (!guard_allows_unwind(st, cfg, now)) {
+		os->guard_skipped++;
+		return;
+	}
+	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!s)
+		return;
+	s->hdr.timestamp_ns = now;
+	s->hdr.period_ns = 0;
+	s->hdr.pid = tgid;
+	s->hdr.tid = tid;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.flags = LOWPROF_SAMPLE_OFF_CPU;
+	s->hdr.reserved = 0;
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+
+	/* Skip this program's own frames (the program, bpf_trace_run4): the stack
+	 * starts at __schedule. */
+	ret = bpf_get_stack(ctx, s->frames, LOWPROF_MAX_KERNEL_DEPTH * sizeof(__u64),
+			    OFFCPU_SKIP_KERNEL_FRAMES & BPF_F_SKIP_FIELD_MASK);
+	if (ret > 0)
+		kdepth = ret / sizeof(__u64);
+	if (kdepth >= LOWPROF_MAX_KERNEL_DEPTH) {
+		kdepth = LOWPROF_MAX_KERNEL_DEPTH;
+		s->hdr.flags |= LOWPROF_SAMPLE_KERNEL_TRUNCATED;
+	}
+	depth = cfg->max_depth;
+	if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
+		depth = LOWPROF_MAX_USER_DEPTH;
+	ret = -1;
+	if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
+		ret = offcpu_unwind_dwarf(s, kdepth, depth, tgid);
+	if (ret >= 0) {
+		udepth = ret;
+	} else {
+		ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
+				    depth * sizeof(__u64), BPF_F_USER_STACK);
+		if (ret > 0) {
+			udepth = ret / sizeof(__u64);
+			if (udepth >= depth)
+				s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+		}
+	}
+	if (udepth == 0)
+		s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
+	s->hdr.kernel_depth = kdepth;
+	s->hdr.user_depth = udepth;
+	if (bpf_map_update_elem(&offcpu_stash, &tid, s, BPF_ANY) == 0)
+		os->stashed++;
+}
+
+SEC("raw_tp/sched_switch")
+int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 start = bpf_ktime_get_ns(), elapsed;
+	struct lowprof_offcpu_config *oc;
+	struct lowprof_offcpu_stats *os;
+	struct lowprof_config *cfg;
+	struct lowprof_cpu_stats *st;
+	__u32 zero = 0;
+
+	oc = bpf_map_lookup_elem(&offcpu_config, &zero);
+	os = bpf_map_lookup_elem(&offcpu_stats, &zero);
+	cfg = bpf_map_lookup_elem(&run_config, &zero);
+	st = bpf_map_lookup_elem(&cpu_stats, &zero);
+	if (!oc || !os || !cfg || !st || !oc->enabled)
+		return 0;
+	os->switches++;
+	/* args: preempt, prev, next, prev_state */
+	offcpu_switch_in((struct task_struct *)ctx->args[2], oc, os, start);
+	offcpu_switch_out(ctx, cfg, oc, st, os, start);
+	/* Measured like the sampler: the controller and the guard see it. */
+	elapsed = bpf_ktime_get_ns() - start;
+	os->run_time_ns += elapsed;
+	st->run_time_ns += elapsed;
+	st->window_run_ns += elapsed;
+	return 0;
+}
+
+#endif /* LOWPROF_OFFCPU_BPF_H */
