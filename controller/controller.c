@@ -74,13 +74,23 @@ static int controller_read_stats(struct controller *c, struct policy_signals *si
 		sig->stats_valid = true;
 		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
 		sig->overhead_pct = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns) / capacity * 100.0;
+		/* The host load that drives the tiers is everyone else's: lowprof's own
+		 * CPU, start-ups included, is its budget's business (and the in-BPF
+		 * guard's), not a sign that the host is busy. */
+		if (sig->host_valid) {
+			double own = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns +
+				      (double)st.startup_cpu_ns) / capacity * 100.0;
+
+			sig->host_cpu_pct = sig->host_cpu_pct > own ? sig->host_cpu_pct - own : 0.0;
+		}
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
-		  "agent %llu ns, over %.3f s",
+		  "agent %llu ns, start-up %llu ns, over %.3f s",
 		  (unsigned long long)st.samples_submitted, (unsigned long long)st.reserve_failures,
 		  (unsigned long long)st.ringbuf_used_bytes, (unsigned long long)st.ringbuf_size_bytes,
 		  (unsigned long long)st.bpf_run_time_ns, (unsigned long long)st.bpf_run_count,
-		  (unsigned long long)st.agent_cpu_ns, (double)st.interval_ns / 1e9);
+		  (unsigned long long)st.agent_cpu_ns, (unsigned long long)st.startup_cpu_ns,
+		  (double)st.interval_ns / 1e9);
 	return 0;
 }
 

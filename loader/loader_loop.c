@@ -112,14 +112,26 @@ static void loader_publish_stats(struct loader *l)
 	st.ringbuf_bytes = (__u64)l->opt.ringbuf_kb * 1024u;
 	/* The frequency in force, not the ceiling: it changes with the throttle. */
 	st.frequency_hz = l->sess.throttle.frequency_hz;
+	st.bpf_load_ns = l->bpf_load_ns;
+	st.tables_ns = l->tables_ns;
 	if (drain_put_record(&l->dr, LOWPROF_REC_LOADER_STATS, &st, sizeof(st)) != 0)
 		log_warn_f("shared ring full: statistics record not delivered");
+}
+
+/* This process's CPU time, ns. */
+static uint64_t loader_cpu_ns(void)
+{
+	uint64_t ns = 0;
+
+	agent_cpu_process_ns(0, &ns);
+	return ns;
 }
 
 /* Start the session in the healthy tier: what the controller asks for on a calm host. */
 static void loader_session_start(struct loader *l, struct bpf_session_settings *set)
 {
 	struct throttle healthy;
+	uint64_t cpu0;
 	char err[512];
 	int rc;
 
@@ -144,7 +156,9 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 			log_info("removed the pins of %d lowprof run(s) that were killed", rc);
 		set->pin_dir = l->opt.pin_dir;
 	}
+	cpu0 = loader_cpu_ns();
 	rc = bpf_session_start(&l->sess, set, err, sizeof(err));
+	l->bpf_load_ns = loader_cpu_ns() - cpu0;
 	loader_audit_session_start(&l->sess, set->pids, set->npids, rc, err);
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);

@@ -82,9 +82,9 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[6];
+	struct summary_extra extra[7];
 	struct summary_info info;
-	char collection[1024];
+	char collection[1024], startup[160];
 	char *overhead = NULL, *timeline = NULL;
 	int rc;
 
@@ -110,6 +110,15 @@ static int outputs_summary(FILE *f, void *arg)
 			extra[2].raw_json = timeline;
 			info.nextras = 3;
 		}
+	}
+	/* Start-up is reported here, not charged to the overhead above. */
+	if (ctx->loader != NULL && ctx->timeline != NULL) {
+		snprintf(startup, sizeof(startup),
+			 "{\"cpu_ms\": %.1f, \"bpf_load_ms\": %.1f, \"tables_ms\": %.1f}",
+			 (double)timeline_startup_ns(ctx->timeline) / 1e6,
+			 (double)ctx->loader->bpf_load_ns / 1e6, (double)ctx->loader->tables_ns / 1e6);
+		extra[info.nextras].key = "startup";
+		extra[info.nextras++].raw_json = startup;
 	}
 	if (ctx->export_json != NULL) {
 		extra[info.nextras].key = "export";

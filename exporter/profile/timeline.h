@@ -25,6 +25,8 @@ void timeline_free(struct timeline *tl);
 /* Add a validated entry (timeline_entry_decode). 0 or -ENOMEM. */
 int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e);
 size_t timeline_count(const struct timeline *tl);
+/* CPU of lowprof's processes' start-ups (first start and restarts) in the entries added. */
+uint64_t timeline_startup_ns(const struct timeline *tl);
 /* The newest entry (the settings in force): 0, or -ENOENT before the first. */
 int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out);
 /* "healthy", "high" or "critical". */
