@@ -167,10 +167,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 int controller_run(struct controller *c)
 {
 	struct pollfd pfd[2] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN}};
+	/* The interval's timer carries the liveness ping when it is short enough. */
+	int timeout = c->interval_s * 1000.0 <= CONTROLLER_PING_MS ? -1 : CONTROLLER_PING_MS;
 	int rc;
 
 	for (;;) {
-		if (event_poll(pfd, 2, CONTROLLER_PING_MS) < 0)
+		if (event_poll(pfd, 2, timeout) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))

@@ -33,8 +33,9 @@
 #include "seccomp/sandbox.h"
 #include "settings/defaults.h"
 
-/* The eventfd is only a hint: look at the ring at least this often. */
-#define POLL_MS 200
+/* The loader writes the eventfd for every batch it publishes, so the exporter
+ * wakes on data; otherwise at the next file write, or for its liveness ping. */
+#define POLL_MS NOTIFY_PING_INTERVAL_MS
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 {
 	struct exporter ex;
 	struct pollfd pfd[3];
-	uint64_t next_write_ns, hint;
+	uint64_t next_write_ns, now_ns, hint;
 	char err[512];
 	long otlp_ms;
 	size_t left;
@@ -123,6 +124,9 @@ int main(int argc, char **argv)
 		/* The eventfd is only a hint: the timeout makes us look anyway. A transfer
 		 * in progress or a retry due may want us back sooner. */
 		timeout = POLL_MS;
+		now_ns = mono_ns();
+		if (next_write_ns > now_ns && (next_write_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
+			timeout = (int)((next_write_ns - now_ns) / NSEC_PER_MSEC) + 1;
 		otlp_ms = ex.otlp != NULL ? otlp_export_timeout_ms(ex.otlp) : -1;
 		if (otlp_ms >= 0 && otlp_ms < timeout)
 			timeout = (int)otlp_ms;

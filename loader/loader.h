@@ -33,7 +33,8 @@ struct loader {
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
-	int tfd;                      /* the drain timer */
+	int tfd;                      /* the drain timer: one-shot, re-armed for the next work */
+	uint64_t next_stats_ns;
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
 	struct agent_cpu agent;       /* their CPU, start-ups apart */
 	uint64_t bpf_load_ns;         /* this loader's CPU in bpf_session_start */

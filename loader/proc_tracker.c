@@ -264,7 +264,7 @@ out:
 	return rc;
 }
 
-static void pt_read_pending(struct proc_tracker *pt)
+static size_t pt_read_pending(struct proc_tracker *pt)
 {
 	__u32 keys[PT_PENDING_PER_TICK], key, next, reason;
 	size_t n = 0, i;
@@ -293,6 +293,7 @@ static void pt_read_pending(struct proc_tracker *pt)
 		if (now - e->loaded_ns >= PT_REFRESH_NS)
 			pt_enqueue(pt, (pid_t)keys[i]);
 	}
+	return n;
 }
 
 /* Processes that exited without the ring telling us (it was full). */
@@ -329,13 +330,14 @@ void proc_tracker_log_usage(struct proc_tracker *pt)
 void proc_tracker_tick(struct proc_tracker *pt)
 {
 	uint64_t start = pt_now_ns(), now;
+	size_t found;
 	pid_t pid;
 
 	if (!pt->active)
 		return;
-	if (pt->events != NULL)
-		ring_buffer__consume(pt->events);
-	pt_read_pending(pt);
+	found = pt->events != NULL && ring_buffer__consume(pt->events) > 0;
+	found += pt_read_pending(pt);
+	pt->busy = found > 0;
 	while (pt->qlen > 0) {
 		if (pt_now_ns() - start >= pt->tick_budget_ns) {
 			pt->st.deferred_ticks++;
@@ -346,6 +348,8 @@ void proc_tracker_tick(struct proc_tracker *pt)
 		pt->qlen--;
 		proc_tracker_load_pid(pt, pid);
 	}
+	if (pt->qlen > 0)
+		pt->busy = true;
 	now = pt_now_ns();
 	if (now - pt->last_sweep_ns >= PT_SWEEP_NS) {
 		pt->last_sweep_ns = now;
