@@ -42,6 +42,7 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 		targets.cumulative = ex->profile;
 		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
 		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
+		targets.stacks = ex->stacks;
 		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
 		return;
 	case LOWPROF_REC_LOADER_STATS:

@@ -30,6 +30,7 @@ struct exporter {
 	struct shm_ring_consumer ring;
 	struct proc_source *src;      /* what the symbolizer reads: the loader (proc_source.h) */
 	struct symbolizer *sym;
+	struct stack_cache *stacks;   /* symbolized stacks seen before (NULL: out of memory) */
 	struct profile *profile;      /* cumulative: what the files hold */
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;

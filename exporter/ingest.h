@@ -9,6 +9,7 @@
 #include "ipc/sample_record.h"
 
 struct process_info_cache;
+struct stack_cache;
 struct profile;
 struct symbolizer;
 
@@ -19,6 +20,7 @@ struct ingest_targets {
 	struct profile *cumulative;
 	struct profile *interval;          /* NULL: not exporting */
 	struct process_info_cache *procs;  /* NULL: not exporting */
+	struct stack_cache *stacks;        /* symbolized stacks seen before; NULL: none */
 };
 
 struct ingest_stats {

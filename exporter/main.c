@@ -27,6 +27,7 @@
 #include "exporter/profile/profile.h"
 #include "exporter/profile/timeline.h"
 #include "exporter/symbols/proc_source.h"
+#include "exporter/symbols/stack_cache.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
@@ -94,6 +95,8 @@ int main(int argc, char **argv)
 	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
+	/* Without it every sample is symbolized afresh: slower, not wrong. */
+	ex.stacks = stack_cache_new(STACK_CACHE_DEFAULT_SLOTS);
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
 	/* kallsyms before readiness: its parse (tens of ms) is start-up cost, not a
@@ -179,6 +182,7 @@ int main(int argc, char **argv)
 		close(ex.state_fd);
 	profile_free(ex.profile);
 	timeline_free(ex.timeline);
+	stack_cache_free(ex.stacks);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);
 	shm_ring_consumer_detach(&ex.ring);

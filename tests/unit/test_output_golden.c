@@ -32,6 +32,7 @@
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/process_info.h"
+#include "exporter/symbols/stack_cache.h"
 #include "exporter/symbols/proc_source.h"
 #include "exporter/profile/profile.h"
 #include "exporter/symbols/symbolizer.h"
@@ -192,7 +193,9 @@ static void test_outputs_golden(void **state)
 	ex.src = proc_source_direct_new(GOLDEN_DIR "/proc", "", GOLDEN_DIR "/kallsyms");
 	assert_non_null(ex.src);
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
-	if (ex.sym == NULL)
+	/* As in a real run: stacks seen before come from the cache, same bytes out. */
+	ex.stacks = stack_cache_new(STACK_CACHE_DEFAULT_SLOTS);
+	if (ex.sym == NULL || ex.stacks == NULL)
 		fail_msg("symbolizer: %s", err);
 	ex.profile = profile_new();
 	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
@@ -256,6 +259,7 @@ static void test_outputs_golden(void **state)
 	process_info_free(procs);
 	profile_free(ex.profile);
 	timeline_free(ex.timeline);
+	stack_cache_free(ex.stacks);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);
 	shm_ring_consumer_detach(&ex.ring);
