@@ -251,9 +251,10 @@ static void loader_arm_timer(struct loader *l)
 
 int loader_run(struct loader *l)
 {
-	struct pollfd pfd[5] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
+	struct pollfd pfd[6] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
 				{.events = POLLIN}, {.events = POLLIN},
-				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN}};
+				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
+				{.fd = proc_tracker_wakeup_fd(&l->pt), .events = POLLIN}};
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -262,7 +263,7 @@ int loader_run(struct loader *l)
 		pfd[2].revents = 0;
 		pfd[3].fd = l->sb.mon.fd;
 		pfd[3].revents = 0;
-		if (event_poll(pfd, 5, -1) < 0)
+		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		/* Liveness for the supervisor: the drain timer wakes us at least once a second. */
 		notify_ping();
@@ -276,7 +277,8 @@ int loader_run(struct loader *l)
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
 		if (pfd[4].revents & POLLIN)
 			loader_drain(l);
-		if (pfd[1].revents & POLLIN) {
+		/* A new process to build tables for: tick now, and at the fast period after. */
+		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN)) {
 			loader_tick(l);
 			loader_arm_timer(l);
 		}

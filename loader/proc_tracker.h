@@ -91,6 +91,8 @@ int proc_tracker_attach(struct proc_tracker *pt, struct lowprof_bpf *skel, char 
  * found work (events, pending pids, a queue left): the next tick should come
  * at the fast drain period, not the idle one. */
 void proc_tracker_tick(struct proc_tracker *pt);
+/* Readable (poll) when the BPF program saw a process without tables; -1 when inactive. */
+int proc_tracker_wakeup_fd(const struct proc_tracker *pt);
 /* Build the tables of one process now (tests, the benchmark). 0 or -errno. */
 int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid);
 void proc_tracker_log_usage(struct proc_tracker *pt);
