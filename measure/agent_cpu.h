@@ -18,6 +18,7 @@
 struct agent_cpu_stat {
 	pid_t ppid;
 	uint64_t utime, stime, cutime, cstime;
+	uint64_t starttime; /* clock ticks after boot; 0 when the line stops before it */
 };
 
 /*
@@ -26,6 +27,9 @@ struct agent_cpu_stat {
  * Returns 0 or -EINVAL.
  */
 int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out);
+
+/* A process's CPU this soon after its start is start-up. */
+#define AGENT_CPU_STARTUP_NS 2000000000ULL
 
 /* Process slots: the supervisor and its children; more is a bug elsewhere. */
 #define AGENT_CPU_MAX_PROCS 64
@@ -41,8 +45,9 @@ struct agent_cpu_totals {
  * CPU clock: the nanosecond sum_exec_runtime of all its threads, dead ones
  * included, as schedstat has it). A process first seen contributes what it
  * has used so far to startup_ns (loading BPF, building tables, parsing
- * kallsyms), and only its later growth to charged_ns: start-up is reported,
- * not charged to the budget. A process gone since the previous reading loses
+ * kallsyms), and so does its growth while it is younger than
+ * AGENT_CPU_STARTUP_NS (a start outlasts a reading); only later growth goes
+ * to charged_ns: start-up is reported, not charged to the budget. A process gone since the previous reading loses
  * at most one interval's CPU.
  */
 struct agent_cpu {
@@ -50,10 +55,12 @@ struct agent_cpu {
 	pid_t self;
 	bool first_start;
 	bool primed;
+	uint64_t startup_window_ns; /* AGENT_CPU_STARTUP_NS from agent_cpu_init */
 	size_t n;
 	struct {
 		pid_t pid;
 		uint64_t last_ns;
+		uint64_t start_ns; /* CLOCK_BOOTTIME of its start; 0: unknown (old enough) */
 	} procs[AGENT_CPU_MAX_PROCS];
 	struct agent_cpu_totals t;
 };

@@ -139,6 +139,7 @@ static void test_first_reading_is_startup(void **state)
 	(void)state;
 	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 20);
 	agent_cpu_init(&a, getpid(), getpid(), true);
+	a.startup_window_ns = 0; /* this test process is young: count its growth */
 	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
 	assert_true(t0.startup_ns >= 20000000ULL);
 	assert_true(t0.charged_ns == 0);
@@ -162,6 +163,7 @@ static void test_matches_schedstat(void **state)
 	/* A restarted reader: the burners' past is neither start-up nor charged. */
 	usleep(100000);
 	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 0; /* the burners are young: count their growth */
 	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
 	s0 = schedstat_ns(getpid()) + schedstat_ns(kids[0]) + schedstat_ns(kids[1]);
 	for (i = 0; i < 15; i++) {
@@ -184,6 +186,25 @@ static void test_matches_schedstat(void **state)
 }
 
 /* A process that appears later (a restarted component): what it used before is start-up. */
+/* A process still starting (younger than the window) keeps counting as start-up. */
+static void test_young_growth_is_startup(void **state)
+{
+	pid_t kid = spawn_burner();
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+
+	(void)state;
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 60ULL * 1000000000ULL;
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	usleep(300000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	assert_true(t1.startup_ns - t0.startup_ns > 0);
+	assert_true(t1.charged_ns == t0.charged_ns);
+}
+
 static void test_new_child_is_startup(void **state)
 {
 	struct agent_cpu a;
@@ -224,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_first_reading_is_startup),
 		cmocka_unit_test(test_matches_schedstat),
 		cmocka_unit_test(test_new_child_is_startup),
+		cmocka_unit_test(test_young_growth_is_startup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
