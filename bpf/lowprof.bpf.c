@@ -3,8 +3,10 @@
  * lowprof's sampling program: runs on every cpu-clock perf event, records the
  * kernel and user stack of the task on CPU into the "samples" ring buffer.
  *
- * It never blocks and never wakes user space (BPF_RB_NO_WAKEUP): the loader
- * drains the ring on a timer. A full ring costs one counter increment.
+ * It never blocks and wakes user space only when the ring passes a watermark
+ * (BPF_RB_FORCE_WAKEUP past ringbuf_wakeup_bytes, BPF_RB_NO_WAKEUP below):
+ * the loader drains the ring on a slow timer otherwise. A full ring costs one
+ * counter increment.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,6 +35,10 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lowprof_cpu_stats);
 } cpu_stats SEC(".maps");
+
+/* Unconsumed bytes in `samples` past which a sample wakes the loader; 0:
+ * never (set by the loader before load). */
+const volatile __u64 ringbuf_wakeup_bytes = 0;
 
 /* Where a sample is built before bpf_ringbuf_output() copies its real length:
  * reserving the maximum size per sample would waste ring space. */
@@ -87,6 +93,7 @@ SEC("perf_event")
 int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 start = bpf_ktime_get_ns();
+	__u64 wakeup;
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
@@ -171,7 +178,12 @@ record:
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	if (bpf_ringbuf_output(&samples, s, size, BPF_RB_NO_WAKEUP) == 0)
+	/* Wake the loader only when the ring fills up; its timer drains the rest. */
+	wakeup = BPF_RB_NO_WAKEUP;
+	if (ringbuf_wakeup_bytes > 0 &&
+	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size >= ringbuf_wakeup_bytes)
+		wakeup = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&samples, s, size, wakeup) == 0)
 		st->submitted++;
 	else
 		st->reserve_failures++;

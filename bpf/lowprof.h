@@ -96,6 +96,25 @@ struct lowprof_cpu_stats {
 #define LOWPROF_UNWIND_MAPPING_STEPS 8
 #define LOWPROF_UNWIND_ROW_STEPS 23
 
+/*
+ * The row array is made of chunks (inner maps of an array of maps), each
+ * created by the loader when the first table lands in it, up to
+ * --unwind-table-mb: the kernel holds what the tables need, not the budget.
+ */
+#define LOWPROF_UNWIND_CHUNK_SHIFT 16
+#define LOWPROF_UNWIND_CHUNK_ROWS (1u << LOWPROF_UNWIND_CHUNK_SHIFT) /* 1 MiB of rows */
+
+/*
+ * The page index: right after a file's nrows rows, 32-bit words packed four
+ * to a row slot. Word 0 is npages (0: no index, search all rows); word 1 + p,
+ * for p in [0, npages], is the last row whose pc is at or below the start of
+ * page p, pages being (1 << LOWPROF_UNWIND_PAGE_SHIFT) bytes counted from
+ * the page of the first row; word 2 + npages is the last row again. The row
+ * of a pc in page p lies between words 1 + p and 2 + p (p past npages counts
+ * as npages): a search of a few rows instead of the whole table.
+ */
+#define LOWPROF_UNWIND_PAGE_SHIFT 8
+
 /* The same 16 bytes as unwind/unwind_table.h's struct unwind_row. */
 struct lowprof_unwind_row {
 	__u64 pc;       /* ELF virtual address */
@@ -130,6 +149,8 @@ enum lowprof_unwind_pending_reason {
 enum lowprof_proc_event_type {
 	LOWPROF_PROC_EXEC = 1,
 	LOWPROF_PROC_EXIT = 2,
+	/* A sampled process without tables: the only record that wakes the loader. */
+	LOWPROF_PROC_PENDING = 3,
 };
 
 struct lowprof_proc_event {

@@ -39,14 +39,24 @@
  * surely not a frame pointer but a register used for data. */
 #define UW_FP_MAX_FRAME (8ULL << 20)
 
-/* Sized by the loader before load from --unwind-table-mb (16 bytes a row);
- * mmapable so the loader copies a file's rows with memcpy, not a syscall each. */
-struct {
+/* One chunk of rows; mmapable so the loader copies a file's rows with memcpy,
+ * not a syscall each. */
+struct unwind_rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LOWPROF_UNWIND_CHUNK_ROWS);
+	/* Sizes, not BTF types: an inner map's value type would be a forward declaration. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct lowprof_unwind_row));
+};
+
+/* Row index >> LOWPROF_UNWIND_CHUNK_SHIFT -> its chunk, created by the loader
+ * as tables need it; sized before load from --unwind-table-mb. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct lowprof_unwind_row);
+	__array(values, struct unwind_rows_chunk);
 } unwind_rows SEC(".maps");
 
 /* tgid -> mappings. Allocated as used (4 KiB each), not preallocated. */
@@ -78,6 +88,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lowprof_unwind_stats);
 } unwind_stats SEC(".maps");
+
+/* Row idx of the whole array, or NULL (its chunk not there, or out of range). */
+static __always_inline struct lowprof_unwind_row *dwarf_row(__u32 idx)
+{
+	__u32 chunk = idx >> LOWPROF_UNWIND_CHUNK_SHIFT, off = idx & (LOWPROF_UNWIND_CHUNK_ROWS - 1);
+	void *rows = bpf_map_lookup_elem(&unwind_rows, &chunk);
+
+	if (!rows)
+		return NULL;
+	return bpf_map_lookup_elem(rows, &off);
+}
 
 /* The walk's state, on the program's stack, handed to every bpf_loop step. */
 struct dwarf_walk {
@@ -112,6 +133,24 @@ static __always_inline void dwarf_mark_pending(struct dwarf_walk *w, __u32 reaso
 }
 
 /*
+ * A process sampled for the first time without tables: wake the loader now
+ * (its timer may be a second away) so that its stacks are whole from the
+ * next samples on. Once per process until the loader has read it.
+ */
+static __always_inline void dwarf_mark_new(struct dwarf_walk *w)
+{
+	struct lowprof_proc_event ev;
+	__u32 reason = LOWPROF_UNWIND_PENDING_NEW;
+
+	w->pending_sent = true;
+	if (bpf_map_update_elem(&unwind_pending, &w->tgid, &reason, BPF_NOEXIST) != 0)
+		return;
+	ev.type = LOWPROF_PROC_PENDING;
+	ev.pid = w->tgid;
+	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
  * Binary searches run as nested bpf_loop() callbacks: as plain loops the
  * verifier follows every combination of branches with exact bounds (the
  * row index becomes a known constant key) and gives up past 1M instructions.
@@ -122,6 +161,7 @@ struct dwarf_search {
 	__u64 key;
 	__u32 first; /* row search: the file's first row */
 	__u32 lo, hi;
+	__u32 n;     /* row search: the file's rows; its page index follows them */
 };
 
 /* Narrows [lo, hi) to the first entry whose start is above key. */
@@ -140,17 +180,75 @@ static long dwarf_mapping_search_cb(__u64 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Word j of the page index that starts at row slot base (bpf/lowprof.h); -1
+ * if unreadable. Two loads at fixed offsets and a choice by j's low bits: a
+ * load at a variable offset would make the verifier track j, and through it
+ * the pc, precisely, and verify the walk once per pc range.
+ */
+static __always_inline long dwarf_index_word(__u32 base, __u32 j)
+{
+	struct lowprof_unwind_row *r = dwarf_row(base + (j >> 2));
+	__u64 lo, hi, v;
+
+	if (!r)
+		return -1;
+	lo = *(volatile __u64 *)r;
+	hi = *(volatile __u64 *)((char *)r + 8);
+	v = (j & 2) ? hi : lo;
+	return (j & 1) ? (long)(v >> 32) : (long)(v & 0xffffffffULL);
+}
+
+/*
+ * The first step of the row search: narrow [lo, hi) to the rows of the key's
+ * page (bpf/lowprof.h). Inside the callback, so that the verifier meets the
+ * ranges it may choose as unknown numbers rather than as paths of the caller.
+ */
+static __always_inline long dwarf_page_step(struct dwarf_search *q)
+{
+	struct lowprof_unwind_row *r0 = dwarf_row(q->first);
+	__u32 base = q->first + q->n;
+	long npages, a, b;
+	__u64 page;
+
+	if (!r0 || q->key < r0->pc) {
+		q->lo = 0; /* below the first row: not found */
+		return 1;
+	}
+	npages = dwarf_index_word(base, 0);
+	if (npages < 0) {
+		q->lo = 0;
+		return 1;
+	}
+	if (npages == 0)
+		return 0; /* no index: search all rows */
+	page = (q->key >> LOWPROF_UNWIND_PAGE_SHIFT) - (r0->pc >> LOWPROF_UNWIND_PAGE_SHIFT);
+	if (page > (__u64)npages)
+		page = npages; /* past the last row's page: its bounds give the last row */
+	a = dwarf_index_word(base, 1 + (__u32)page);
+	b = dwarf_index_word(base, 2 + (__u32)page);
+	if (a < 0 || b < a || b >= q->n) {
+		q->lo = 0;
+		return 1;
+	}
+	q->lo = (__u32)a;
+	q->hi = (__u32)b + 1;
+	return 0;
+}
+
 static long dwarf_row_search_cb(__u64 i, void *ctx)
 {
 	struct dwarf_search *q = ctx;
 	struct lowprof_unwind_row *r;
 	__u32 mid, idx;
 
+	if (i == 0)
+		return dwarf_page_step(q);
 	if (q->lo >= q->hi)
 		return 1;
 	mid = (q->lo + q->hi) / 2;
 	idx = q->first + mid;
-	r = bpf_map_lookup_elem(&unwind_rows, &idx);
+	r = dwarf_row(idx);
 	if (!r) {
 		q->lo = 0; /* not found */
 		return 1;
@@ -199,12 +297,14 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __
 
 	q.key = pc;
 	q.first = first;
+	q.n = n;
 	q.hi = n;
-	bpf_loop(LOWPROF_UNWIND_ROW_STEPS, dwarf_row_search_cb, &q, 0);
+	/* One step for the page index, then the search of the rows it gives. */
+	bpf_loop(LOWPROF_UNWIND_ROW_STEPS + 1, dwarf_row_search_cb, &q, 0);
 	if (q.lo == 0)
 		return NULL;
 	*idx = first + q.lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, idx);
+	return dwarf_row(*idx);
 }
 
 /*
@@ -242,10 +342,8 @@ static __always_inline int dwarf_step(struct dwarf_walk *w)
 
 	/* A return address may be just past a call ending its function (noreturn). */
 	lookup = w->signal_pc ? pc : pc - 1;
-	if (w->cached && lookup == w->cached_lookup) {
-		idx = w->cached_row;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-	}
+	if (w->cached && lookup == w->cached_lookup)
+		r = dwarf_row(w->cached_row);
 	if (r)
 		goto found;
 	m = dwarf_find_mapping(w, lookup);
@@ -379,7 +477,7 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!w.proc) {
 		w.st->missing_proc++;
-		dwarf_mark_pending(&w, LOWPROF_UNWIND_PENDING_NEW);
+		dwarf_mark_new(&w);
 		return -1;
 	}
 	task = bpf_get_current_task_btf();

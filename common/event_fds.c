@@ -46,6 +46,19 @@ int event_timerfd(unsigned period_ms)
 	return fd;
 }
 
+int event_timer_at(int tfd, uint64_t deadline_ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	/* Zero would disarm the timer: a deadline at the epoch is "now". */
+	its.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	return timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0 ? 0 : -errno;
+}
+
 bool event_signal_stop(int sfd)
 {
 	struct signalfd_siginfo si;

@@ -19,6 +19,8 @@ int event_poll(struct pollfd *pfd, unsigned nfds, int timeout_ms);
 /* The signalfd polled readable: read one signal; true when it asks to stop
  * (SIGTERM, SIGINT), false for SIGHUP (ignored) or nothing read. */
 bool event_signal_stop(int sfd);
+/* Re-arm tfd (CLOCK_MONOTONIC) to fire once at deadline_ns (mono_ns()); 0 or -errno. */
+int event_timer_at(int tfd, uint64_t deadline_ns);
 /* The timerfd polled readable: consume its expirations (a failed read is logged). */
 void event_timer_ack(int tfd);
 

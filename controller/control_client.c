@@ -145,6 +145,7 @@ int control_client_stats(struct control_client *cc, struct control_stats *out)
 	out->bpf_run_time_ns = st->bpf_run_time_ns;
 	out->bpf_run_count = st->bpf_run_count;
 	out->agent_cpu_ns = st->agent_cpu_ns;
+	out->startup_cpu_ns = st->startup_cpu_ns;
 	out->ringbuf_used_bytes = st->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = st->ringbuf_size_bytes;
 	out->online_cpus = st->online_cpus;

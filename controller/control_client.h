@@ -39,6 +39,7 @@ struct control_stats {
 	uint64_t bpf_run_time_ns;
 	uint64_t bpf_run_count;
 	uint64_t agent_cpu_ns;
+	uint64_t startup_cpu_ns;
 	uint64_t ringbuf_used_bytes;
 	uint64_t ringbuf_size_bytes;
 	uint32_t online_cpus;

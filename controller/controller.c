@@ -74,13 +74,23 @@ static int controller_read_stats(struct controller *c, struct policy_signals *si
 		sig->stats_valid = true;
 		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
 		sig->overhead_pct = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns) / capacity * 100.0;
+		/* The host load that drives the tiers is everyone else's: lowprof's own
+		 * CPU, start-ups included, is its budget's business (and the in-BPF
+		 * guard's), not a sign that the host is busy. */
+		if (sig->host_valid) {
+			double own = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns +
+				      (double)st.startup_cpu_ns) / capacity * 100.0;
+
+			sig->host_cpu_pct = sig->host_cpu_pct > own ? sig->host_cpu_pct - own : 0.0;
+		}
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
-		  "agent %llu ns, over %.3f s",
+		  "agent %llu ns, start-up %llu ns, over %.3f s",
 		  (unsigned long long)st.samples_submitted, (unsigned long long)st.reserve_failures,
 		  (unsigned long long)st.ringbuf_used_bytes, (unsigned long long)st.ringbuf_size_bytes,
 		  (unsigned long long)st.bpf_run_time_ns, (unsigned long long)st.bpf_run_count,
-		  (unsigned long long)st.agent_cpu_ns, (double)st.interval_ns / 1e9);
+		  (unsigned long long)st.agent_cpu_ns, (unsigned long long)st.startup_cpu_ns,
+		  (double)st.interval_ns / 1e9);
 	return 0;
 }
 
@@ -157,10 +167,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 int controller_run(struct controller *c)
 {
 	struct pollfd pfd[2] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN}};
+	/* The interval's timer carries the liveness ping when it is short enough. */
+	int timeout = c->interval_s * 1000.0 <= CONTROLLER_PING_MS ? -1 : CONTROLLER_PING_MS;
 	int rc;
 
 	for (;;) {
-		if (event_poll(pfd, 2, CONTROLLER_PING_MS) < 0)
+		if (event_poll(pfd, 2, timeout) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))

@@ -30,6 +30,7 @@ struct exporter {
 	struct shm_ring_consumer ring;
 	struct proc_source *src;      /* what the symbolizer reads: the loader (proc_source.h) */
 	struct symbolizer *sym;
+	struct stack_cache *stacks;   /* symbolized stacks seen before (NULL: out of memory) */
 	struct profile_window *window; /* the interval profiles the files are merged from */
 	struct profile *profile;      /* the merge last written (the window's), NULL before */
 	struct profile *restored;     /* the previous exporter's window, until it joins ours */

@@ -9,6 +9,7 @@
 #include "ipc/sample_record.h"
 
 struct process_info_cache;
+struct stack_cache;
 struct profile;
 struct symbolizer;
 
@@ -20,6 +21,7 @@ struct ingest_targets {
 	struct profile *interval;          /* NULL: not exporting */
 	struct process_info_cache *procs;  /* NULL: not exporting */
 	struct profile *offcpu;            /* off-CPU records (--off-cpu); NULL: dropped */
+	struct stack_cache *stacks;        /* symbolized stacks seen before; NULL: none */
 };
 
 struct ingest_stats {

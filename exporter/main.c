@@ -29,14 +29,16 @@
 #include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
 #include "exporter/symbols/proc_source.h"
+#include "exporter/symbols/stack_cache.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
 #include "seccomp/sandbox.h"
 #include "settings/defaults.h"
 
-/* The eventfd is only a hint: look at the ring at least this often. */
-#define POLL_MS 200
+/* The loader writes the eventfd for every batch it publishes, so the exporter
+ * wakes on data; otherwise at the next file write, or for its liveness ping. */
+#define POLL_MS NOTIFY_PING_INTERVAL_MS
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -61,7 +63,7 @@ int main(int argc, char **argv)
 {
 	struct exporter ex;
 	struct pollfd pfd[3];
-	uint64_t next_write_ns, hint;
+	uint64_t next_write_ns, now_ns, hint;
 	char err[512];
 	long otlp_ms;
 	size_t left;
@@ -99,6 +101,8 @@ int main(int argc, char **argv)
 	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
 		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
+	/* Without it every sample is symbolized afresh: slower, not wrong. */
+	ex.stacks = stack_cache_new(STACK_CACHE_DEFAULT_SLOTS);
 	if (ex.sym == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
 	symbolizer_set_kernel_addresses(ex.sym, ex.opt.kernel_addresses);
@@ -137,6 +141,9 @@ int main(int argc, char **argv)
 		/* The eventfd is only a hint: the timeout makes us look anyway. A transfer
 		 * in progress or a retry due may want us back sooner. */
 		timeout = POLL_MS;
+		now_ns = mono_ns();
+		if (next_write_ns > now_ns && (next_write_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
+			timeout = (int)((next_write_ns - now_ns) / NSEC_PER_MSEC) + 1;
 		otlp_ms = ex.otlp != NULL ? otlp_export_timeout_ms(ex.otlp) : -1;
 		if (otlp_ms >= 0 && otlp_ms < timeout)
 			timeout = (int)otlp_ms;
@@ -191,6 +198,7 @@ int main(int argc, char **argv)
 	profile_free(ex.offcpu);
 	archive_free(ex.archive);
 	timeline_free(ex.timeline);
+	stack_cache_free(ex.stacks);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);
 	shm_ring_consumer_detach(&ex.ring);

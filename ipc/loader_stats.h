@@ -14,7 +14,7 @@ enum lowprof_record_type {
 	LOWPROF_REC_TIMELINE = 3,     /* struct lowprof_timeline_entry */
 };
 
-#define LOWPROF_LOADER_STATS_VERSION 1
+#define LOWPROF_LOADER_STATS_VERSION 2
 
 /* All counters are cumulative since the BPF program was loaded. */
 struct lowprof_loader_stats {
@@ -33,9 +33,12 @@ struct lowprof_loader_stats {
 	__u64 shm_dropped;       /* samples lost: shared-memory ring full */
 	__u64 ringbuf_bytes;     /* size of the BPF ring buffer */
 	__u64 frequency_hz;      /* sampling frequency in force */
+	/* This loader's start, in its own CPU time (not cumulative counters). */
+	__u64 bpf_load_ns;       /* opening, verifying and attaching the BPF program */
+	__u64 tables_ns;         /* DWARF tables built in the first control interval */
 };
 
-#define LOWPROF_TIMELINE_VERSION 1
+#define LOWPROF_TIMELINE_VERSION 2
 
 enum lowprof_timeline_flags {
 	/* The loader applied the critical tier itself: the controller was silent or gone. */
@@ -70,7 +73,8 @@ struct lowprof_timeline_entry {
 	__u64 submitted;          /* samples written to the BPF ring */
 	__u64 reserve_failures;   /* samples lost: BPF ring full */
 	__u64 bpf_run_time_ns;    /* self-timed BPF run time, summed over CPUs */
-	__u64 agent_cpu_ns;       /* utime+stime of every lowprof process */
+	__u64 agent_cpu_ns;       /* CPU of every lowprof process (ns), start-ups left out */
+	__u64 startup_cpu_ns;     /* CPU of lowprof processes that started (or restarted) */
 };
 
 /* 0 if buf is a well-formed stats record (copied into *out), else -EINVAL. */

@@ -93,6 +93,7 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->bpf_run_time_ns = CONTROL_DELTA(bpf_run_time_ns);
 	out->bpf_run_count = CONTROL_DELTA(bpf_run_count);
 	out->agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
+	out->startup_cpu_ns = CONTROL_DELTA(startup_cpu_ns);
 #undef CONTROL_DELTA
 	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
@@ -126,6 +127,7 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 	st.bpf_run_time_ns = d.bpf_run_time_ns;
 	st.bpf_run_count = d.bpf_run_count;
 	st.agent_cpu_ns = d.agent_cpu_ns;
+	st.startup_cpu_ns = d.startup_cpu_ns;
 	st.ringbuf_used_bytes = d.ringbuf_used_bytes;
 	st.ringbuf_size_bytes = d.ringbuf_size_bytes;
 	st.online_cpus = d.online_cpus;

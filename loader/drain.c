@@ -81,6 +81,11 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 	return rc;
 }
 
+int drain_wakeup_fd(const struct drain *d)
+{
+	return ring_buffer__epoll_fd(d->rb);
+}
+
 void drain_fini(struct drain *d)
 {
 	ring_buffer__free(d->rb);

@@ -30,6 +30,8 @@ int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 int drain_run(struct drain *d);
 /* Append a non-sample record (statistics) and publish it. */
 int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t len);
+/* Readable (poll) once the BPF program forced a wake-up: the ring passed its watermark. */
+int drain_wakeup_fd(const struct drain *d);
 void drain_fini(struct drain *d);
 
 #endif

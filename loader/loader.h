@@ -20,6 +20,7 @@
 #include "loader/loader_options.h"
 #include "loader/proc_tracker.h"
 #include "loader/symbol_broker.h"
+#include "measure/agent_cpu.h"
 #include "measure/host_load.h"
 
 /* Everything the main loop and the control callbacks share. */
@@ -33,8 +34,13 @@ struct loader {
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
-	int tfd;                      /* the drain timer */
+	int tfd;                      /* the drain timer: one-shot, re-armed for the next work */
+	uint64_t next_stats_ns;
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
+	struct agent_cpu agent;       /* their CPU, start-ups apart */
+	uint64_t bpf_load_ns;         /* this loader's CPU in bpf_session_start */
+	uint64_t tables_ns;           /* table work of the first control interval */
+	bool first_entry_done;
 	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
 	bool have_host_prev;
 	struct control_counters tl_base; /* counters at the previous timeline entry */

@@ -47,6 +47,7 @@ static int loader_counters(void *arg, struct control_counters *out)
 {
 	struct loader *l = arg;
 	struct lowprof_cpu_stats sum;
+	struct agent_cpu_totals agent;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -59,8 +60,19 @@ static int loader_counters(void *arg, struct control_counters *out)
 	out->bpf_run_time_ns = sum.run_time_ns;
 	out->bpf_run_count = sum.events;
 	/* Unreadable (the supervisor gone): the agent's CPU reads as unchanged. */
-	if (agent_cpu_read("/proc", l->agent_root, &out->agent_cpu_ns) != 0)
+	if (agent_cpu_sample(&l->agent, "/proc", &agent) == 0) {
+		/* The tables of the processes running at start are start-up too:
+		 * built during the first interval, then frozen (l->tables_ns). */
+		uint64_t tables = l->first_entry_done ? l->tables_ns : l->pt.st.work_ns;
+
+		if (tables > agent.charged_ns)
+			tables = agent.charged_ns;
+		out->agent_cpu_ns = agent.charged_ns - tables;
+		out->startup_cpu_ns = agent.startup_ns + tables;
+	} else {
 		out->agent_cpu_ns = l->tl_base.agent_cpu_ns;
+		out->startup_cpu_ns = l->tl_base.startup_cpu_ns;
+	}
 	out->ringbuf_used_bytes = bpf_session_ringbuf_used(&l->sess);
 	out->ringbuf_size_bytes = (uint64_t)l->opt.ringbuf_kb * 1024u;
 	out->online_cpus = (uint32_t)l->sess.events.count;
@@ -124,7 +136,13 @@ static void loader_timeline_entry(struct loader *l)
 	e.reserve_failures = d.reserve_failures;
 	e.bpf_run_time_ns = d.bpf_run_time_ns;
 	e.agent_cpu_ns = d.agent_cpu_ns;
+	e.startup_cpu_ns = d.startup_cpu_ns;
 	l->tl_base = now;
+	if (!l->first_entry_done) {
+		/* The running processes' tables are built in the first interval: start-up. */
+		l->tables_ns = l->pt.st.work_ns;
+		l->first_entry_done = true;
+	}
 	if (drain_put_record(&l->dr, LOWPROF_REC_TIMELINE, &e, sizeof(e)) != 0)
 		log_warn_f("shared ring full: timeline entry not delivered");
 }
@@ -167,8 +185,13 @@ void loader_control_start(struct loader *l)
 	control_server_init(&l->cs, fd, &cfg, &o, &initial, mono_ns());
 	if (fd < 0)
 		log_info("no control socket: fixed settings, no fail-safe");
+	/* Every lowprof process counts as starting unless this loader adopted a
+	 * running session (a restart): then only the loader does. */
+	agent_cpu_init(&l->agent, l->agent_root, getpid(), l->sess.adopted_links == 0);
 	/* The first timeline entry covers the time from here. */
 	loader_counters(l, &l->tl_base);
+	/* What the processes had used up to here is the first entry's start-up. */
+	l->tl_base.startup_cpu_ns = 0;
 	loader_host_cpu(l);
 	l->next_control_ns = l->tl_base.monotonic_ns + l->control_interval_ns;
 }

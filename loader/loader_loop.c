@@ -13,6 +13,7 @@
 #include "common/event_fds.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
+#include "settings/defaults.h"
 #include "ipc/notify.h"
 #include "ipc/loader_stats.h"
 #include "ipc/lowprof_fds.h"
@@ -120,14 +121,26 @@ static void loader_publish_stats(struct loader *l)
 	st.ringbuf_bytes = (__u64)l->opt.ringbuf_kb * 1024u;
 	/* The frequency in force, not the ceiling: it changes with the throttle. */
 	st.frequency_hz = l->sess.throttle.frequency_hz;
+	st.bpf_load_ns = l->bpf_load_ns;
+	st.tables_ns = l->tables_ns;
 	if (drain_put_record(&l->dr, LOWPROF_REC_LOADER_STATS, &st, sizeof(st)) != 0)
 		log_warn_f("shared ring full: statistics record not delivered");
+}
+
+/* This process's CPU time, ns. */
+static uint64_t loader_cpu_ns(void)
+{
+	uint64_t ns = 0;
+
+	agent_cpu_process_ns(0, &ns);
+	return ns;
 }
 
 /* Start the session in the healthy tier: what the controller asks for on a calm host. */
 static void loader_session_start(struct loader *l, struct bpf_session_settings *set)
 {
 	struct throttle healthy;
+	uint64_t cpu0;
 	char err[512];
 	int rc;
 
@@ -153,7 +166,9 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 			log_info("removed the pins of %d lowprof run(s) that were killed", rc);
 		set->pin_dir = l->opt.pin_dir;
 	}
+	cpu0 = loader_cpu_ns();
 	rc = bpf_session_start(&l->sess, set, err, sizeof(err));
+	l->bpf_load_ns = loader_cpu_ns() - cpu0;
 	loader_audit_session_start(&l->sess, set->pids, set->npids, rc, err);
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
@@ -175,6 +190,7 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	l->control_interval_ns = (uint64_t)(l->opt.control_interval_s * 1e9);
 	l->sfd = event_signalfd();
 	l->tfd = event_timerfd(l->opt.drain_ms);
+	l->next_stats_ns = mono_ns() + (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
 	if (l->sfd < 0 || l->tfd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd/timerfd: %s",
 		      strerror(-(l->sfd < 0 ? l->sfd : l->tfd)));
@@ -194,38 +210,71 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* The drain timer fired: drain, the unwind tables, the control interval, the statistics. */
-static void loader_tick(struct loader *l, unsigned *ticks)
+static void loader_drain(struct loader *l)
 {
-	unsigned ticks_per_stats = l->opt.stats_ms / l->opt.drain_ms;
-	int rc;
+	int rc = drain_run(&l->dr);
 
-	event_timer_ack(l->tfd);
-	rc = drain_run(&l->dr);
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
+}
+
+/* The drain timer fired: drain, the unwind tables, the control interval, the statistics. */
+static void loader_tick(struct loader *l)
+{
+	uint64_t now;
+
+	event_timer_ack(l->tfd);
+	loader_drain(l);
 	proc_tracker_tick(&l->pt);
-	loader_control_tick(l, mono_ns());
-	symbol_broker_tick(&l->sb, mono_ns());
-	if (++*ticks % (ticks_per_stats > 0 ? ticks_per_stats : 1) == 0)
+	now = mono_ns();
+	loader_control_tick(l, now);
+	symbol_broker_tick(&l->sb, now);
+	if (now >= l->next_stats_ns) {
 		loader_publish_stats(l);
+		l->next_stats_ns = now + (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
+	}
+}
+
+/*
+ * The next tick: as late as the work allows. The control interval and the
+ * statistics have their deadlines; the ring is drained at least every idle
+ * period (the BPF program wakes us sooner when it fills); DWARF tables that
+ * have work (new processes, exec/exit events) want the fast period.
+ */
+static void loader_arm_timer(struct loader *l)
+{
+	uint64_t now = mono_ns(), period_ms = l->opt.drain_ms, next;
+	int rc;
+
+	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
+		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	next = now + period_ms * NSEC_PER_MSEC;
+	if (l->next_control_ns > now && l->next_control_ns < next)
+		next = l->next_control_ns;
+	if (l->next_stats_ns > now && l->next_stats_ns < next)
+		next = l->next_stats_ns;
+	rc = event_timer_at(l->tfd, next);
+	if (rc < 0)
+		log_warn("arming the drain timer: %s", strerror(-rc));
 }
 
 int loader_run(struct loader *l)
 {
-	struct pollfd pfd[4] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
-				{.events = POLLIN}, {.events = POLLIN}};
-	unsigned ticks = 0;
+	struct pollfd pfd[6] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
+				{.events = POLLIN}, {.events = POLLIN},
+				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
+				{.fd = proc_tracker_wakeup_fd(&l->pt), .events = POLLIN}};
 
+	loader_arm_timer(l);
 	for (;;) {
 		/* A negative fd is ignored by poll: the controller (or exporter) is gone. */
 		pfd[2].fd = l->cs.mon.fd;
 		pfd[2].revents = 0;
 		pfd[3].fd = l->sb.mon.fd;
 		pfd[3].revents = 0;
-		if (event_poll(pfd, 4, -1) < 0)
+		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
-		/* Liveness for the supervisor: the drain timer wakes us 10 times a second. */
+		/* Liveness for the supervisor: the drain timer wakes us at least once a second. */
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
 			return LOWPROF_EXIT_OK;
@@ -234,8 +283,14 @@ int loader_run(struct loader *l)
 		/* Before the drain tick: the exporter waits for each reply. */
 		if (pfd[3].revents != 0)
 			symbol_broker_handle(&l->sb, mono_ns());
-		if (pfd[1].revents & POLLIN)
-			loader_tick(l, &ticks);
+		/* The ring passed its watermark: drain now, the timer stays as armed. */
+		if (pfd[4].revents & POLLIN)
+			loader_drain(l);
+		/* A new process to build tables for: tick now, and at the fast period after. */
+		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN)) {
+			loader_tick(l);
+			loader_arm_timer(l);
+		}
 	}
 }
 

@@ -111,6 +111,7 @@ static int pt_on_event(void *ctx, void *data, size_t size)
 		pt_forget(pt, (pid_t)ev.pid);
 		pt_enqueue(pt, (pid_t)ev.pid);
 	}
+	/* LOWPROF_PROC_PENDING only woke us: the tick reads unwind_pending next. */
 	return 0;
 }
 
@@ -268,7 +269,7 @@ out:
 	return rc;
 }
 
-static void pt_read_pending(struct proc_tracker *pt)
+static size_t pt_read_pending(struct proc_tracker *pt)
 {
 	__u32 keys[PT_PENDING_PER_TICK], key, next, reason;
 	size_t n = 0, i;
@@ -297,6 +298,7 @@ static void pt_read_pending(struct proc_tracker *pt)
 		if (now - e->loaded_ns >= PT_REFRESH_NS)
 			pt_enqueue(pt, (pid_t)keys[i]);
 	}
+	return n;
 }
 
 /* Processes that exited without the ring telling us (it was full). */
@@ -321,10 +323,12 @@ void proc_tracker_log_usage(struct proc_tracker *pt)
 	struct unwind_maps_usage u;
 
 	unwind_maps_usage(&pt->maps, &u);
-	log_debug("unwind tables: %.1f of %.1f MiB rows (%" PRIu64 " files, %" PRIu64
+	log_debug("unwind tables: %.1f MiB rows in %.1f MiB of kernel memory, at most %.1f (%" PRIu64
+		 " files, %" PRIu64
 		 " refused, %" PRIu64 " over budget), %" PRIu64 " processes (%.1f MiB); "
 		 "%" PRIu64 " parsed, %" PRIu64 " cache hits, %.1f ms building",
-		 (double)u.rows_used * 16 / 1048576.0, (double)u.budget_bytes / 1048576.0,
+		 (double)u.rows_used * 16 / 1048576.0, (double)u.allocated_bytes / 1048576.0,
+		 (double)u.budget_bytes / 1048576.0,
 		 u.files_ready, u.files_refused, u.files_no_space, u.procs,
 		 (double)u.procs_bytes / 1048576.0, pt->st.files_parsed, pt->st.cache_hits,
 		 (double)pt->st.work_ns / 1e6);
@@ -333,13 +337,14 @@ void proc_tracker_log_usage(struct proc_tracker *pt)
 void proc_tracker_tick(struct proc_tracker *pt)
 {
 	uint64_t start = pt_now_ns(), now;
+	size_t found;
 	pid_t pid;
 
 	if (!pt->active)
 		return;
-	if (pt->events != NULL)
-		ring_buffer__consume(pt->events);
-	pt_read_pending(pt);
+	found = pt->events != NULL && ring_buffer__consume(pt->events) > 0;
+	found += pt_read_pending(pt);
+	pt->busy = found > 0;
 	while (pt->qlen > 0) {
 		if (pt_now_ns() - start >= pt->tick_budget_ns) {
 			pt->st.deferred_ticks++;
@@ -350,6 +355,8 @@ void proc_tracker_tick(struct proc_tracker *pt)
 		pt->qlen--;
 		proc_tracker_load_pid(pt, pid);
 	}
+	if (pt->qlen > 0)
+		pt->busy = true;
 	now = pt_now_ns();
 	if (now - pt->last_sweep_ns >= PT_SWEEP_NS) {
 		pt->last_sweep_ns = now;
@@ -371,6 +378,11 @@ void proc_tracker_tick(struct proc_tracker *pt)
 		pt->reported_rows = pt->st.files_parsed + pt->st.procs_loaded;
 		proc_tracker_log_usage(pt);
 	}
+}
+
+int proc_tracker_wakeup_fd(const struct proc_tracker *pt)
+{
+	return pt->active && pt->events != NULL ? ring_buffer__epoll_fd(pt->events) : -1;
 }
 
 void proc_tracker_configure(struct proc_tracker *pt, unsigned choice)
@@ -452,7 +464,7 @@ void proc_tracker_fini(struct proc_tracker *pt)
 {
 	size_t b;
 
-	if (pt->maps.rows == NULL)
+	if (!unwind_maps_ready(&pt->maps))
 		return; /* never initialised (--unwind=fp) */
 	unwind_audit_flush(&pt->audit);
 	if (pt->active)

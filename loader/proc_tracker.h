@@ -66,6 +66,7 @@ struct proc_tracker {
 	struct unwind_audit audit; /* unwind_procs writes, audited per tick */
 	unsigned choice;  /* enum loader_unwind_choice */
 	bool active;      /* tables in use (DWARF possible) */
+	bool busy;        /* the last tick found work: tick again soon */
 	bool have_client;
 	uint64_t audited_evictions, audited_expired; /* the cache's, as last audited */
 };
@@ -87,8 +88,12 @@ int proc_tracker_init(struct proc_tracker *pt, struct lowprof_bpf *skel, char *e
 int proc_tracker_attach(struct proc_tracker *pt, struct lowprof_bpf *skel, char *err,
 			size_t errlen);
 /* Events, pending pids, then table building until the tick's time budget.
- * Call once per drain tick; nothing when inactive. */
+ * Call once per drain tick; nothing when inactive. Sets pt->busy when it
+ * found work (events, pending pids, a queue left): the next tick should come
+ * at the fast drain period, not the idle one. */
 void proc_tracker_tick(struct proc_tracker *pt);
+/* Readable (poll) when the BPF program saw a process without tables; -1 when inactive. */
+int proc_tracker_wakeup_fd(const struct proc_tracker *pt);
 /* Build the tables of one process now (tests, the benchmark). 0 or -errno. */
 int proc_tracker_load_pid(struct proc_tracker *pt, pid_t pid);
 void proc_tracker_log_usage(struct proc_tracker *pt);

@@ -48,9 +48,46 @@ uint32_t unwind_maps_capacity(unsigned table_mb)
 	return (uint32_t)rows;
 }
 
+static uint32_t um_chunks_for(uint32_t rows)
+{
+	return (rows + LOWPROF_UNWIND_CHUNK_ROWS - 1) / LOWPROF_UNWIND_CHUNK_ROWS;
+}
+
 int unwind_maps_size(struct lowprof_bpf *skel, unsigned table_mb)
 {
-	return bpf_map__set_max_entries(skel->maps.unwind_rows, unwind_maps_capacity(table_mb));
+	return bpf_map__set_max_entries(skel->maps.unwind_rows,
+					um_chunks_for(unwind_maps_capacity(table_mb)));
+}
+
+/* Index words per row the index may cost at most; sparser tables go without one. */
+#define UM_INDEX_WORDS_PER_ROW 2
+#define UM_INDEX_WORDS_MIN 18
+
+size_t unwind_maps_page_index(const struct unwind_row *rows, size_t n, uint32_t *words, size_t max)
+{
+	uint64_t page0, npages, p;
+	size_t r = 0;
+
+	if (max < 1)
+		return 0;
+	words[0] = 0;
+	if (n == 0)
+		return 1;
+	page0 = rows[0].pc >> LOWPROF_UNWIND_PAGE_SHIFT;
+	npages = (rows[n - 1].pc >> LOWPROF_UNWIND_PAGE_SHIFT) - page0 + 1;
+	if (max < 3 || npages > max - 3 || npages > UINT32_MAX - 3)
+		return 1;
+	words[0] = (uint32_t)npages;
+	for (p = 0; p <= npages; p++) {
+		uint64_t start = (page0 + p) << LOWPROF_UNWIND_PAGE_SHIFT;
+
+		while (r + 1 < n && rows[r + 1].pc <= start)
+			r++;
+		words[1 + p] = (uint32_t)r;
+	}
+	/* The walker treats a pc past the last page as in page npages: [n - 1, n - 1]. */
+	words[2 + npages] = (uint32_t)(n - 1);
+	return (size_t)npages + 3;
 }
 
 static int um_free_insert(struct unwind_maps *um, uint32_t start, uint32_t len)
@@ -111,38 +148,130 @@ static int um_alloc(struct unwind_maps *um, uint32_t len, uint32_t *start)
 	return -ENOSPC;
 }
 
-static void um_common_init(struct unwind_maps *um, struct lowprof_unwind_row *rows,
-			   uint32_t capacity)
+#define UM_CHUNK_BYTES ((size_t)LOWPROF_UNWIND_CHUNK_ROWS * sizeof(struct lowprof_unwind_row))
+
+static int um_common_init(struct unwind_maps *um, uint32_t capacity)
 {
+	uint32_t i;
+
 	memset(um, 0, sizeof(*um));
 	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
-	um->rows = rows;
 	um->capacity = capacity;
 	um->max_files = UNWIND_MAPS_MAX_FILES;
 	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
 	um->refused_ttl_ns = UNWIND_MAPS_REFUSED_TTL_NS;
+	um->max_chunks = um_chunks_for(capacity);
+	um->chunk = calloc(um->max_chunks ? um->max_chunks : 1, sizeof(*um->chunk));
+	um->chunk_fd = calloc(um->max_chunks ? um->max_chunks : 1, sizeof(*um->chunk_fd));
+	if (um->chunk == NULL || um->chunk_fd == NULL) {
+		free(um->chunk);
+		free(um->chunk_fd);
+		um->chunk = NULL;
+		um->chunk_fd = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < um->max_chunks; i++)
+		um->chunk_fd[i] = -1;
+	return um_free_insert(um, 0, capacity);
 }
 
 int unwind_maps_init_mem(struct unwind_maps *um, struct lowprof_unwind_row *rows,
 			 uint32_t capacity)
 {
-	um_common_init(um, rows, capacity);
-	return um_free_insert(um, 0, capacity);
+	uint32_t i;
+	int rc = um_common_init(um, capacity);
+
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < um->max_chunks; i++)
+		um->chunk[i] = rows + (size_t)i * LOWPROF_UNWIND_CHUNK_ROWS;
+	um->nchunks = um->max_chunks;
+	return 0;
+}
+
+bool unwind_maps_ready(const struct unwind_maps *um)
+{
+	return um->chunk != NULL;
+}
+
+/* A new chunk k: an mmapable array map, then its slot in unwind_rows. 0 or -errno. */
+static int um_chunk_create(struct unwind_maps *um, uint32_t k)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	void *rows;
+	int fd, rc;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "lp_unwind_chunk", sizeof(__u32),
+			    sizeof(struct lowprof_unwind_row), LOWPROF_UNWIND_CHUNK_ROWS, &opts);
+	if (fd < 0)
+		return -errno;
+	rows = mmap(NULL, UM_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rows == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	/* Installed empty: no process entry points at its rows before they are written. */
+	if (bpf_map_update_elem(um->rows_fd, &k, &fd, BPF_ANY) != 0) {
+		rc = -errno;
+		munmap(rows, UM_CHUNK_BYTES);
+		close(fd);
+		return rc;
+	}
+	um->chunk[k] = rows;
+	um->chunk_fd[k] = fd;
+	um->nchunks++;
+	return 0;
+}
+
+/* The chunks holding rows [start, start + len) exist. 0 or -errno. */
+static int um_chunks_ensure(struct unwind_maps *um, uint32_t start, uint32_t len)
+{
+	uint32_t k, last = (start + len - 1) >> LOWPROF_UNWIND_CHUNK_SHIFT;
+	int rc;
+
+	for (k = start >> LOWPROF_UNWIND_CHUNK_SHIFT; k <= last && k < um->max_chunks; k++) {
+		if (um->chunk[k] != NULL)
+			continue;
+		rc = um_chunk_create(um, k);
+		if (rc != 0) {
+			log_warn_f("unwind rows: a new %zu KiB chunk: %s", UM_CHUNK_BYTES / 1024,
+				   strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Copy n row slots to [start, start + n), across chunk boundaries. */
+static void um_write(struct unwind_maps *um, uint32_t start, const void *src, size_t n)
+{
+	const char *p = src;
+
+	while (n > 0) {
+		uint32_t off = start & (LOWPROF_UNWIND_CHUNK_ROWS - 1);
+		size_t piece = LOWPROF_UNWIND_CHUNK_ROWS - off;
+
+		if (piece > n)
+			piece = n;
+		memcpy(&um->chunk[start >> LOWPROF_UNWIND_CHUNK_SHIFT][off], p,
+		       piece * sizeof(struct lowprof_unwind_row));
+		p += piece * sizeof(struct lowprof_unwind_row);
+		start += (uint32_t)piece;
+		n -= piece;
+	}
 }
 
 int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err, size_t errlen)
 {
-	uint32_t capacity = bpf_map__max_entries(skel->maps.unwind_rows);
-	void *rows;
+	uint32_t chunks = bpf_map__max_entries(skel->maps.unwind_rows);
 
-	rows = mmap(NULL, (size_t)capacity * sizeof(struct lowprof_unwind_row),
-		    PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(skel->maps.unwind_rows), 0);
-	if (rows == MAP_FAILED)
-		return um_fail(err, errlen, "mmap of unwind_rows: %s", strerror(errno));
-	if (unwind_maps_init_mem(um, rows, capacity) != 0) {
-		munmap(rows, (size_t)capacity * sizeof(struct lowprof_unwind_row));
+	uint64_t capacity = (uint64_t)chunks * LOWPROF_UNWIND_CHUNK_ROWS;
+
+	if (capacity > UINT32_MAX / 2)
+		capacity = UINT32_MAX / 2;
+	if (um_common_init(um, (uint32_t)capacity) != 0)
 		return um_fail(err, errlen, "out of memory");
-	}
 	um->rows_fd = bpf_map__fd(skel->maps.unwind_rows);
 	um->procs_fd = bpf_map__fd(skel->maps.unwind_procs);
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
@@ -155,8 +284,14 @@ void unwind_maps_fini(struct unwind_maps *um)
 {
 	size_t i;
 
-	if (um->rows_fd >= 0 && um->rows != NULL)
-		munmap(um->rows, (size_t)um->capacity * sizeof(struct lowprof_unwind_row));
+	for (i = 0; i < um->max_chunks && um->chunk_fd != NULL; i++) {
+		if (um->chunk_fd[i] < 0)
+			continue;
+		munmap(um->chunk[i], UM_CHUNK_BYTES);
+		close(um->chunk_fd[i]);
+	}
+	free(um->chunk);
+	free(um->chunk_fd);
 	for (i = 0; i < um->nfiles; i++)
 		free(um->files[i]);
 	free(um->files);
@@ -282,9 +417,9 @@ static void um_file_remove(struct unwind_maps *um, size_t i)
 
 	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
 		um->nrefused--;
-	if (f->state == UNWIND_FILE_READY && f->nrows > 0) {
+	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
 		/* On failure the range leaks (counted as used): harmless, only ENOMEM. */
-		if (um_free_insert(um, f->first_row, f->nrows) != 0)
+		if (um_free_insert(um, f->first_row, f->nslots) != 0)
 			log_warn_f("free list: out of memory");
 	}
 	free(f);
@@ -301,7 +436,7 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 		for (i = 0; i < um->nfiles; i++) {
 			struct unwind_file *f = um->files[i];
 
-			if (f->refs != 0 || f->state != UNWIND_FILE_READY || f->nrows == 0)
+			if (f->refs != 0 || f->state != UNWIND_FILE_READY || f->nslots == 0)
 				continue;
 			if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
 				victim = i;
@@ -319,6 +454,8 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_
 				    const struct unwinder_segment *seg, uint32_t nseg)
 {
 	struct unwind_file *f;
+	uint32_t *words = NULL;
+	size_t nwords = 0, slots, max;
 	uint32_t start;
 
 	f = um_file_new(um, key);
@@ -326,19 +463,36 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_
 		return NULL;
 	f->nsegments = nseg;
 	memcpy(f->seg, seg, nseg * sizeof(*seg));
-	if (t->nrows == 0 || t->nrows > um->capacity ||
-	    um_alloc_evicting(um, (uint32_t)t->nrows, &start) != 0) {
-		f->state = UNWIND_FILE_NO_SPACE;
+	f->state = UNWIND_FILE_NO_SPACE;
+	if (t->nrows == 0 || t->nrows > um->capacity)
+		return f;
+	max = t->nrows * UM_INDEX_WORDS_PER_ROW + UM_INDEX_WORDS_MIN;
+	/* Whole row slots of four words, zero-padded. */
+	words = calloc(max + 3, sizeof(*words));
+	if (words == NULL)
+		return f;
+	nwords = unwind_maps_page_index(t->rows, t->nrows, words, max);
+	slots = t->nrows + (nwords + 3) / 4;
+	if (slots > um->capacity || um_alloc_evicting(um, (uint32_t)slots, &start) != 0) {
+		free(words);
+		return f;
+	}
+	if (um_chunks_ensure(um, start, (uint32_t)slots) != 0) {
+		um_free_insert(um, start, (uint32_t)slots);
+		free(words);
 		return f;
 	}
 	/*
-	 * Rows first, then (by the caller) the process entries that point at
-	 * them: the BPF walker never sees a range before its rows are in place.
-	 * The same layout on both sides (asserted above), so one memcpy.
+	 * Rows and index first, then (by the caller) the process entries that
+	 * point at them: the BPF walker never sees a range before its rows are
+	 * in place. The same row layout on both sides (asserted above).
 	 */
-	memcpy(&um->rows[start], t->rows, t->nrows * sizeof(struct lowprof_unwind_row));
+	um_write(um, start, t->rows, t->nrows);
+	um_write(um, start + (uint32_t)t->nrows, words, slots - t->nrows);
+	free(words);
 	f->first_row = start;
 	f->nrows = (uint32_t)t->nrows;
+	f->nslots = (uint32_t)slots;
 	f->state = UNWIND_FILE_READY;
 	return f;
 }
@@ -435,6 +589,7 @@ void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u
 		free_rows += um->free[i].len;
 	u->rows_capacity = um->capacity;
 	u->budget_bytes = (uint64_t)um->capacity * sizeof(struct lowprof_unwind_row);
+	u->allocated_bytes = (uint64_t)um->nchunks * UM_CHUNK_BYTES;
 	u->rows_used = um->capacity - free_rows;
 	for (i = 0; i < um->nfiles; i++) {
 		switch (um->files[i]->state) {

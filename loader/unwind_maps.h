@@ -1,9 +1,12 @@
 /*
  * unwind_maps: the loader's side of the DWARF unwinding tables in BPF maps.
  *
- * Every file's validated rows live in one range of the unwind_rows array
- * (mmapped, written with memcpy); ranges come from a first-fit free list
- * over the whole array, whose size is the --unwind-table-mb budget. Files
+ * Every file's validated rows, followed by its page index (bpf/lowprof.h),
+ * live in one range of the unwind_rows array; ranges come from a first-fit
+ * free list over the whole array, whose size is the --unwind-table-mb
+ * budget. The array is made of 1 MiB chunks (inner maps, mmapped, written
+ * with memcpy) created when a range first reaches them, so the kernel holds
+ * what the tables use, not the budget. Files
  * are cached by device, inode, mtime and size, shared by every process that
  * maps them, reference counted, and kept after their last user exits until
  * the space is needed (short-lived processes re-exec the same binaries).
@@ -42,6 +45,7 @@ struct unwind_file {
 	struct unwind_file_key key;
 	enum unwind_file_state state;
 	uint32_t first_row, nrows;
+	uint32_t nslots;      /* rows + page index: the range held */
 	uint32_t refs;        /* processes whose unwind_procs entry points at it */
 	uint64_t last_used;   /* tick of the last reference, for eviction */
 	uint64_t refused_ns;  /* UNWIND_FILE_REFUSED: when (mono), for the expiry */
@@ -55,7 +59,8 @@ struct unwind_range {
 
 /* Reported (log, benchmark): what the tables cost. */
 struct unwind_maps_usage {
-	uint64_t budget_bytes;   /* unwind_rows: allocated by the kernel up front */
+	uint64_t budget_bytes;   /* --unwind-table-mb: the most unwind_rows may grow to */
+	uint64_t allocated_bytes; /* unwind_rows' chunks created so far */
 	uint64_t rows_used;      /* rows of cached files */
 	uint64_t rows_capacity;
 	uint64_t files_ready, files_refused, files_no_space;
@@ -65,9 +70,11 @@ struct unwind_maps_usage {
 };
 
 struct unwind_maps {
-	int rows_fd, procs_fd, pending_fd, stats_fd;
-	struct lowprof_unwind_row *rows; /* the mmapped array */
-	uint32_t capacity;               /* rows */
+	int rows_fd, procs_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
+	struct lowprof_unwind_row **chunk; /* max_chunks, mmapped; NULL until created */
+	int *chunk_fd;
+	uint32_t nchunks, max_chunks;      /* created, most */
+	uint32_t capacity;                 /* rows: max_chunks x LOWPROF_UNWIND_CHUNK_ROWS at most */
 	struct unwind_range *free;       /* sorted by start, coalesced */
 	size_t nfree, free_cap;
 	struct unwind_file **files;
@@ -91,14 +98,24 @@ struct unwind_maps {
 
 /* Rows the array can hold for a budget of table_mb MiB. */
 uint32_t unwind_maps_capacity(unsigned table_mb);
-/* Between open and load: size the row array for the budget. 0 or -errno. */
+/* Between open and load: size the array of chunks for the budget. 0 or -errno. */
 int unwind_maps_size(struct lowprof_bpf *skel, unsigned table_mb);
-/* After load: mmap the row array, take the fds. 0 or -1 with err. */
+/* After load: take the fds (chunks are created as tables need them). 0 or -1 with err. */
 int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err, size_t errlen);
-/* The same over a plain buffer, without BPF (unit tests): fds -1. */
+/* The same over a plain buffer of capacity rows, its chunks all there, without
+ * BPF (unit tests): fds -1. */
 int unwind_maps_init_mem(struct unwind_maps *um, struct lowprof_unwind_row *rows,
 			 uint32_t capacity);
 void unwind_maps_fini(struct unwind_maps *um);
+/* Set up (by unwind_maps_init or _init_mem) and not finished. */
+bool unwind_maps_ready(const struct unwind_maps *um);
+
+/*
+ * The page index of rows[0..n) (sorted by pc) into words (bpf/lowprof.h),
+ * room for max of them. Returns the words written: 1 (npages 0, no index)
+ * when the rows span more pages than max allows or than a few per row.
+ */
+size_t unwind_maps_page_index(const struct unwind_row *rows, size_t n, uint32_t *words, size_t max);
 
 /*
  * The loader's own check of a table an unprivileged parser built, before

@@ -7,17 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Children listed per root; more than this many lowprof processes is a bug elsewhere. */
-#define AGENT_CPU_MAX_CHILDREN 64
+/* Children listed per root (the root has a slot too). */
+#define AGENT_CPU_MAX_CHILDREN (AGENT_CPU_MAX_PROCS - 1)
 
 int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out)
 {
 	char line[1024];
 	const char *p;
 	char *end;
-	unsigned long long v[15];
+	unsigned long long v[18];
 	long ppid;
 	size_t i;
 
@@ -40,8 +41,12 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
 	p = end;
 	/* Fields 5..17: pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime (cutime/cstime are signed in the
-	 * kernel's format but never negative). */
-	for (i = 0; i < 13; i++) {
+	 * kernel's format but never negative); then, when present, 18..22:
+	 * priority nice num_threads itrealvalue starttime. */
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 18; i++) {
+		if (i >= 13 && *p == '\0')
+			break;
 		if (*p != ' ')
 			return -EINVAL;
 		p++;
@@ -62,6 +67,7 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
 	out->stime = v[10];
 	out->cutime = v[11];
 	out->cstime = v[12];
+	out->starttime = v[17];
 	return 0;
 }
 
@@ -84,11 +90,6 @@ static int agent_cpu_read_pid(const char *proc, pid_t pid, struct agent_cpu_stat
 	while (n > 0 && buf[n - 1] == '\n')
 		n--;
 	return agent_cpu_parse_stat(buf, (size_t)n, st);
-}
-
-static uint64_t agent_cpu_ticks(const struct agent_cpu_stat *st)
-{
-	return st->utime + st->stime + st->cutime + st->cstime;
 }
 
 /* Children from /proc/ROOT/task/TID/children; -ENOENT if the kernel has no such file. */
@@ -167,31 +168,110 @@ static int agent_cpu_children_scan(const char *proc, pid_t root, pid_t *kids, si
 	return 0;
 }
 
-int agent_cpu_read(const char *proc, pid_t root, uint64_t *total_ns)
+int agent_cpu_process_ns(pid_t pid, uint64_t *ns)
 {
-	pid_t kids[AGENT_CPU_MAX_CHILDREN];
+	struct timespec ts;
+	clockid_t clk;
+	int rc = clock_getcpuclockid(pid, &clk);
+
+	if (rc != 0)
+		return -rc;
+	if (clock_gettime(clk, &ts) != 0)
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+static uint64_t agent_cpu_boottime_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_BOOTTIME of pid's start (/proc/PID/stat's starttime), 0 when unknown. */
+static uint64_t agent_cpu_start_ns(const char *proc, pid_t pid)
+{
 	struct agent_cpu_stat st;
-	size_t nkids = 0, i;
-	uint64_t ticks;
 	long hz = sysconf(_SC_CLK_TCK);
+
+	if (agent_cpu_read_pid(proc, pid, &st) != 0 || st.starttime == 0 || hz <= 0)
+		return 0;
+	return st.starttime * (1000000000ULL / (uint64_t)hz);
+}
+
+void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_start)
+{
+	memset(a, 0, sizeof(*a));
+	a->root = root;
+	a->self = self;
+	a->first_start = first_start;
+	a->startup_window_ns = AGENT_CPU_STARTUP_NS;
+}
+
+/* The slot of pid in the previous reading, or -1. */
+static long agent_cpu_slot(const struct agent_cpu *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (a->procs[i].pid == pid)
+			return (long)i;
+	}
+	return -1;
+}
+
+int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_totals *out)
+{
+	pid_t pids[AGENT_CPU_MAX_PROCS];
+	uint64_t now[AGENT_CPU_MAX_PROCS], start[AGENT_CPU_MAX_PROCS];
+	size_t npids = 1, nkids = 0, i, n = 0;
+	uint64_t boot = agent_cpu_boottime_ns();
 	int rc;
 
-	rc = agent_cpu_read_pid(proc, root, &st);
+	pids[0] = a->root;
+	rc = agent_cpu_process_ns(a->root, &now[0]);
 	if (rc != 0)
 		return rc;
-	ticks = agent_cpu_ticks(&st);
-	rc = agent_cpu_children_file(proc, root, kids, &nkids);
+	rc = agent_cpu_children_file(proc, a->root, pids + 1, &nkids);
 	if (rc == -ENOENT) {
 		nkids = 0;
-		agent_cpu_children_scan(proc, root, kids, &nkids);
+		agent_cpu_children_scan(proc, a->root, pids + 1, &nkids);
 	}
-	for (i = 0; i < nkids; i++) {
+	for (i = 1; i <= nkids; i++) {
 		/* A child that exits between the listing and here is simply skipped. */
-		if (agent_cpu_read_pid(proc, kids[i], &st) == 0)
-			ticks += agent_cpu_ticks(&st);
+		if (agent_cpu_process_ns(pids[i], &now[npids]) == 0)
+			pids[npids++] = pids[i];
 	}
-	if (hz <= 0)
-		hz = 100;
-	*total_ns = ticks * (1000000000ULL / (uint64_t)hz);
+	for (i = 0; i < npids; i++) {
+		long slot = agent_cpu_slot(a, pids[i]);
+
+		if (slot >= 0 && now[i] >= a->procs[slot].last_ns) {
+			uint64_t d = now[i] - a->procs[slot].last_ns;
+
+			start[i] = a->procs[slot].start_ns;
+			if (start[i] != 0 && boot - start[i] < a->startup_window_ns)
+				a->t.startup_ns += d;
+			else
+				a->t.charged_ns += d;
+			continue;
+		}
+		/* First seen (or its pid reused): when did it start? */
+		start[i] = agent_cpu_start_ns(proc, pids[i]);
+		if (a->primed || a->first_start || pids[i] == a->self)
+			a->t.startup_ns += now[i];
+	}
+	/* Gone processes drop out; the rest are the next reading's base. */
+	for (i = 0; i < npids; i++) {
+		a->procs[n].pid = pids[i];
+		a->procs[n].last_ns = now[i];
+		a->procs[n].start_ns = start[i];
+		n++;
+	}
+	a->n = n;
+	a->primed = true;
+	*out = a->t;
 	return 0;
 }

@@ -1,9 +1,6 @@
 /*
- * The CPU time lowprof itself uses: utime + stime of every lowprof process,
- * read from /proc. "Every lowprof process" is the supervisor and its
- * children (the loader, the controller, the exporter); the supervisor's
- * cutime/cstime add children that have exited and been reaped, so a restarted
- * component's earlier life still counts.
+ * The CPU time lowprof itself uses, in nanoseconds: every lowprof process is
+ * the supervisor and its children (the loader, the controller, the exporter).
  *
  * It is read by the loader, not the controller: the controller is meant to run
  * unprivileged and sandboxed, where other processes' /proc entries may be out
@@ -12,6 +9,7 @@
 #ifndef LOWPROF_MEASURE_AGENT_CPU_H
 #define LOWPROF_MEASURE_AGENT_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -20,6 +18,7 @@
 struct agent_cpu_stat {
 	pid_t ppid;
 	uint64_t utime, stime, cutime, cstime;
+	uint64_t starttime; /* clock ticks after boot; 0 when the line stops before it */
 };
 
 /*
@@ -29,13 +28,59 @@ struct agent_cpu_stat {
  */
 int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out);
 
+/* A process's CPU this soon after its start is start-up. */
+#define AGENT_CPU_STARTUP_NS 2000000000ULL
+
+/* Process slots: the supervisor and its children; more is a bug elsewhere. */
+#define AGENT_CPU_MAX_PROCS 64
+
+/* Cumulative since agent_cpu_init, in nanoseconds. */
+struct agent_cpu_totals {
+	uint64_t charged_ns; /* CPU of known processes since they were first seen */
+	uint64_t startup_ns; /* CPU a process had used when first seen: its start-up */
+};
+
 /*
- * CPU time of root and its direct children, in nanoseconds: each one's
- * utime+stime+cutime+cstime. Children come from /proc/ROOT/task/TID/children,
- * or from a scan of /proc when the kernel lacks CONFIG_PROC_CHILDREN.
- * proc is the procfs mount ("/proc"). Returns 0 or -errno (root unreadable);
- * a child that exits meanwhile is skipped.
+ * The readings of one observer. Each process is read with one syscall (its
+ * CPU clock: the nanosecond sum_exec_runtime of all its threads, dead ones
+ * included, as schedstat has it). A process first seen contributes what it
+ * has used so far to startup_ns (loading BPF, building tables, parsing
+ * kallsyms), and so does its growth while it is younger than
+ * AGENT_CPU_STARTUP_NS (a start outlasts a reading); only later growth goes
+ * to charged_ns: start-up is reported, not charged to the budget. A process gone since the previous reading loses
+ * at most one interval's CPU.
  */
-int agent_cpu_read(const char *proc, pid_t root, uint64_t *total_ns);
+struct agent_cpu {
+	pid_t root;
+	pid_t self;
+	bool first_start;
+	bool primed;
+	uint64_t startup_window_ns; /* AGENT_CPU_STARTUP_NS from agent_cpu_init */
+	size_t n;
+	struct {
+		pid_t pid;
+		uint64_t last_ns;
+		uint64_t start_ns; /* CLOCK_BOOTTIME of its start; 0: unknown (old enough) */
+	} procs[AGENT_CPU_MAX_PROCS];
+	struct agent_cpu_totals t;
+};
+
+/*
+ * root is the supervisor; self the reading process. first_start: every
+ * process of the first reading is starting (the whole agent's start);
+ * otherwise (the reader restarted) only self is, and what the others used
+ * before is neither start-up nor charged here.
+ */
+void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_start);
+
+/*
+ * Read root and its direct children (from /proc/ROOT/task/TID/children, or
+ * a scan of /proc without CONFIG_PROC_CHILDREN) and update the totals.
+ * Returns 0 or -errno (root unreadable: totals unchanged).
+ */
+int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_totals *out);
+
+/* One process's CPU time (all its threads) in ns: 0 or -errno. */
+int agent_cpu_process_ns(pid_t pid, uint64_t *ns);
 
 #endif /* LOWPROF_MEASURE_AGENT_CPU_H */

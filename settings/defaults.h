@@ -127,8 +127,12 @@ enum settings_unwind {
 #define SETTINGS_RESTART_CAP_MS 30000
 #define SETTINGS_RESTART_CAP_MAX_MS 3600000
 
-/* The loader's own: ring drain period, statistics period. */
+/* The loader's own: the drain period while DWARF tables have work (new
+ * processes, exec/exit events), the drain period otherwise (the BPF program
+ * also wakes the loader once the ring passes a quarter full), statistics. */
 #define SETTINGS_DRAIN_MS 100
+#define SETTINGS_IDLE_DRAIN_MS 1000
+#define SETTINGS_RINGBUF_WAKEUP_DIVISOR 4
 #define SETTINGS_DRAIN_MAX_MS 10000
 #define SETTINGS_STATS_MS 1000
 #define SETTINGS_STATS_MIN_MS 10

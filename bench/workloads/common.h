@@ -4,8 +4,12 @@
  */
 #ifndef BENCH_WORKLOAD_COMMON_H
 #define BENCH_WORKLOAD_COMMON_H
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+#define WL_MAXCPU 256
 
 static inline double wl_now(void)
 {
@@ -31,5 +35,28 @@ static inline double wl_seconds(int argc, char **argv)
 	double s = argc > 1 ? atof(argv[1]) : 10.0;
 
 	return s > 0 ? s : 10.0;
+}
+/* The CPU work at the bottom of the deep workloads' stacks. */
+__attribute__((noinline, unused)) static unsigned long long wl_xorshift_work(unsigned long long x)
+{
+	return wl_xorshift(x, 20000);
+}
+
+/* fn on one thread per online CPU, each given its own counter; the counters' sum. */
+static inline unsigned long long wl_run_per_cpu(void *(*fn)(void *))
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
+	unsigned long long counts[WL_MAXCPU] = {0}, total = 0;
+	pthread_t threads[WL_MAXCPU];
+
+	if (ncpu < 1 || ncpu > WL_MAXCPU)
+		ncpu = 1;
+	for (i = 0; i < ncpu; i++)
+		pthread_create(&threads[i], NULL, fn, &counts[i]);
+	for (i = 0; i < ncpu; i++) {
+		pthread_join(threads[i], NULL);
+		total += counts[i];
+	}
+	return total;
 }
 #endif

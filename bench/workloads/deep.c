@@ -6,27 +6,18 @@
  * frames; perf's kernel.perf_event_max_stack and its 8 KiB dwarf copy cap
  * it). Prints the number of leaf calls.
  */
-#include <pthread.h>
 #include <stdio.h>
-#include <unistd.h>
 #include "common.h"
 
 #define DEPTH 200
-#define MAXCPU 256
-
 static double deadline;
-
-__attribute__((noinline)) static unsigned long long bench_leaf(unsigned long long x)
-{
-	return wl_xorshift(x, 20000);
-}
 
 __attribute__((noinline)) static unsigned long long bench_recurse(int depth, unsigned long long x)
 {
 	unsigned long long r;
 
 	if (depth == 0)
-		return bench_leaf(x);
+		return wl_xorshift_work(x);
 	r = bench_recurse(depth - 1, x + 1);
 	__asm__ volatile("" : "+r"(r));
 	return r ^ (unsigned long long)depth;
@@ -47,19 +38,7 @@ static void *deep_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
-	unsigned long long counts[MAXCPU] = {0}, total = 0;
-	pthread_t threads[MAXCPU];
-
-	if (ncpu < 1 || ncpu > MAXCPU)
-		ncpu = 1;
 	deadline = wl_now() + wl_seconds(argc, argv);
-	for (i = 0; i < ncpu; i++)
-		pthread_create(&threads[i], NULL, deep_thread, &counts[i]);
-	for (i = 0; i < ncpu; i++) {
-		pthread_join(threads[i], NULL);
-		total += counts[i];
-	}
-	printf("%llu\n", total);
+	printf("%llu\n", wl_run_per_cpu(deep_thread));
 	return 0;
 }

@@ -94,9 +94,9 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[9];
+	struct summary_extra extra[10];
 	struct summary_info info;
-	char collection[1024];
+	char collection[1024], startup[160];
 	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
 	int rc;
 
@@ -128,6 +128,15 @@ static int outputs_summary(FILE *f, void *arg)
 			extra[info.nextras].key = "timeline_before_window";
 			extra[info.nextras++].raw_json = earlier;
 		}
+	}
+	/* Start-up is reported here, not charged to the overhead above. */
+	if (ctx->loader != NULL && ctx->timeline != NULL) {
+		snprintf(startup, sizeof(startup),
+			 "{\"cpu_ms\": %.1f, \"bpf_load_ms\": %.1f, \"tables_ms\": %.1f}",
+			 (double)timeline_startup_ns(ctx->timeline) / 1e6,
+			 (double)ctx->loader->bpf_load_ns / 1e6, (double)ctx->loader->tables_ns / 1e6);
+		extra[info.nextras].key = "startup";
+		extra[info.nextras++].raw_json = startup;
 	}
 	if (ctx->export_json != NULL) {
 		extra[info.nextras].key = "export";

@@ -99,7 +99,21 @@ static bool profile_stack_eq(const struct profile_key *k, uint32_t idx)
 
 static int profile_intern(struct profile *p, const char *s, uint32_t *out)
 {
-	return intern_add(&p->strings, s, strlen(s), out);
+	size_t h = (size_t)hash_mix64((uint64_t)(uintptr_t)s) & (PROFILE_STR_MEMO - 1);
+	uint32_t idx = p->str_memo[h].idx;
+	int err;
+
+	/* The content is checked too: the pointer may be a buffer reused for another string. */
+	if (p->str_memo[h].ptr == s && idx < p->strings.n && strcmp(intern_str(&p->strings, idx), s) == 0) {
+		*out = idx;
+		return 0;
+	}
+	err = intern_add(&p->strings, s, strlen(s), out);
+	if (err == 0) {
+		p->str_memo[h].ptr = s;
+		p->str_memo[h].idx = *out;
+	}
+	return err;
 }
 
 static int profile_intern_opt(struct profile *p, const char *s, uint32_t *out)
@@ -174,7 +188,72 @@ static int profile_put_mapping(struct profile *p, const struct frame *f, uint32_
 	return err;
 }
 
+static uint64_t profile_frame_where(const struct frame *f)
+{
+	return f->kernel || f->module == NULL ? f->address : f->module_offset;
+}
+
+static struct profile_frame_memo *profile_frame_memo_slot(struct profile *p, const struct frame *f)
+{
+	uint64_t h = hash_mix64(profile_frame_where(f) ^ hash_mix64((uint64_t)(uintptr_t)f->function));
+
+	return &p->frame_memo[h & (PROFILE_FRAME_MEMO - 1)];
+}
+
+/* The memo's location is f's: same fields, same strings, and the location's own key matches. */
+static bool profile_frame_memo_hit(const struct profile *p, const struct profile_frame_memo *e,
+				   const struct frame *f)
+{
+	const struct profile_location *loc;
+	const struct profile_function *fn;
+	uint64_t where = profile_frame_where(f);
+
+	if (e->loc1 == 0 || e->loc1 > p->nlocations || e->function != f->function ||
+	    e->module != f->module || e->build_id != f->build_id || e->where != where ||
+	    e->kernel != f->kernel || e->symbolized != f->symbolized)
+		return false;
+	loc = &p->locations[e->loc1 - 1];
+	if (loc->kernel != f->kernel || loc->function >= p->nfunctions ||
+	    (f->kernel || loc->mapping == PROFILE_NO_MAPPING ? loc->address : loc->module_offset) != where)
+		return false;
+	fn = &p->functions[loc->function];
+	if (fn->kernel != f->kernel || fn->symbolized != f->symbolized ||
+	    strcmp(intern_str(&p->strings, fn->name), f->function != NULL ? f->function : "[unknown]") != 0 ||
+	    strcmp(intern_str(&p->strings, fn->filename), f->module != NULL ? f->module : "") != 0)
+		return false;
+	if (!f->kernel && loc->mapping != PROFILE_NO_MAPPING &&
+	    (loc->mapping >= p->nmappings ||
+	     strcmp(intern_str(&p->strings, p->mappings[loc->mapping].build_id),
+		    f->build_id != NULL ? f->build_id : "") != 0))
+		return false;
+	return true;
+}
+
+static int profile_put_frame_new(struct profile *p, const struct frame *f, uint32_t *out);
+
 static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t *out)
+{
+	struct profile_frame_memo *e = profile_frame_memo_slot(p, f);
+	int err;
+
+	if (profile_frame_memo_hit(p, e, f)) {
+		*out = e->loc1 - 1;
+		return 0;
+	}
+	err = profile_put_frame_new(p, f, out);
+	if (err == 0) {
+		e->function = f->function;
+		e->module = f->module;
+		e->build_id = f->build_id;
+		e->where = profile_frame_where(f);
+		e->kernel = f->kernel;
+		e->symbolized = f->symbolized;
+		e->loc1 = *out + 1;
+	}
+	return err;
+}
+
+static int profile_put_frame_new(struct profile *p, const struct frame *f, uint32_t *out)
 {
 	struct profile_function fn = { 0 };
 	struct profile_location loc = { 0 };

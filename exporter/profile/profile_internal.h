@@ -20,6 +20,17 @@ struct profile_htab {
 	size_t len;
 };
 
+#define PROFILE_STR_MEMO 512
+#define PROFILE_FRAME_MEMO 4096
+
+/* A frame's location, remembered by the frame's fields (profile_put_frame). */
+struct profile_frame_memo {
+	const char *function, *module, *build_id;
+	uint64_t where;  /* module_offset, or address for kernel and unmapped frames */
+	uint32_t loc1;   /* location index + 1; 0: empty */
+	bool kernel, symbolized;
+};
+
 struct profile {
 	struct intern strings; /* index 0 is "" */
 
@@ -46,6 +57,17 @@ struct profile {
 
 	uint32_t *scratch; /* the stack being added */
 	size_t cap_scratch;
+
+	/* The string index last given for a pointer: frames' strings are interned
+	 * by the symbolizer, so the same name comes back at the same address and
+	 * costs a compare rather than a hash of every byte (profile_intern). */
+	struct {
+		const char *ptr;
+		uint32_t idx;
+	} str_memo[PROFILE_STR_MEMO];
+	/* Likewise the location of a frame seen before: its fields are compared,
+	 * then the strings behind its pointers, before the location is reused. */
+	struct profile_frame_memo frame_memo[PROFILE_FRAME_MEMO];
 
 	uint32_t kernel_mapping;
 	uint32_t other_location; /* PROFILE_OTHER_STACKS_NAME's, or PROFILE_NO_MAPPING */

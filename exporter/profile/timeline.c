@@ -22,7 +22,7 @@ struct timeline {
 	} earlier;
 	/* Whole-run sums: the overhead survives entries leaving the ring. */
 	double capacity_ns, cost_ns, max_pct;
-	uint64_t bpf_ns, events;
+	uint64_t bpf_ns, events, startup_ns;
 	uint32_t budget_centipct;
 	bool any;
 };
@@ -48,6 +48,11 @@ void timeline_free(struct timeline *tl)
 size_t timeline_count(const struct timeline *tl)
 {
 	return tl->count;
+}
+
+uint64_t timeline_startup_ns(const struct timeline *tl)
+{
+	return tl->startup_ns;
 }
 
 static double timeline_overhead_pct(const struct lowprof_timeline_entry *e)
@@ -136,6 +141,7 @@ int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e)
 		tl->max_pct = pct;
 	tl->bpf_ns += e->bpf_run_time_ns;
 	tl->events += e->events;
+	tl->startup_ns += e->startup_cpu_ns;
 	tl->budget_centipct = e->cpu_budget_centipct;
 	tl->any = true;
 	return 0;
@@ -266,12 +272,12 @@ static void timeline_entry_json(FILE *f, const struct lowprof_timeline_entry *e,
 		fputs("\"host_cpu_pct\": null, ", f);
 	fprintf(f, "\"drop_pct\": %.2f, \"overhead_pct\": %.4f, \"failsafe\": %s, "
 		   "\"interval_s\": %.3f, \"events\": %llu, \"samples\": %llu, \"lost\": %llu, "
-		   "\"bpf_run_time_ns\": %llu, \"agent_cpu_ns\": %llu}",
+		   "\"bpf_run_time_ns\": %llu, \"agent_cpu_ns\": %llu, \"startup_cpu_ns\": %llu}",
 		timeline_drop_pct(e), timeline_overhead_pct(e),
 		(e->flags & LOWPROF_TIMELINE_FAILSAFE) ? "true" : "false", (double)e->interval_ns / 1e9,
 		(unsigned long long)e->events, (unsigned long long)e->submitted,
 		(unsigned long long)e->reserve_failures, (unsigned long long)e->bpf_run_time_ns,
-		(unsigned long long)e->agent_cpu_ns);
+		(unsigned long long)e->agent_cpu_ns, (unsigned long long)e->startup_cpu_ns);
 }
 
 char *timeline_entries_json(const struct timeline *tl, uint64_t start_mono_ns)

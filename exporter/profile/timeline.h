@@ -34,6 +34,8 @@ size_t timeline_trimmed_count(const struct timeline *tl);
 /* That summary as a JSON object (times from start_mono_ns), malloc'd; NULL
  * when nothing was trimmed (or out of memory). */
 char *timeline_trimmed_json(const struct timeline *tl, uint64_t start_mono_ns);
+/* CPU of lowprof's processes' start-ups (first start and restarts) in the entries added. */
+uint64_t timeline_startup_ns(const struct timeline *tl);
 /* The newest entry (the settings in force): 0, or -ENOENT before the first. */
 int timeline_latest(const struct timeline *tl, struct lowprof_timeline_entry *out);
 /* How the throttle changed the sampling, over the entries held. */

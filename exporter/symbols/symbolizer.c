@@ -49,6 +49,7 @@ struct sym_pid {
 	uint32_t pid;
 	struct proc_maps *maps; /* NULL until a read succeeds */
 	uint64_t read_at_ns;
+	uint64_t gen;           /* symbolizer_stack_generation: new at each maps change */
 };
 
 struct sym_file {
@@ -79,6 +80,11 @@ struct symbolizer {
 	struct elf_symbols *vdso;
 	const char *vdso_build_id;
 	struct symbolizer_stats stats;
+	uint64_t gen_counter;     /* source of the generations below */
+	/* Every pid's stack generation is at least this: set when kallsyms is
+	 * loaded (or failed for good), and when the string table is rebuilt (the
+	 * stacks cached before hold pointers into the old one). */
+	uint64_t kernel_gen;
 };
 
 static void lru_unlink(struct lru *n)
@@ -192,6 +198,7 @@ static void pid_take_maps(struct symbolizer *s, struct sym_pid *p, int fd, uint6
 		return;
 	proc_maps_free(p->maps);
 	p->maps = m;
+	p->gen = ++s->gen_counter;
 }
 
 static void pid_read_maps(struct symbolizer *s, struct sym_pid *p, uint64_t now)
@@ -207,6 +214,7 @@ static struct sym_pid *pid_new(struct symbolizer *s, struct sym_pid **pp, uint32
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->gen = ++s->gen_counter;
 	*pp = p;
 	lru_push_front(&s->pid_lru, &p->lru);
 	s->npids++;
@@ -478,6 +486,19 @@ bool symbolizer_load_kernel_symbols(struct symbolizer *s)
 	return s->kallsyms_done;
 }
 
+uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid)
+{
+	const struct sym_pid *p = s->pids[hash_mix64(pid) & (SYM_BUCKETS - 1)];
+
+	while (p != NULL && p->pid != pid)
+		p = p->hnext;
+	/* Not cacheable yet: kallsyms is still asked for at kernel frames. */
+	if (p == NULL || p->maps == NULL || !s->kallsyms_done)
+		return 0;
+	/* Both only grow from one counter: the larger changes when either does. */
+	return p->gen > s->kernel_gen ? p->gen : s->kernel_gen;
+}
+
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)
 {
 	struct sym_pid *p = *pid_slot(s, pid);
@@ -530,6 +551,7 @@ static void sym_load_kallsyms(struct symbolizer *s)
 		return;
 	}
 	s->kallsyms_done = true;
+	s->kernel_gen = ++s->gen_counter;
 	if (fd < 0) {
 		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", strerror(-fd));
 		return;
@@ -657,6 +679,8 @@ int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
 	if (s->vdso_build_id != NULL)
 		s->vdso_build_id = sym_intern(s, s->vdso_build_id);
 	intern_free(&old);
+	/* Stacks symbolized before point into the freed table: none may be reused. */
+	s->kernel_gen = ++s->gen_counter;
 	s->stats.string_trims++;
 	return 1;
 }

@@ -111,6 +111,14 @@ int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *o
  */
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 
+/*
+ * A number that changes whenever the frames returned for pid's addresses (or
+ * any kernel address) may change: its maps read again or forgotten, kallsyms
+ * loaded. 0 while that is not settled (pid not cached, maps unread, kallsyms
+ * not loaded yet): then nothing should be cached (exporter/symbols/stack_cache.h).
+ */
+uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid);
+
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
 /*

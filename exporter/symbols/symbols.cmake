@@ -7,6 +7,7 @@ target_sources(lowprof_exporter_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/proc_source.c
   ${CMAKE_CURRENT_LIST_DIR}/proc_source_direct.c
   ${CMAKE_CURRENT_LIST_DIR}/proc_source_broker.c
+  ${CMAKE_CURRENT_LIST_DIR}/stack_cache.c
   ${CMAKE_CURRENT_LIST_DIR}/symbolizer.c
   ${CMAKE_CURRENT_LIST_DIR}/symtab_common.c)
 

@@ -90,6 +90,7 @@ static void put_timeline(uint64_t mono, uint32_t tier, uint32_t hz, uint32_t fla
 	e.reserve_failures = 3;
 	e.bpf_run_time_ns = 1234567;
 	e.agent_cpu_ns = 2345678;
+	e.startup_cpu_ns = tier == 0 ? 98765432 : 0;
 	put_record(LOWPROF_REC_TIMELINE, &e, sizeof(e));
 }
 
@@ -113,6 +114,8 @@ static void put_loader_stats(void)
 	l.shm_dropped = 1;
 	l.ringbuf_bytes = 1 << 20;
 	l.frequency_hz = 99;
+	l.bpf_load_ns = 61234567;
+	l.tables_ns = 45678901;
 	put_record(LOWPROF_REC_LOADER_STATS, &l, sizeof(l));
 }
 

@@ -1,5 +1,10 @@
-/* agent_cpu: /proc/PID/stat parsing, and a real read of this process tree. */
+/* agent_cpu: /proc/PID/stat parsing, and real readings of this process tree against schedstat. */
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,29 +64,163 @@ static void test_parse_refuses(void **state)
 		assert_int_equal(agent_cpu_parse_stat(bad[i], strlen(bad[i]), &st), -EINVAL);
 }
 
-static void test_read_counts_children(void **state)
+/* Burn CPU (not wall) time: the host may be busy. */
+static void burn_cpu_ms(clockid_t clk, long ms)
 {
-	uint64_t before, after;
-	struct timespec t1;
-	int status, done[2];
+	struct timespec t0, t1;
+	volatile uint64_t x = 0;
+
+	clock_gettime(clk, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i;
+		clock_gettime(clk, &t1);
+	} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static void *burner_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		burn_cpu_ms(CLOCK_THREAD_CPUTIME_ID, 1000);
+	return NULL;
+}
+
+/* A child burning CPU on two threads until killed. */
+static pid_t spawn_burner(void)
+{
+	pid_t kid = fork();
+	pthread_t t;
+
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		pthread_create(&t, NULL, burner_thread, NULL);
+		burner_thread(NULL);
+		_exit(0);
+	}
+	return kid;
+}
+
+/* Sum of /proc/PID/task/TID/schedstat's first field: every live thread's run time. */
+static uint64_t schedstat_ns(pid_t pid)
+{
+	char path[96];
+	struct dirent *de;
+	uint64_t total = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (dir == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL) {
+		unsigned long long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/schedstat", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%llu", &v) == 1)
+			total += v;
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
+}
+
+static void test_first_reading_is_startup(void **state)
+{
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+
+	(void)state;
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 20);
+	agent_cpu_init(&a, getpid(), getpid(), true);
+	a.startup_window_ns = 0; /* this test process is young: count its growth */
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	assert_true(t0.startup_ns >= 20000000ULL);
+	assert_true(t0.charged_ns == 0);
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 50);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	assert_true(t1.charged_ns >= 50000000ULL);
+	assert_true(t1.startup_ns == t0.startup_ns);
+	assert_int_equal(agent_cpu_sample(&(struct agent_cpu){.root = 0x7ffffff0}, "/proc", &t1), -ESRCH);
+}
+
+/* Over a run, the charged CPU of a tree of busy processes matches schedstat within 5%. */
+static void test_matches_schedstat(void **state)
+{
+	pid_t kids[2] = {spawn_burner(), spawn_burner()};
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+	uint64_t s0, s1, want, got;
+	int i;
+
+	(void)state;
+	/* A restarted reader: the burners' past is neither start-up nor charged. */
+	usleep(100000);
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 0; /* the burners are young: count their growth */
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	s0 = schedstat_ns(getpid()) + schedstat_ns(kids[0]) + schedstat_ns(kids[1]);
+	for (i = 0; i < 15; i++) {
+		usleep(100000);
+		assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	}
+	s1 = schedstat_ns(getpid()) + schedstat_ns(kids[0]) + schedstat_ns(kids[1]);
+	for (i = 0; i < 2; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	want = s1 - s0;
+	got = t1.charged_ns - t0.charged_ns;
+	fprintf(stderr, "charged %llu ns, schedstat %llu ns, startup %llu ns\n", (unsigned long long)got,
+		(unsigned long long)want, (unsigned long long)t1.startup_ns);
+	assert_true(want > 100000000ULL);
+	assert_true(got * 100 >= want * 95 && got * 100 <= want * 105);
+	/* Only this process (the reader) counted as starting. */
+	assert_true(t1.startup_ns < 1000000000ULL);
+}
+
+/* A process that appears later (a restarted component): what it used before is start-up. */
+/* A process still starting (younger than the window) keeps counting as start-up. */
+static void test_young_growth_is_startup(void **state)
+{
+	pid_t kid = spawn_burner();
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+
+	(void)state;
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 60ULL * 1000000000ULL;
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	usleep(300000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	assert_true(t1.startup_ns - t0.startup_ns > 0);
+	assert_true(t1.charged_ns == t0.charged_ns);
+}
+
+static void test_new_child_is_startup(void **state)
+{
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+	int done[2], status;
 	char byte;
 	pid_t kid;
 
 	(void)state;
-	assert_int_equal(agent_cpu_read("/proc", getpid(), &before), 0);
+	agent_cpu_init(&a, getpid(), getpid(), true);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
 	assert_int_equal(pipe(done), 0);
 	kid = fork();
 	assert_true(kid >= 0);
 	if (kid == 0) {
-		/* Burn 300 ms of CPU time (not wall time: the host may be busy), say so,
-		 * then stay alive a moment to be counted live. */
-		volatile uint64_t x = 0;
-
-		do {
-			for (int i = 0; i < 100000; i++)
-				x += (uint64_t)i;
-			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-		} while (t1.tv_sec * 1000 + t1.tv_nsec / 1000000 < 300);
+		burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 200);
 		if (write(done[1], "x", 1) != 1)
 			_exit(1);
 		sleep(1);
@@ -90,14 +229,11 @@ static void test_read_counts_children(void **state)
 	close(done[1]);
 	assert_int_equal(read(done[0], &byte, 1), 1);
 	close(done[0]);
-	assert_int_equal(agent_cpu_read("/proc", getpid(), &after), 0);
-	/* The live child's ~300 ms show up (clock ticks: 10 ms resolution). */
-	assert_true(after - before >= 200000000ULL);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	assert_true(t1.startup_ns - t0.startup_ns >= 190000000ULL);
+	assert_true(t1.charged_ns - t0.charged_ns < 100000000ULL);
+	kill(kid, SIGKILL);
 	assert_int_equal(waitpid(kid, &status, 0), kid);
-	/* Reaped: now in our cutime, still counted. */
-	assert_int_equal(agent_cpu_read("/proc", getpid(), &after), 0);
-	assert_true(after - before >= 200000000ULL);
-	assert_int_equal(agent_cpu_read("/proc", 0x7ffffff0, &after), -ENOENT);
 }
 
 int main(void)
@@ -106,7 +242,10 @@ int main(void)
 		cmocka_unit_test(test_parse_plain),
 		cmocka_unit_test(test_parse_hostile_comm),
 		cmocka_unit_test(test_parse_refuses),
-		cmocka_unit_test(test_read_counts_children),
+		cmocka_unit_test(test_first_reading_is_startup),
+		cmocka_unit_test(test_matches_schedstat),
+		cmocka_unit_test(test_new_child_is_startup),
+		cmocka_unit_test(test_young_growth_is_startup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,7 @@
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/process_info.h"
+#include "exporter/symbols/stack_cache.h"
 #include "exporter/symbols/proc_source.h"
 #include "exporter/profile/profile.h"
 #include "exporter/symbols/symbolizer.h"
@@ -194,7 +195,9 @@ static void test_outputs_golden(void **state)
 	ex.src = proc_source_direct_new(GOLDEN_DIR "/proc", "", GOLDEN_DIR "/kallsyms");
 	assert_non_null(ex.src);
 	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
-	if (ex.sym == NULL)
+	/* As in a real run: stacks seen before come from the cache, same bytes out. */
+	ex.stacks = stack_cache_new(STACK_CACHE_DEFAULT_SLOTS);
+	if (ex.sym == NULL || ex.stacks == NULL)
 		fail_msg("symbolizer: %s", err);
 	/* Samples go to the window's interval; the files are its merge. */
 	ex.window = profile_window_new(600 * NSEC_PER_SEC, 10 * NSEC_PER_SEC, 0,
@@ -267,6 +270,7 @@ static void test_outputs_golden(void **state)
 	process_info_free(procs);
 	profile_window_free(ex.window);
 	timeline_free(ex.timeline);
+	stack_cache_free(ex.stacks);
 	symbolizer_free(ex.sym);
 	proc_source_free(ex.src);
 	shm_ring_consumer_detach(&ex.ring);

@@ -127,6 +127,31 @@ static void test_own_function(void **state)
 	symbolizer_free(s);
 }
 
+/* Rebuilding the string table frees every name a cached stack points to: the
+ * stack generation must change for every pid, so none is reused. */
+static void test_trim_invalidates_stacks(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t before;
+	struct frame f;
+
+	(void)state;
+	assert_int_equal(symbolizer_user_frame(s, pid, marker_addr() + 3, &f), 0);
+	assert_true(symbolizer_load_kernel_symbols(s));
+	before = symbolizer_stack_generation(s, pid);
+	assert_true(before != 0);
+	/* Under its cap, nothing is rebuilt and the generation stays. */
+	assert_int_equal(symbolizer_trim_strings(s, (size_t)1 << 40), 0);
+	assert_int_equal(symbolizer_stack_generation(s, pid), before);
+	assert_int_equal(symbolizer_trim_strings(s, 0), 1);
+	assert_true(symbolizer_stack_generation(s, pid) > before);
+	/* Names still resolve after the rebuild. */
+	assert_int_equal(symbolizer_user_frame(s, pid, marker_addr() + 3, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	symbolizer_free(s);
+}
+
 static void test_libc_function(void **state)
 {
 	struct symbolizer *s = new_sym();
@@ -631,6 +656,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_function),
+		cmocka_unit_test(test_trim_invalidates_stacks),
 		cmocka_unit_test(test_libc_function),
 		cmocka_unit_test(test_vdso_function),
 		cmocka_unit_test(test_kernel),

@@ -152,7 +152,7 @@ static void test_cache_bounds(void **state)
 
 static void test_cache_and_eviction(void **state)
 {
-	struct lowprof_unwind_row backing[100];
+	struct lowprof_unwind_row backing[108];
 	struct unwind_maps um;
 	struct unwind_table t = {0};
 	struct unwinder_segment s = seg_at(0x1000, 0x10000);
@@ -161,7 +161,8 @@ static void test_cache_and_eviction(void **state)
 	struct unwind_maps_usage u;
 
 	(void)state;
-	assert_int_equal(unwind_maps_init_mem(&um, backing, 100), 0);
+	/* 40 rows 16 bytes apart span 3 index pages: 6 index words, 2 slots, 42 in all. */
+	assert_int_equal(unwind_maps_init_mem(&um, backing, 108), 0);
 	t.rows = rows_for(40, 0x1000);
 	t.nrows = 40;
 
@@ -173,7 +174,7 @@ static void test_cache_and_eviction(void **state)
 	unwind_maps_ref(&um, f1);
 	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
 	assert_int_equal(f2->state, UNWIND_FILE_READY);
-	assert_int_equal(f2->first_row, 40);
+	assert_int_equal(f2->first_row, 42);
 	unwind_maps_ref(&um, f2);
 
 	/* Same inode, new mtime: another file. Same key: a hit. */
@@ -185,7 +186,7 @@ static void test_cache_and_eviction(void **state)
 	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
 	assert_int_equal(f3->state, UNWIND_FILE_NO_SPACE);
 	unwind_maps_usage(&um, &u);
-	assert_int_equal(u.rows_used, 80);
+	assert_int_equal(u.rows_used, 84);
 	assert_int_equal(u.files_no_space, 1);
 	unwind_maps_ref(&um, f3);
 	unwind_maps_unref(&um, f3); /* forgotten at its last unref: retried next time */
@@ -202,7 +203,7 @@ static void test_cache_and_eviction(void **state)
 	assert_int_equal(u.evictions, 1);
 
 	/* Freed ranges coalesce: evicting f2 (least recently used) joins its rows
-	 * with the free tail, and 60 rows fit in one piece; f3 stays. */
+	 * with the free tail, and 60 rows (62 slots) fit in one piece; f3 stays. */
 	unwind_maps_unref(&um, f2);
 	free(t.rows);
 	t.rows = rows_for(60, 0x1000);
@@ -211,8 +212,8 @@ static void test_cache_and_eviction(void **state)
 	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	unwind_maps_usage(&um, &u);
-	assert_int_equal(f1->first_row, 40);
-	assert_int_equal(u.rows_used, 100);
+	assert_int_equal(f1->first_row, 42);
+	assert_int_equal(u.rows_used, 104);
 	assert_int_equal(u.evictions, 2);
 	assert_ptr_equal(unwind_maps_find(&um, &k3), f3);
 
@@ -222,6 +223,43 @@ static void test_cache_and_eviction(void **state)
 	assert_int_equal(f2->nrows, 0);
 	free(t.rows);
 	unwind_maps_fini(&um);
+}
+
+/* The page index: for every pc, the row a full search finds lies in the page's range. */
+static void test_page_index(void **state)
+{
+	struct unwind_row rows[7] = {{.pc = 0x1010}, {.pc = 0x1020}, {.pc = 0x1100},
+				     {.pc = 0x1180}, {.pc = 0x1480}, {.pc = 0x1490}, {.pc = 0x1700}};
+	uint32_t words[32];
+	size_t n, i;
+	uint64_t pc;
+
+	(void)state;
+	n = unwind_maps_page_index(rows, 7, words, 32);
+	/* Pages of 256 bytes from 0x1000 to 0x1700: 8, 8 + 1 bounds, the last row again. */
+	assert_int_equal(n, 11);
+	assert_int_equal(words[10], 6);
+	assert_int_equal(words[0], 8);
+	for (pc = 0x1010; pc < 0x1900; pc++) {
+		uint64_t page = (pc >> LOWPROF_UNWIND_PAGE_SHIFT) - (0x1010 >> LOWPROF_UNWIND_PAGE_SHIFT);
+		size_t want = 0, lo, hi;
+
+		for (i = 0; i < 7; i++) {
+			if (rows[i].pc <= pc)
+				want = i;
+		}
+		if (page >= words[0]) {
+			assert_int_equal(want, 6);
+			continue;
+		}
+		lo = words[1 + page];
+		hi = words[2 + page];
+		assert_true(lo <= want && want <= hi);
+		assert_true(rows[lo].pc <= pc);
+	}
+	/* Too sparse for the room given: no index (npages 0), one word. */
+	assert_int_equal(unwind_maps_page_index(rows, 7, words, 5), 1);
+	assert_int_equal(words[0], 0);
 }
 
 static void test_bias(void **state)
@@ -255,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_check_table),
 		cmocka_unit_test(test_cache_and_eviction),
 		cmocka_unit_test(test_cache_bounds),
+		cmocka_unit_test(test_page_index),
 		cmocka_unit_test(test_bias),
 	};
 
