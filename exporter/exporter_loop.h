@@ -54,6 +54,8 @@ struct exporter {
 	struct exporter_state state;
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
 	bool reported_export;
+	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (ignored) */
+	uint64_t next_write_ns;       /* monotonic: the next rewrite of the files */
 };
 
 /* CLOCK_REALTIME in nanoseconds (the profile's times; durations use mono_ns()). */

@@ -7,68 +7,19 @@
  * the TLS files as /dev/fd/N. It runs as --user with no capabilities and opens
  * no path: what it symbolizes with comes from the loader over SYMBOLS.
  */
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "common/event_fds.h"
 #include "common/log.h"
-#include "common/mono_clock.h"
-#include "ipc/notify.h"
-#include "exporter/exporter_loop.h"
-#include "exporter/otlp/otlp_export.h"
-#include "exporter/formats/archive.h"
-#include "exporter/profile/profile.h"
-#include "exporter/profile/profile_window.h"
-#include "exporter/profile/timeline.h"
-#include "exporter/symbols/proc_source.h"
-#include "exporter/symbols/stack_cache.h"
-#include "exporter/symbols/symbolizer.h"
+#include "exporter/exporter_run.h"
 #include "ipc/lowprof_fds.h"
-#include "ipc/shm_ring.h"
 #include "seccomp/sandbox.h"
-#include "settings/defaults.h"
-
-/* The loader writes the eventfd for every batch it publishes, so the exporter
- * wakes on data; otherwise at the next file write, or for its liveness ping. */
-#define POLL_MS NOTIFY_PING_INTERVAL_MS
-/* At exit, the delivery queue gets this long to drain. */
-#define OTLP_FLUSH_MS 5000
-/* The longest the exporter waits for the loader to answer one symbol request. */
-#define SYMBOL_SOURCE_TIMEOUT_MS 1000
-/* At start, how long kallsyms may wait for a loader that is starting too (well
- * inside the supervisor's readiness deadline). */
-#define KALLSYMS_START_TIMEOUT_MS 10000
-
-/* The loader over LOWPROF_FD_SYMBOLS; without it (a bare exporter run by hand),
- * /proc read directly, which works only with the privilege to read it. */
-static struct proc_source *exporter_proc_source(const struct exporter_options *o)
-{
-	struct stat st;
-
-	if (fstat(LOWPROF_FD_SYMBOLS, &st) == 0 && S_ISSOCK(st.st_mode))
-		return proc_source_broker_new(LOWPROF_FD_SYMBOLS, SYMBOL_SOURCE_TIMEOUT_MS);
-	log_warn("no symbol source socket (fd %d): reading /proc directly", LOWPROF_FD_SYMBOLS);
-	return proc_source_direct_new("/proc", SETTINGS_DEBUG_DIR, o->kallsyms_path);
-}
 
 int main(int argc, char **argv)
 {
 	struct exporter ex;
-	struct pollfd pfd[3];
-	uint64_t next_write_ns, now_ns, hint;
 	char err[512];
-	long otlp_ms;
-	size_t left;
-	int rc, sfd, timeout;
-	bool running = true, seccomp_log;
+	bool seccomp_log;
+	int rc;
 
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
@@ -78,129 +29,8 @@ int main(int argc, char **argv)
 	rc = exporter_options_parse(argc, argv, &ex.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
-	sfd = event_signalfd();
-	if (sfd < 0)
-		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(-sfd));
-	ex.src = exporter_proc_source(&ex.opt);
-	if (ex.src == NULL)
-		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-	/* Before any sandbox: reads the TLS files and resolves the collector's name. */
-	if (ex.opt.otlp_enabled) {
-		ex.otlp = otlp_export_new(&ex.opt.otlp, ex.src, err, sizeof(err));
-		if (ex.otlp == NULL)
-			fatal(LOWPROF_EXIT_FAILURE, "otlp: %s", err);
-	}
-	/* The supervisor starts us as --user with nothing; run by hand as root, drop
-	 * every capability all the same. Then the filter, before any sample is read. */
-	if (geteuid() == 0)
-		sandbox_limit_caps("exporter", NULL, 0);
-	/* Paths: the output directory alone, however a path is spelled (Landlock
-	 * checks where it resolves; the filter below, only the dirfd). */
-	sandbox_confine_to_dir("exporter", LOWPROF_FD_OUTDIR);
-	sandbox_enter("exporter", seccomp_log);
-	if (shm_ring_consumer_attach(&ex.ring, LOWPROF_FD_SHM, err, sizeof(err)) != 0)
-		fatal(LOWPROF_EXIT_FAILURE, "shared ring: %s", err);
-	ex.sym = symbolizer_new(ex.src, err, sizeof(err));
-	/* Without it every sample is symbolized afresh: slower, not wrong. */
-	ex.stacks = stack_cache_new(STACK_CACHE_DEFAULT_SLOTS);
-	if (ex.sym == NULL)
-		fatal(LOWPROF_EXIT_FAILURE, "symbolizer: %s", err);
-	symbolizer_set_kernel_addresses(ex.sym, ex.opt.kernel_addresses);
-	/* kallsyms before readiness: its parse (tens of ms) is start-up cost, not a
-	 * stall in the middle of sampling. The loader starts alongside us. */
-	proc_source_set_timeout(ex.src, KALLSYMS_START_TIMEOUT_MS);
-	if (!symbolizer_load_kernel_symbols(ex.sym))
-		log_warn("kallsyms not received from the loader at start: asked again at the first kernel frame");
-	proc_source_set_timeout(ex.src, SYMBOL_SOURCE_TIMEOUT_MS);
-	ex.timeline = timeline_new(TIMELINE_MAX_ENTRIES);
-	if (ex.timeline == NULL)
-		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-	if (ex.opt.off_cpu) {
-		/* The run's whole off-CPU profile (not windowed), under the same cap. */
-		ex.offcpu = profile_new();
-		if (ex.offcpu == NULL)
-			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-		profile_set_max_stacks(ex.offcpu, ex.opt.window.max_stacks);
-	}
-	ex.start_mono_ns = mono_ns();
-	ex.start_unix_ns = exporter_unix_ns();
-	/* A restart of this run picks up the window its predecessor wrote. */
-	exporter_restore(&ex);
-	exporter_window_start(&ex);
-	ex.interval_start_unix_ns = exporter_unix_ns();
-	next_write_ns = ex.start_mono_ns + (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
-	notify_ready();
-
-	pfd[0].fd = sfd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = LOWPROF_FD_EVENT;
-	pfd[1].events = POLLIN;
-	pfd[2].fd = LOWPROF_FD_NOTIFY; /* the supervisor's "restarts" messages */
-	pfd[2].events = POLLIN;
-	while (running) {
-		/* The eventfd is only a hint: the timeout makes us look anyway. A transfer
-		 * in progress or a retry due may want us back sooner. */
-		timeout = POLL_MS;
-		now_ns = mono_ns();
-		if (next_write_ns > now_ns && (next_write_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
-			timeout = (int)((next_write_ns - now_ns) / NSEC_PER_MSEC) + 1;
-		otlp_ms = ex.otlp != NULL ? otlp_export_timeout_ms(ex.otlp) : -1;
-		if (otlp_ms >= 0 && otlp_ms < timeout)
-			timeout = (int)otlp_ms;
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
-			fatal(LOWPROF_EXIT_FAILURE, "poll: %s", strerror(errno));
-		notify_ping(); /* liveness for the supervisor; the poll timeout bounds the gap */
-		if (pfd[1].revents & POLLIN) {
-			if (read(LOWPROF_FD_EVENT, &hint, sizeof(hint)) < 0 && errno != EAGAIN)
-				log_warn("eventfd read: %s", strerror(errno));
-		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
-				running = false;
-		}
-		/* A hang-up is the supervisor gone (killed): finish like on SIGTERM, rather
-		 * than poll a dead channel. */
-		if ((pfd[2].revents & (POLLIN | POLLHUP)) && exporter_read_supervisor(&ex)) {
-			log_warn("the supervisor is gone: writing the profile and stopping");
-			pfd[2].fd = -1;
-			running = false;
-		}
-		while (exporter_read_batch(&ex) == EXPORTER_RECORDS_PER_BATCH && running)
-			;
-		if (mono_ns() >= next_write_ns) {
-			exporter_write(&ex);
-			next_write_ns += (uint64_t)ex.opt.interval_s * NSEC_PER_SEC;
-		}
-		if (ex.otlp != NULL) {
-			otlp_export_poll(ex.otlp);
-			exporter_report_export(&ex);
-		}
-	}
-	/* The supervisor stops the loader first: everything it drained is in the ring. */
-	while (exporter_read_batch(&ex) > 0)
-		;
-	exporter_write(&ex);
-	if (ex.otlp != NULL) {
-		/* Bounded: a dead collector must not hold up the stop. The files are
-		 * written again so summary.json counts what the wait delivered. */
-		left = otlp_export_flush(ex.otlp, OTLP_FLUSH_MS);
-		if (left > 0)
-			log_warn("%zu profile(s) not delivered to the collector at exit", left);
-		exporter_write(&ex);
-	}
-	exporter_print_summary(&ex);
-	otlp_export_free(ex.otlp);
-	if (ex.state_fd >= 0)
-		close(ex.state_fd);
-	profile_window_free(ex.window);
-	profile_free(ex.offcpu);
-	archive_free(ex.archive);
-	timeline_free(ex.timeline);
-	stack_cache_free(ex.stacks);
-	symbolizer_free(ex.sym);
-	proc_source_free(ex.src);
-	shm_ring_consumer_detach(&ex.ring);
+	exporter_start(&ex, seccomp_log);
+	exporter_run(&ex);
+	exporter_stop(&ex);
 	return LOWPROF_EXIT_OK;
 }
