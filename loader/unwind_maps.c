@@ -4,13 +4,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "bpf/lowprof.skel.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
@@ -23,19 +23,6 @@ _Static_assert(UNWIND_CFA_END == 5 && UNWIND_CFA_SIGNAL == 4 && UNWIND_CFA_PLT =
 _Static_assert((1u << LOWPROF_UNWIND_ROW_STEPS) > UNWIND_TABLE_MAX_ROWS, "row search steps");
 _Static_assert((1u << (LOWPROF_UNWIND_MAPPING_STEPS - 1)) >= LOWPROF_UNWIND_MAX_MAPPINGS,
 	       "mapping search steps");
-
-static int um_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int um_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 uint32_t unwind_maps_capacity(unsigned table_mb)
 {
@@ -271,7 +258,7 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err
 	if (capacity > UINT32_MAX / 2)
 		capacity = UINT32_MAX / 2;
 	if (um_common_init(um, (uint32_t)capacity) != 0)
-		return um_fail(err, errlen, "out of memory");
+		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	um->rows_fd = bpf_map__fd(skel->maps.unwind_rows);
 	um->procs_fd = bpf_map__fd(skel->maps.unwind_procs);
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
@@ -308,12 +295,12 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 	size_t r;
 
 	if (unwind_table_validate(t, err, errlen) != 0)
-		return -1;
+		return -EINVAL;
 	if (nseg == 0 || nseg > UNWINDER_MAX_SEGMENTS)
-		return um_fail(err, errlen, "%u executable segments", nseg);
+		return errbuf_fail(-EINVAL, err, errlen, "%u executable segments", nseg);
 	for (i = 0; i < nseg; i++) {
 		if (seg[i].memsz == 0 || seg[i].vaddr + seg[i].memsz < seg[i].vaddr)
-			return um_fail(err, errlen, "executable segment %u is empty or wraps", i);
+			return errbuf_fail(-EINVAL, err, errlen, "executable segment %u is empty or wraps", i);
 		if (seg[i].vaddr < lo)
 			lo = seg[i].vaddr;
 		if (seg[i].vaddr + seg[i].memsz > hi)
@@ -326,7 +313,7 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 		if (row->cfa_kind == UNWIND_CFA_NONE && row->pc >= lo && row->pc <= hi)
 			continue;
 		if (row->pc < lo || row->pc >= hi)
-			return um_fail(err, errlen,
+			return errbuf_fail(-EINVAL, err, errlen,
 				       "row %zu at 0x%llx outside the executable segments [0x%llx, 0x%llx)",
 				       r, (unsigned long long)row->pc, (unsigned long long)lo,
 				       (unsigned long long)hi);

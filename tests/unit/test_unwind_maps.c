@@ -4,6 +4,7 @@
  * segments), row allocation with eviction of unused files, reference
  * counts, the file cache key, and load-bias computation.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,33 +56,33 @@ static void test_check_table(void **state)
 	/* A rule row past the code is not. */
 	t.rows[3].cfa_kind = UNWIND_CFA_RSP;
 	t.rows[3].cfa_off = 8;
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "outside"));
 	t.rows[3].pc = 0x1030;
 
 	/* Unsorted rows, unknown kinds, out-of-range offsets: the validator. */
 	t.rows[2].pc = 0x1000;
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	t.rows[2].pc = 0x1020;
 	t.rows[1].cfa_kind = 42;
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	t.rows[1].cfa_kind = UNWIND_CFA_RBP;
 	t.rows[1].rbp_kind = UNWIND_RBP_AT_CFA;
 	t.rows[1].rbp_off = 8; /* must be in [-4096, -8] */
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	t.rows[1].rbp_off = -16;
 	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), 0);
 	t.rows[1].cfa_off = -8;
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	t.rows[1].cfa_off = 16;
 
 	/* Segments: none, too many, empty, wrapping. */
-	assert_int_equal(unwind_maps_check_table(&t, &s, 0, err, sizeof(err)), -1);
-	assert_int_equal(unwind_maps_check_table(&t, &s, UNWINDER_MAX_SEGMENTS + 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(unwind_maps_check_table(&t, &s, UNWINDER_MAX_SEGMENTS + 1, err, sizeof(err)), -EINVAL);
 	s.memsz = 0;
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	s = seg_at(UINT64_MAX - 4, 0x1000);
-	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -1);
+	assert_int_equal(unwind_maps_check_table(&t, &s, 1, err, sizeof(err)), -EINVAL);
 	free(t.rows);
 }
 
