@@ -63,19 +63,8 @@ static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_walk w = {};
 	struct pt_regs *regs;
-	__u32 zero = 0;
 
-	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
-	if (!w.st)
-		return -1;
-	w.tgid = tgid;
-	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!w.proc) {
-		w.st->missing_proc++;
-		dwarf_mark_pending(&w, LOWPROF_UNWIND_PENDING_NEW);
-		return -1;
-	}
-	if (!task->mm)
+	if (dwarf_walk_begin(&w, tgid) != 0 || !task->mm)
 		return -1;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
@@ -83,20 +72,7 @@ static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 
 	w.pc = regs->ip;
 	w.sp = regs->sp;
 	w.bp = regs->bp;
-	if (w.pc == 0)
-		return -1;
-	w.s = s;
-	w.base = base;
-	w.max = max;
-	w.bp_valid = true;
-	w.signal_pc = true;
-	w.st->samples++;
-	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, &w, 0);
-	if (w.truncated) {
-		w.st->truncated++;
-		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
-	}
-	return w.n;
+	return dwarf_walk_run(&w, s, base, max);
 }
 
 /* The task coming in: charge its blocked time to the stack it left with. */

@@ -455,6 +455,50 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 }
 
 /*
+ * The two ends every walk shares. begin: the per-CPU statistics and the
+ * process's mappings, or -1 (no tables yet: the loader is told once, the
+ * caller takes the frame-pointer stack). run: once w->pc, sp and bp hold the
+ * task's user registers, the frames into s->frames[base...]; their number,
+ * or -1 without a user pc.
+ */
+static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid)
+{
+	__u32 zero = 0;
+
+	w->st = bpf_map_lookup_elem(&unwind_stats, &zero);
+	if (!w->st)
+		return -1;
+	w->tgid = tgid;
+	w->proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!w->proc) {
+		w->st->missing_proc++;
+		dwarf_mark_new(w);
+		return -1;
+	}
+	return 0;
+}
+
+static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_sample *s,
+					   __u32 base, __u32 max)
+{
+	if (w->pc == 0)
+		return -1;
+	w->s = s;
+	w->base = base;
+	w->max = max;
+	w->bp_valid = true;
+	w->signal_pc = true;
+	w->st->samples++;
+	/* One more iteration than frames, to tell a cut stack from a complete one. */
+	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, w, 0);
+	if (w->truncated) {
+		w->st->truncated++;
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+	}
+	return w->n;
+}
+
+/*
  * Walk the user stack of the current task with the tables into
  * s->frames[base...]. Returns the number of frames, or -1 when the process
  * has no tables (the caller takes the frame-pointer stack instead) or no
@@ -467,19 +511,10 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 	struct task_struct *task;
 	struct pt_regs *regs;
 	struct dwarf_walk w = {};
-	__u32 zero = 0;
 	__u64 cs;
 
-	w.st = bpf_map_lookup_elem(&unwind_stats, &zero);
-	if (!w.st)
+	if (dwarf_walk_begin(&w, tgid) != 0)
 		return -1;
-	w.tgid = tgid;
-	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!w.proc) {
-		w.st->missing_proc++;
-		dwarf_mark_new(&w);
-		return -1;
-	}
 	task = bpf_get_current_task_btf();
 	if (!task->mm)
 		return -1; /* a kernel thread: no user stack */
@@ -499,21 +534,7 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 		w.sp = regs->sp;
 		w.bp = regs->bp;
 	}
-	if (w.pc == 0)
-		return -1;
-	w.s = s;
-	w.base = base;
-	w.max = max;
-	w.bp_valid = true;
-	w.signal_pc = true;
-	w.st->samples++;
-	/* One more iteration than frames, to tell a cut stack from a complete one. */
-	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, &w, 0);
-	if (w.truncated) {
-		w.st->truncated++;
-		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
-	}
-	return w.n;
+	return dwarf_walk_run(&w, s, base, max);
 }
 
 /* A new program image: the old mappings are wrong from now on. */

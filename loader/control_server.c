@@ -347,7 +347,15 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns)
 		case MONITOR_RECV_MESSAGE:
 			break;
 		}
-		if (monitor_check_sender(&cs->mon, why, sizeof(why)) != 0) {
+		rc = monitor_check_sender(&cs->mon, why, sizeof(why));
+		if (rc == -ESRCH) {
+			/* A killed controller's last request, read late (a slow start):
+			 * its successor will speak on the same socket. */
+			monitor_audit_refusal(&cs->mon, &control_protocol, NULL, "stale", ESRCH, why,
+					      now_ns);
+			continue;
+		}
+		if (rc != 0) {
 			control_cut_off(cs, why, true);
 			return -EACCES;
 		}

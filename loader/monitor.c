@@ -78,11 +78,15 @@ enum monitor_recv monitor_recv(struct monitor *m, void *buf, size_t len, size_t 
 }
 
 /* The parent of pid (/proc/PID/stat); -1 if unknown. */
+/* The parent of pid, -1 if unknown, or -ESRCH when pid has exited (and was reaped). */
 static pid_t monitor_parent_of(pid_t pid)
 {
 	unsigned long long ppid;
+	int rc = proc_stat_field(pid, PROC_STAT_PPID, &ppid);
 
-	return proc_stat_field(pid, PROC_STAT_PPID, &ppid) == 0 ? (pid_t)ppid : -1;
+	if (rc == -ENOENT || rc == -ESRCH)
+		return -ESRCH;
+	return rc == 0 ? (pid_t)ppid : -1;
 }
 
 int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
@@ -100,6 +104,13 @@ int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 				   (unsigned)m->peer_uid, m->cfg.component, (unsigned)m->cfg.expected_uid);
 	if (m->cfg.expected_ppid > 0) {
 		parent = monitor_parent_of(m->peer_pid);
+		/* Gone (and reaped) since it sent: nothing vouches for the message, but
+		 * nothing is left to cut off either. The caller drops the message;
+		 * the channel stays for the component's next instance. */
+		if (parent == -ESRCH)
+			return errbuf_fail(-ESRCH, why, whylen,
+					   "sender pid %d has exited: its message is dropped",
+					   (int)m->peer_pid);
 		if (parent != m->cfg.expected_ppid)
 			return errbuf_fail(-EACCES, why, whylen,
 					   "sender pid %d is not a child of the supervisor (pid %d) but of %d",

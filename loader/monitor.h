@@ -123,7 +123,8 @@ void monitor_init(struct monitor *m, int fd, const struct monitor_config *cfg, u
 enum monitor_recv monitor_recv(struct monitor *m, void *buf, size_t len, size_t *got, char *why,
 			       size_t whylen);
 
-/* Is the sender of the last message the expected peer? 0, or -EACCES with why. */
+/* Is the sender of the last message the expected peer? 0, -EACCES (not the component: refuse or cut off), or -ESRCH (the sender
+ * has exited since: drop the message, keep the channel), reason in why. */
 int monitor_check_sender(const struct monitor *m, char *why, size_t whylen);
 
 /*

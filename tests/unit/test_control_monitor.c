@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,8 +227,39 @@ static void test_wrong_uid_cut_off(void **state)
 	stop(&f);
 }
 
-/* Right uid, but not a child of our supervisor (here: a grandchild of the test). */
+/* Right uid, but not a child of our supervisor (here: a grandchild of the
+ * test), alive while its message is judged: cut off. */
 static void test_wrong_parent_cut_off(void **state)
+{
+	struct fx f;
+	int status, gate[2];
+	char go = 0;
+	pid_t pid;
+
+	(void)state;
+	start(&f, getuid(), 0);
+	assert_int_equal(pipe(gate), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(gate[1]);
+		send_hello(&f);
+		/* Stay until the server has looked at our parent. */
+		_exit(read(gate[0], &go, 1) < 0);
+	}
+	close(gate[0]);
+	assert_int_equal(poll(&(struct pollfd){.fd = f.cs.mon.fd, .events = POLLIN}, 1, 5000), 1);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
+	assert_int_equal(test_audit_count(f.audit, "is not a child of the supervisor"), 1);
+	assert_int_equal(f.cs.mon.fd, -1);
+	close(gate[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	stop(&f);
+}
+
+/* A killed controller's last message, read after it was reaped (a slow
+ * loader start): dropped on the record, the channel kept for the next. */
+static void test_exited_sender_dropped(void **state)
 {
 	struct fx f;
 	int status;
@@ -242,9 +274,16 @@ static void test_wrong_parent_cut_off(void **state)
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	/* The sender has exited: its parent cannot be shown to be the supervisor. */
-	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
-	assert_int_equal(test_audit_count(f.audit, "is not a child of the supervisor"), 1);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	assert_int_equal(test_audit_count(f.audit, "has exited: its message is dropped"), 1);
+	assert_int_equal(test_audit_count(f.audit, "\"event\":\"peer_cut_off\""), 0);
+	assert_true(f.cs.mon.fd >= 0);
+	assert_false(f.cs.failsafe);
+	/* The real controller (this process) is served on the same socket. */
+	send_hello(&f);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	assert_true(f.cs.mon.fd >= 0);
+	assert_false(f.cs.failsafe);
 	stop(&f);
 }
 
@@ -334,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_flood_rate_limited),
 		cmocka_unit_test(test_wrong_uid_cut_off),
 		cmocka_unit_test(test_wrong_parent_cut_off),
+		cmocka_unit_test(test_exited_sender_dropped),
 		cmocka_unit_test(test_fd_cut_off),
 		cmocka_unit_test(test_ctrunc_cut_off),
 		cmocka_unit_test(test_not_one_frame_cut_off),
