@@ -89,6 +89,28 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 	return st->window_run_ns < cfg->budget_ns_per_window;
 }
 
+/*
+ * The user stack by frame pointers (the kernel's own walk) into the frames
+ * after kdepth kernel ones; depth is 1..LOWPROF_MAX_USER_DEPTH. Returns the
+ * number of frames (0: none), marking the sample cut when depth was reached.
+ */
+static __always_inline __u32 user_stack_fp(void *ctx, struct scratch_sample *s, __u32 kdepth,
+					   __u32 depth)
+{
+	long ret;
+	__u32 n;
+
+	/* kdepth <= LOWPROF_MAX_KERNEL_DEPTH, so the user frames fit after it. */
+	ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
+			    depth * sizeof(__u64), BPF_F_USER_STACK);
+	if (ret <= 0)
+		return 0;
+	n = ret / sizeof(__u64);
+	if (n >= depth)
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+	return n;
+}
+
 SEC("perf_event")
 int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
@@ -158,16 +180,9 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 				s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 			goto record;
 		}
-		/* kdepth <= LOWPROF_MAX_KERNEL_DEPTH, so the user frames fit after it. */
-		ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
-				    depth * sizeof(__u64), BPF_F_USER_STACK);
-		if (ret > 0) {
-			udepth = ret / sizeof(__u64);
-			if (udepth >= depth)
-				s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
-		} else {
+		udepth = user_stack_fp(ctx, s, kdepth, depth);
+		if (udepth == 0)
 			s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
-		}
 	}
 record:
 	s->hdr.kernel_depth = kdepth;

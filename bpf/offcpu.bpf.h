@@ -62,16 +62,9 @@ static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_walk w = {};
-	struct pt_regs *regs;
 
-	if (dwarf_walk_begin(&w, tgid) != 0 || !task->mm)
+	if (dwarf_walk_begin(&w, tgid) != 0 || !task->mm || dwarf_walk_saved_regs(&w, task) != 0)
 		return -1;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return -1;
-	w.pc = regs->ip;
-	w.sp = regs->sp;
-	w.bp = regs->bp;
 	return dwarf_walk_run(&w, s, base, max);
 }
 
@@ -160,17 +153,7 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	ret = -1;
 	if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
 		ret = offcpu_unwind_dwarf(s, kdepth, depth, tgid);
-	if (ret >= 0) {
-		udepth = ret;
-	} else {
-		ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
-				    depth * sizeof(__u64), BPF_F_USER_STACK);
-		if (ret > 0) {
-			udepth = ret / sizeof(__u64);
-			if (udepth >= depth)
-				s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
-		}
-	}
+	udepth = ret >= 0 ? ret : user_stack_fp(ctx, s, kdepth, depth);
 	if (udepth == 0)
 		s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 	s->hdr.kernel_depth = kdepth;

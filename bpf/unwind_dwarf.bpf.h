@@ -478,6 +478,20 @@ static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid)
 	return 0;
 }
 
+/* The user registers a task saved when it entered the kernel: where a walk of
+ * a task interrupted (or switched out) in kernel mode starts. */
+static __always_inline int dwarf_walk_saved_regs(struct dwarf_walk *w, struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return -1;
+	w->pc = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	return 0;
+}
+
 static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_sample *s,
 					   __u32 base, __u32 max)
 {
@@ -509,7 +523,6 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 					      __u32 tgid)
 {
 	struct task_struct *task;
-	struct pt_regs *regs;
 	struct dwarf_walk w = {};
 	__u64 cs;
 
@@ -526,14 +539,8 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 	w.sp = ctx->regs.sp;
 	w.bp = ctx->regs.bp;
 	/* A sample taken in kernel mode: start from the registers saved at entry. */
-	if ((cs & 3) != 3) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (!regs)
-			return -1;
-		w.pc = regs->ip;
-		w.sp = regs->sp;
-		w.bp = regs->bp;
-	}
+	if ((cs & 3) != 3 && dwarf_walk_saved_regs(&w, task) != 0)
+		return -1;
 	return dwarf_walk_run(&w, s, base, max);
 }
 
