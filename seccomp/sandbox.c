@@ -50,9 +50,9 @@ void sandbox_limit_caps(const char *component, const cap_value_t *keep, size_t n
 }
 
 /*
- * In a sanitizer build LeakSanitizer's end-of-process check needs ptrace and
- * prctl, which no component's filter allows: run the check now, before the
- * filter (it reports what is already unreachable, and turns the exit-time
+ * In a sanitizer build LeakSanitizer's end-of-process check needs ptrace,
+ * prctl and /proc, which no component's filter (or Landlock) allows: run the
+ * check now, before the filter (it reports what is already unreachable, and turns the exit-time
  * check off). Nothing of this is in a normal build.
  */
 #ifdef LOWPROF_SANITIZE
@@ -77,7 +77,11 @@ void sandbox_enter(const char *component, bool log_only)
 void sandbox_confine_to_dir(const char *component, int dirfd)
 {
 	char err[256];
-	int rc = landlock_dir_confine(dirfd, err, sizeof(err));
+	int rc;
+
+	/* LeakSanitizer reads /proc at exit, which Landlock closes too. */
+	SANDBOX_LEAK_CHECK();
+	rc = landlock_dir_confine(dirfd, err, sizeof(err));
 
 	if (rc == -EOPNOTSUPP)
 		log_warn("%s: only the seccomp filter confines lowprof-%s's paths", err, component);
