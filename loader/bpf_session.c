@@ -191,7 +191,7 @@ int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		}
 		s->throttle.paused = true;
 	}
-	rc = offcpu_follow_throttle(s->skel, &s->offcpu, !t->paused && t->tier < THROTTLE_TIER_CRITICAL,
+	rc = offcpu_follow_throttle(s->skel, &s->offcpu, offcpu_allowed(&s->offcpu, t),
 				    &s->offcpu_link, err, errlen);
 	if (rc != 0)
 		return rc;

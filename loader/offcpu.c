@@ -15,6 +15,13 @@ void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_
 	out->enabled = o->off_cpu;
 	out->min_ns = (__u64)o->off_cpu_min_us * 1000u;
 	out->prob_ppm = (__u32)(o->off_cpu_prob_pct / 100.0 * LOWPROF_OFFCPU_PPM_ONE + 0.5);
+	out->full_frequency_hz = o->frequency_hz;
+}
+
+bool offcpu_allowed(const struct offcpu_settings *set, const struct throttle *t)
+{
+	return !t->paused && t->tier == THROTTLE_TIER_HEALTHY &&
+	       t->frequency_hz >= set->full_frequency_hz && t->sample_divisor <= 1;
 }
 
 void offcpu_prepare(struct lowprof_bpf *skel, const struct offcpu_settings *set)

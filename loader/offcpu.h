@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ipc/throttle.h"
 #include "bpf/offcpu.h"
 
 struct lowprof_bpf;
@@ -21,10 +22,19 @@ struct offcpu_settings {
 	bool enabled;     /* --off-cpu */
 	__u64 min_ns;     /* --off-cpu-min-us, in ns */
 	__u32 prob_ppm;   /* the starting probability, parts per million */
+	unsigned full_frequency_hz; /* the user's -F: the healthy tier's rate */
 };
 
 /* The settings --off-cpu, --off-cpu-min-us and --off-cpu-probability give. */
 void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_settings *out);
+/*
+ * Whether the switch program may be attached under throttle t: only while
+ * sampling runs healthy and at the full rate. Off-CPU profiling is the first
+ * thing given up when the host is busy or lowprof is over its budget (a
+ * switch storm makes it the costliest part), and it comes back with the
+ * full rate.
+ */
+bool offcpu_allowed(const struct offcpu_settings *set, const struct throttle *t);
 /* Before load: the program is loaded (verified) only when enabled. */
 void offcpu_prepare(struct lowprof_bpf *skel, const struct offcpu_settings *set);
 /* After load: write the settings and attach. *link stays NULL when disabled.
