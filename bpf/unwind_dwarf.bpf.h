@@ -123,25 +123,19 @@ struct dwarf_walk {
 	bool pending_sent;
 };
 
+/*
+ * Ask the loader for (new) tables of this process: sampled without any yet,
+ * or at a pc outside every known mapping (dlopen, or tables read just before
+ * an exec). Wake it now (its timer may be a second away), so that the stacks
+ * are whole from the next samples on. Once per walk; BPF_NOEXIST keeps the
+ * first reason, and sends one wake-up, until the loader has read it.
+ */
 static __always_inline void dwarf_mark_pending(struct dwarf_walk *w, __u32 reason)
 {
-	/* Once per walk; BPF_NOEXIST keeps the first reason until the loader reads it. */
+	struct lowprof_proc_event ev;
+
 	if (w->pending_sent)
 		return;
-	w->pending_sent = true;
-	bpf_map_update_elem(&unwind_pending, &w->tgid, &reason, BPF_NOEXIST);
-}
-
-/*
- * A process sampled for the first time without tables: wake the loader now
- * (its timer may be a second away) so that its stacks are whole from the
- * next samples on. Once per process until the loader has read it.
- */
-static __always_inline void dwarf_mark_new(struct dwarf_walk *w)
-{
-	struct lowprof_proc_event ev;
-	__u32 reason = LOWPROF_UNWIND_PENDING_NEW;
-
 	w->pending_sent = true;
 	if (bpf_map_update_elem(&unwind_pending, &w->tgid, &reason, BPF_NOEXIST) != 0)
 		return;
@@ -472,7 +466,7 @@ static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid)
 	w->proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	if (!w->proc) {
 		w->st->missing_proc++;
-		dwarf_mark_new(w);
+		dwarf_mark_pending(w, LOWPROF_UNWIND_PENDING_NEW);
 		return -1;
 	}
 	return 0;
