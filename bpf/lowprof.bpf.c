@@ -153,6 +153,8 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.tid = tid;
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.flags = 0;
+	s->hdr.nfiles = 0;
+	s->hdr.user_stop = LOWPROF_STOP_NONE;
 	s->hdr.reserved = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 

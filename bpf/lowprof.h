@@ -48,13 +48,69 @@ struct lowprof_sample {
 	__u32 flags;          /* enum lowprof_sample_flags */
 	__u16 kernel_depth;
 	__u16 user_depth;
-	__u32 reserved;       /* zero */
+	__u8 nfiles;          /* entries of the file list after the frames */
+	__u8 user_stop;       /* enum lowprof_stop_reason: why the user stack ends early */
+	__u16 reserved;       /* zero */
 	char comm[LOWPROF_COMM_LEN];
-	__u64 frames[];
+	__u64 frames[];       /* then nfiles struct lowprof_file_id */
+};
+
+/*
+ * A file that backs user code, as the kernel names it in the VMA: the
+ * superblock's device in the kernel's encoding (major << 20 | minor; user
+ * space converts it with makedev()), the inode number and the inode's
+ * generation (a reused inode number gets a new one). Every process that maps
+ * the same file names it the same way, so tables, symbols and caches are
+ * keyed by it, never by pid.
+ */
+struct lowprof_file_id {
+	__u64 ino;
+	__u32 dev;
+	__u32 gen;
+};
+
+/*
+ * User frames as (file, offset). A user frame's top byte says what its low
+ * 56 bits are:
+ *   0                           a raw virtual address: no file backs the
+ *                               code (anonymous or JIT memory), or the
+ *                               sample's file list was full
+ *   k in 1..LOWPROF_SAMPLE_MAX_FILES
+ *                               a byte offset in the file of entry k - 1 of
+ *                               the sample's file list
+ *   LOWPROF_FRAME_VDSO          an offset from the start of the vDSO image
+ * Kernel frames are raw kernel addresses, as before.
+ */
+#define LOWPROF_SAMPLE_MAX_FILES 15
+#define LOWPROF_FRAME_KIND_SHIFT 56
+#define LOWPROF_FRAME_VALUE_MASK ((1ULL << LOWPROF_FRAME_KIND_SHIFT) - 1)
+#define LOWPROF_FRAME_RAW 0u
+#define LOWPROF_FRAME_VDSO 0xffu
+#define LOWPROF_FRAME_MAKE(kind, value)                                                     \
+	(((__u64)(kind) << LOWPROF_FRAME_KIND_SHIFT) | ((__u64)(value) & LOWPROF_FRAME_VALUE_MASK))
+#define LOWPROF_FRAME_KIND(frame) ((unsigned)((frame) >> LOWPROF_FRAME_KIND_SHIFT))
+#define LOWPROF_FRAME_VALUE(frame) ((frame) & LOWPROF_FRAME_VALUE_MASK)
+
+/*
+ * Why a user stack ends before its outermost frame. The outputs end such a
+ * stack with a marker frame that says so ("[no unwind table]", ...) instead
+ * of guessing; summary.json counts cut stacks by reason. Truncation by depth
+ * is the LOWPROF_SAMPLE_USER_TRUNCATED flag, not a reason here.
+ */
+enum lowprof_stop_reason {
+	LOWPROF_STOP_NONE = 0,              /* whole (or no user stack at all) */
+	LOWPROF_STOP_NO_TABLE = 1,          /* DWARF: a frame in a file without a table yet */
+	LOWPROF_STOP_UNWIND_FAILED = 2,     /* a row or a stack read failed */
+	LOWPROF_STOP_NO_FRAME_POINTERS = 3, /* FP tiers: a file known to lack frame pointers */
+	LOWPROF_STOP_NO_MAPPING = 4,        /* the pc's VMA could not be looked up in this sample */
+	LOWPROF_STOP_ANON = 5,              /* anonymous (JIT) code without a frame-pointer chain */
+	LOWPROF_STOP_REASONS = 6
 };
 
 #define LOWPROF_SAMPLE_HEADER_SIZE (sizeof(struct lowprof_sample))
-#define LOWPROF_SAMPLE_MAX_SIZE (LOWPROF_SAMPLE_HEADER_SIZE + LOWPROF_MAX_FRAMES * sizeof(__u64))
+#define LOWPROF_SAMPLE_MAX_SIZE                                                             \
+	(LOWPROF_SAMPLE_HEADER_SIZE + LOWPROF_MAX_FRAMES * sizeof(__u64) +                  \
+	 LOWPROF_SAMPLE_MAX_FILES * sizeof(struct lowprof_file_id))
 
 /*
  * Run-time settings, one element of an array map that the loader writes.

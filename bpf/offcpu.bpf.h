@@ -134,6 +134,8 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	s->hdr.tid = tid;
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.flags = LOWPROF_SAMPLE_OFF_CPU;
+	s->hdr.nfiles = 0;
+	s->hdr.user_stop = LOWPROF_STOP_NONE;
 	s->hdr.reserved = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
