@@ -39,7 +39,10 @@
 #define STOP_TIMEOUT_MS 10000
 #define EXPORTER_STOP_TIMEOUT_MS 120000
 #define STATUS_REQUEST_TIMEOUT_MS 200
-#define STALL_MS 2000 /* the loop wakes every 500 ms at most: longer is a stall */
+/* Waking this much later than the loop asked to means the supervisor itself stalled. */
+#define STALL_MS 2000
+/* The longest poll: nothing is due, but a stall must still be noticed eventually. */
+#define MAX_SLEEP_MS 60000
 
 /* Start order; they are stopped in reverse. */
 enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
@@ -68,7 +71,7 @@ struct supervisor {
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
 	int64_t end_ms;          /* -1: until signalled */
 	int64_t next_watchdog_ms;
-	int64_t last_loop_ms;    /* when the main loop last ran: detects our own stalls */
+	int64_t wake_due_ms;     /* when the loop asked poll to return at the latest: detects our own stalls */
 	bool sd_ready_sent;
 	bool stopping;
 	int status;              /* exit status of lowprof */
@@ -460,6 +463,16 @@ static void supervise_reap(struct supervisor *sv, int64_t now)
 	}
 }
 
+/* When c's silence becomes fatal (ms, supervise_now_ms), or -1: no deadline. */
+static int64_t supervise_liveness_deadline(const struct supervisor *sv, const struct component *c)
+{
+	if (c->pid == 0 || c->kill_reason_liveness || !c->pings)
+		return -1;
+	return c->last_message_ms + (c->state == COMPONENT_STARTING
+					     ? READY_TIMEOUT_MS
+					     : (int64_t)sv->opt->liveness_timeout_s * 1000);
+}
+
 /* Liveness: a running component says something at least every second. */
 static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 {
@@ -467,27 +480,24 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 	int i;
 
 	/*
-	 * The loop wakes at least every 500 ms. A longer gap means the supervisor
-	 * itself did not run (a VM paused by its host, a starved machine): its
-	 * components probably did not either, and must not be blamed for silence
-	 * nobody was there to hear. Their deadline starts again.
+	 * The loop sleeps until the next deadline and no longer. Waking much
+	 * later than asked means the supervisor itself did not run (a VM paused
+	 * by its host, a starved machine): its components probably did not
+	 * either, and must not be blamed for silence nobody was there to hear.
+	 * Their deadline starts again.
 	 */
-	if (sv->last_loop_ms > 0 && now - sv->last_loop_ms > STALL_MS) {
-		log_warn("the supervisor did not run for %lld ms: liveness deadlines restart",
-			 (long long)(now - sv->last_loop_ms));
+	if (sv->wake_due_ms > 0 && now - sv->wake_due_ms > STALL_MS) {
+		log_warn("the supervisor did not run for %lld ms past its deadline: liveness deadlines restart",
+			 (long long)(now - sv->wake_due_ms));
 		for (i = 0; i < COMP_COUNT; i++)
 			sv->comp[i].last_message_ms = now;
 	}
-	sv->last_loop_ms = now;
 
 	for (i = 0; i < COMP_COUNT; i++) {
 		struct component *c = &sv->comp[i];
 
-		if (c->pid == 0 || c->kill_reason_liveness || !c->pings)
-			continue;
-		deadline = c->state == COMPONENT_STARTING ? READY_TIMEOUT_MS
-							  : (int64_t)sv->opt->liveness_timeout_s * 1000;
-		if (now - c->last_message_ms < deadline)
+		deadline = supervise_liveness_deadline(sv, c);
+		if (deadline < 0 || now < deadline)
 			continue;
 		log_warn("%s (pid %d) silent for %lld ms: killing it", c->name, (int)c->pid,
 			 (long long)(now - c->last_message_ms));
@@ -690,9 +700,19 @@ static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
 /* The earliest moment something needs doing, as a poll timeout. */
 static int supervise_timeout(const struct supervisor *sv, int64_t now)
 {
-	int64_t next = now + 500; /* liveness checks */
+	int64_t next = now + MAX_SLEEP_MS, deadline;
 	int i;
 
+	/* No periodic tick: the components' pings wake us; we wake ourselves
+	 * only when one of them would be late. */
+	for (i = 0; i < COMP_COUNT; i++) {
+		deadline = supervise_liveness_deadline(sv, &sv->comp[i]);
+		if (deadline >= 0 && deadline < next)
+			next = deadline;
+	}
+
+	if (sv->sampling_since_ms < 0 && sv->started_ms + READY_TIMEOUT_MS + 1 < next)
+		next = sv->started_ms + READY_TIMEOUT_MS + 1;
 	if (sv->end_ms >= 0 && sv->end_ms < next)
 		next = sv->end_ms;
 	if (sv->sd.watchdog_ms > 0 && sv->next_watchdog_ms < next)
@@ -716,7 +736,7 @@ static void supervise_loop(struct supervisor *sv)
 {
 	struct pollfd pfd[3 + COMP_COUNT];
 	int64_t now;
-	int i;
+	int i, timeout;
 
 	while (!sv->stopping) {
 		now = supervise_now_ms();
@@ -742,7 +762,9 @@ static void supervise_loop(struct supervisor *sv)
 		}
 		pfd[2 + COMP_COUNT].fd = sv->audit.sock;
 		pfd[2 + COMP_COUNT].events = POLLIN;
-		if (poll(pfd, 3 + COMP_COUNT, supervise_timeout(sv, now)) < 0 && errno != EINTR) {
+		timeout = supervise_timeout(sv, now);
+		sv->wake_due_ms = now + timeout;
+		if (poll(pfd, 3 + COMP_COUNT, timeout) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			sv->status = LOWPROF_EXIT_FAILURE;
 			return;
