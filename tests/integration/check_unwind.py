@@ -5,7 +5,11 @@
                   NAME is the first or second frame after the comm);
   --truncated-at N  share whose outermost frame is [truncated] with exactly
                   N user frames below it;
-then --min / --max bound that share (percent)."""
+then --min / --max bound that share (percent).
+  --leaf-prefix P  count only stacks whose innermost user frame starts with P
+                   (samples in the program's own code, not its start-up);
+  --no-garbage     fail if a stack of the comm holds a frame that names no
+                   code ([unknown], [heap]..., [stack]..., a bare address)."""
 import argparse
 import os
 import sys
@@ -17,6 +21,15 @@ def is_kernel(frame):
     return frame.endswith("_[k]") or frame.startswith("[k]")
 
 
+GARBAGE = ("[unknown", "[heap", "[stack", "0x")
+
+
+def leaf_user(frames):
+    """The innermost frame that is not the kernel's ("" when there is none)."""
+    user = [x for x in frames if not is_kernel(x)]
+    return user[-1] if user else ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -26,10 +39,19 @@ def main():
     ap.add_argument("--truncated-at", type=int)
     ap.add_argument("--min", type=float)
     ap.add_argument("--max", type=float)
+    ap.add_argument("--leaf-prefix")
+    ap.add_argument("--no-garbage", action="store_true")
     a = ap.parse_args()
 
     stacks = [(f[1:], c) for f, c in read_folded(os.path.join(a.out, "profile.folded"))
               if f[0] == a.comm]
+    if a.no_garbage:
+        for f, _ in stacks:
+            bad = [x for x in f if x.startswith(GARBAGE)]
+            if bad:
+                fail(f"a frame that was not on the stack ({bad[0]}): {';'.join(f)[:300]}")
+    if a.leaf_prefix:
+        stacks = [(f, c) for f, c in stacks if leaf_user(f).startswith(a.leaf_prefix)]
     total = sum(c for _, c in stacks)
     if total < 50:
         fail(f"only {total} samples of {a.comm}")
