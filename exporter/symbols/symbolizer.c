@@ -9,6 +9,7 @@
 #include <string.h>
 #include <elf.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,9 @@
 /* The vDSO image is a few pages; a header claiming more is not believed. */
 #define SYM_VDSO_MAX (1u << 20)
 #define SYM_BUCKETS 1024 /* power of two; chains absorb larger limits */
+/* Files named by identity have a key space of their own: a mapping's device
+ * never has this bit. */
+#define SYM_DEV_BY_ID (1ULL << 63)
 
 static const char SYM_UNKNOWN[] = "[unknown]";
 static const char SYM_KERNEL[] = "[kernel.kallsyms]";
@@ -49,16 +53,23 @@ struct sym_pid {
 	uint32_t pid;
 	struct proc_maps *maps; /* NULL until a read succeeds */
 	uint64_t read_at_ns;
+	uint64_t used_ns;       /* last asked for: entries unused for a window go */
 	uint64_t gen;           /* symbolizer_stack_generation: new at each maps change */
 };
 
 struct sym_file {
 	struct lru lru; /* first member */
 	struct sym_file *hnext;
+	/* Key: a mapping's (major << 32 | minor, inode), or for a file named by
+	 * identity SYM_DEV_BY_ID | its kernel device, inode and generation. */
 	uint64_t dev, inode;
+	uint32_t gen;
 	struct elf_symbols *elf; /* NULL: could not be read */
 	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
 	const char *build_id;    /* interned */
+	const char *path;        /* by identity: interned module name; NULL until opened */
+	uint64_t size;           /* by identity: the file's size (a mapping's extent), 0 unknown */
+	uint64_t used_ns;        /* last asked for */
 	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
 	size_t bytes;            /* elf's and debug's heap, counted in file_bytes */
 };
@@ -79,6 +90,7 @@ struct symbolizer {
 	char kernel_note[256];
 	struct elf_symbols *vdso;
 	const char *vdso_build_id;
+	size_t vdso_size;
 	struct symbolizer_stats stats;
 	uint64_t gen_counter;     /* source of the generations below */
 	/* Every pid's stack generation is at least this: set when kallsyms is
@@ -145,18 +157,19 @@ static void pid_remove(struct symbolizer *s, struct sym_pid *p)
 	s->npids--;
 }
 
-static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
+static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode, uint32_t gen)
 {
-	struct sym_file **pp = &s->files[hash_mix64(dev * 31 + inode) & (SYM_BUCKETS - 1)];
+	struct sym_file **pp = &s->files[hash_mix64(dev * 31 + inode + ((uint64_t)gen << 40)) &
+					 (SYM_BUCKETS - 1)];
 
-	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode))
+	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode || (*pp)->gen != gen))
 		pp = &(*pp)->hnext;
 	return pp;
 }
 
 static void file_remove(struct symbolizer *s, struct sym_file *f)
 {
-	struct sym_file **pp = file_slot(s, f->dev, f->inode);
+	struct sym_file **pp = file_slot(s, f->dev, f->inode, f->gen);
 
 	*pp = f->hnext;
 	lru_unlink(&f->lru);
@@ -229,11 +242,13 @@ static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
 	if (p) {
 		lru_unlink(&p->lru);
 		lru_push_front(&s->pid_lru, &p->lru);
+		p->used_ns = now;
 		return p;
 	}
 	p = pid_new(s, pp, pid);
 	if (!p)
 		return NULL;
+	p->used_ns = now;
 	pid_read_maps(s, p, now);
 	sym_evict(s);
 	return p;
@@ -266,6 +281,7 @@ void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t
 				close(fds[i]);
 			continue;
 		}
+		p->used_ns = now;
 		pid_take_maps(s, p, fds[i], now);
 	}
 	sym_evict(s);
@@ -299,31 +315,44 @@ static struct elf_symbols *file_debug_symbols(struct symbolizer *s, const char *
 	return dbg;
 }
 
-static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
-				 const struct proc_maps_entry *e, uint64_t now)
+/*
+ * The cache entry for a file key, most recently used now. *load true when the
+ * file is to be (re)read: new, or failed before and due for a retry. NULL when
+ * out of memory.
+ */
+static struct sym_file *file_lookup(struct symbolizer *s, uint64_t dev, uint64_t inode, uint32_t gen,
+				    uint64_t now, bool *load)
 {
-	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
-	struct sym_file **pp = file_slot(s, dev, e->inode);
+	struct sym_file **pp = file_slot(s, dev, inode, gen);
 	struct sym_file *f = *pp;
-	char err[256];
-	int fd;
 
+	*load = false;
 	if (f) {
 		lru_unlink(&f->lru);
 		lru_push_front(&s->file_lru, &f->lru);
-		if (f->elf || now < f->retry_at_ns)
-			return f;
-	} else {
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return NULL;
-		f->dev = dev;
-		f->inode = e->inode;
-		*pp = f;
-		lru_push_front(&s->file_lru, &f->lru);
-		s->nfiles++;
+		f->used_ns = now;
+		*load = f->elf == NULL && now >= f->retry_at_ns;
+		return f;
 	}
-	fd = proc_source_open_mapped_file(s->src, pid, e);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->inode = inode;
+	f->gen = gen;
+	f->used_ns = now;
+	*pp = f;
+	lru_push_front(&s->file_lru, &f->lru);
+	s->nfiles++;
+	*load = true;
+	return f;
+}
+
+/* Read the symbols behind fd (or note the failure -errno) into f; closes fd. */
+static void file_load(struct symbolizer *s, struct sym_file *f, int fd, uint64_t now)
+{
+	char err[256];
+
 	if (fd < 0) {
 		f->retry_at_ns = now + (fd == -EAGAIN ? SYM_AGAIN_RETRY_NS : SYM_FILE_RETRY_NS);
 		s->stats.file_errors++;
@@ -344,6 +373,41 @@ static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 	}
 	sym_evict(s);
 	/* With max_files of 1 the entry just made is never the one evicted (it is newest). */
+}
+
+static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
+				 const struct proc_maps_entry *e, uint64_t now)
+{
+	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
+	bool load;
+	struct sym_file *f = file_lookup(s, dev, e->inode, 0, now, &load);
+
+	if (f && load)
+		file_load(s, f, proc_source_open_mapped_file(s->src, pid, e), now);
+	return f;
+}
+
+/* A file by the identity BPF reported: asked of the source once (again after
+ * a failure, when due), whatever process maps it. */
+static struct sym_file *file_get_id(struct symbolizer *s, const struct lowprof_file_id *id,
+				    uint64_t now)
+{
+	char path[4096 + 1];
+	struct stat st;
+	bool load;
+	struct sym_file *f = file_lookup(s, SYM_DEV_BY_ID | id->dev, id->ino, id->gen, now, &load);
+	int fd;
+
+	if (!f || !load)
+		return f;
+	fd = proc_source_open_file(s->src, id, path, sizeof(path));
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0 && st.st_size > 0)
+			f->size = (uint64_t)st.st_size;
+		if (path[0] != '\0')
+			f->path = sym_intern(s, path);
+	}
+	file_load(s, f, fd, now);
 	return f;
 }
 
@@ -362,12 +426,44 @@ static const char *sym_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/*
+ * Name out (module and build id set) at file offset off of a file whose
+ * symbols are elf (its debug file's debug, either may be NULL): the symbol,
+ * else "basename+0xOFF". The binary maps offsets to addresses; its debug
+ * file, when there is one, has the full symbol table at the same addresses.
+ */
+static int sym_name_frame(struct symbolizer *s, struct frame *out, const struct elf_symbols *elf,
+			  const struct elf_symbols *debug, const char *module, uint64_t off)
+{
+	const char *name = NULL, *function;
+	uint64_t vaddr;
+
+	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
+		if (debug != NULL)
+			name = elf_symbols_lookup(debug, vaddr, NULL);
+		if (name == NULL)
+			name = elf_symbols_lookup(elf, vaddr, NULL);
+	}
+	if (name) {
+		function = sym_intern(s, name);
+		out->symbolized = function != NULL;
+		if (out->symbolized)
+			s->stats.misses--;
+	} else {
+		function = sym_internf(s, "%s+0x%" PRIx64, sym_basename(module), off);
+	}
+	if (!function)
+		return -ENOMEM;
+	out->function = function;
+	return 0;
+}
+
 int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out)
 {
-	uint64_t now = mono_ns(), vaddr, off;
+	uint64_t now = mono_ns(), off;
 	const struct proc_maps_entry *e = NULL;
 	const struct elf_symbols *elf = NULL, *debug = NULL;
-	const char *name = NULL, *module, *build_id = NULL, *function;
+	const char *module, *build_id = NULL;
 	struct sym_pid *p;
 
 	frame_unknown(out, addr, false);
@@ -413,26 +509,51 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 		build_id = f->build_id;
 	}
 	out->build_id = build_id;
-	/* The binary maps offsets to addresses; its debug file, when there is one,
-	 * has the full symbol table at the same addresses. */
-	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
-		if (debug != NULL)
-			name = elf_symbols_lookup(debug, vaddr, NULL);
-		if (name == NULL)
-			name = elf_symbols_lookup(elf, vaddr, NULL);
-	}
-	if (name) {
-		function = sym_intern(s, name);
-		out->symbolized = function != NULL;
-		if (out->symbolized)
-			s->stats.misses--;
-	} else {
-		function = sym_internf(s, "%s+0x%" PRIx64, sym_basename(module), off);
-	}
-	if (!function)
+	return sym_name_frame(s, out, elf, debug, module, off);
+}
+
+int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id, uint64_t off,
+			  struct frame *out)
+{
+	struct sym_file *f;
+	const char *module;
+
+	frame_unknown(out, off, false);
+	s->stats.lookups++;
+	s->stats.misses++; /* taken back when a name is found */
+	f = file_get_id(s, id, mono_ns());
+	if (!f)
 		return -ENOMEM;
-	out->function = function;
-	return 0;
+	module = f->path;
+	if (module == NULL)
+		module = sym_internf(s, "[file %u:%u inode %" PRIu64 "]", id->dev >> 20,
+				     id->dev & 0xfffffu, (uint64_t)id->ino);
+	if (!module)
+		return -ENOMEM;
+	/* No process's addresses: the file is the mapping, offsets its addresses. */
+	out->module = module;
+	out->module_offset = off;
+	out->map_start = 0;
+	out->map_end = f->size;
+	out->map_file_offset = 0;
+	out->build_id = f->build_id;
+	if (sym_name_frame(s, out, f->elf, f->debug, module, off) != 0)
+		return -ENOMEM;
+	return f->elf == NULL && f->retry_at_ns != UINT64_MAX ? 1 : 0;
+}
+
+int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out)
+{
+	frame_unknown(out, off, false);
+	s->stats.lookups++;
+	s->stats.misses++;
+	out->module = SYM_VDSO;
+	out->module_offset = off;
+	out->map_start = 0;
+	out->map_end = s->vdso_size;
+	out->map_file_offset = 0;
+	out->build_id = s->vdso_build_id;
+	return sym_name_frame(s, out, s->vdso, NULL, SYM_VDSO, off);
 }
 
 static void sym_load_kallsyms(struct symbolizer *s);
@@ -484,6 +605,35 @@ bool symbolizer_load_kernel_symbols(struct symbolizer *s)
 	sym_load_kallsyms(s);
 	sym_report_kallsyms(s);
 	return s->kallsyms_done;
+}
+
+uint64_t symbolizer_files_generation(const struct symbolizer *s)
+{
+	return s->kallsyms_done ? s->kernel_gen : 0;
+}
+
+size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
+{
+	struct lru *n, *prev;
+	size_t dropped = 0;
+
+	/* Oldest first, from the tail: stop at the first entry used since. */
+	for (n = s->pid_lru.prev; n != &s->pid_lru; n = prev) {
+		prev = n->prev;
+		if (((struct sym_pid *)n)->used_ns >= before_ns)
+			break;
+		pid_remove(s, (struct sym_pid *)n);
+		dropped++;
+	}
+	for (n = s->file_lru.prev; n != &s->file_lru; n = prev) {
+		prev = n->prev;
+		if (((struct sym_file *)n)->used_ns >= before_ns)
+			break;
+		file_remove(s, (struct sym_file *)n);
+		dropped++;
+	}
+	s->stats.expired += dropped;
+	return dropped;
 }
 
 uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid)
@@ -608,6 +758,7 @@ static void sym_load_vdso(struct symbolizer *s)
 	size_t size = base ? sym_vdso_size(base) : 0;
 	char err[256];
 
+	s->vdso_size = size;
 	if (size > 0 &&
 	    elf_symbols_open_mem((const void *)(uintptr_t)base, size, &s->vdso, err, sizeof(err)) == 0 &&
 	    elf_symbols_build_id(s->vdso))
@@ -675,6 +826,8 @@ int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
 		f = (struct sym_file *)n;
 		if (f->build_id != NULL)
 			f->build_id = sym_intern(s, f->build_id);
+		if (f->path != NULL)
+			f->path = sym_intern(s, f->path);
 	}
 	if (s->vdso_build_id != NULL)
 		s->vdso_build_id = sym_intern(s, s->vdso_build_id);
