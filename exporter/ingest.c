@@ -121,14 +121,16 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	 * every process of the same binaries (a churn of short-lived ones). */
 	raw = ingest_uses_maps(sv);
 	pid = raw ? h->pid : 0;
-	gen = raw ? symbolizer_stack_generation(sym, pid) : symbolizer_files_generation(sym);
+	gen = raw ? symbolizer_stack_generation(sym, pid)
+		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
 	*out = stack_cache_get(cache, pid, key, nkey, gen, &n);
 	if (*out != NULL)
 		return n;
 	*out = frames;
 	n = ingest_symbolize(sym, sv, frames, &cacheable);
 	/* Symbolizing may have read the pid's maps: the generation after it is the one. */
-	gen = raw ? symbolizer_stack_generation(sym, pid) : symbolizer_files_generation(sym);
+	gen = raw ? symbolizer_stack_generation(sym, pid)
+		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
 	if (cacheable)
 		(void)stack_cache_put(cache, pid, key, nkey, gen, frames, n);
 	return n;

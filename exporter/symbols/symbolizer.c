@@ -97,6 +97,8 @@ struct symbolizer {
 	 * loaded (or failed for good), and when the string table is rebuilt (the
 	 * stacks cached before hold pointers into the old one). */
 	uint64_t kernel_gen;
+	/* The string table's: new at creation and at each rebuild. */
+	uint64_t strings_gen;
 };
 
 static void lru_unlink(struct lru *n)
@@ -607,9 +609,13 @@ bool symbolizer_load_kernel_symbols(struct symbolizer *s)
 	return s->kallsyms_done;
 }
 
-uint64_t symbolizer_files_generation(const struct symbolizer *s)
+uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel)
 {
-	return s->kallsyms_done ? s->kernel_gen : 0;
+	if (!kernel)
+		return s->strings_gen;
+	if (!s->kallsyms_done)
+		return 0;
+	return s->kernel_gen > s->strings_gen ? s->kernel_gen : s->strings_gen;
 }
 
 size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
@@ -777,6 +783,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
 	s->max_file_bytes = SYMBOLIZER_DEFAULT_MAX_FILE_BYTES;
 	s->src = src;
+	s->strings_gen = ++s->gen_counter;
 	sym_load_vdso(s);
 	return s;
 nomem:
@@ -834,6 +841,7 @@ int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
 	intern_free(&old);
 	/* Stacks symbolized before point into the freed table: none may be reused. */
 	s->kernel_gen = ++s->gen_counter;
+	s->strings_gen = s->kernel_gen;
 	s->stats.string_trims++;
 	return 1;
 }

@@ -146,10 +146,11 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
 uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid);
 
 /*
- * The same for a stack without raw user addresses (file, vDSO and kernel
- * frames): it depends on no pid's maps, only on kallsyms and the string table.
+ * The same for a stack without raw user addresses (file, vDSO and, when
+ * kernel, kernel frames): it depends on no pid's maps, only on the string
+ * table and, with kernel frames, kallsyms (0 while it is not settled).
  */
-uint64_t symbolizer_files_generation(const struct symbolizer *s);
+uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel);
 
 /*
  * Drop the pids and files not asked for since before_ns (mono_ns): called
