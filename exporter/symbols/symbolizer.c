@@ -514,6 +514,21 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 	return sym_name_frame(s, out, elf, debug, module, off);
 }
 
+/* A frame at offset off of a file named without any process's addresses: the
+ * whole file is the mapping (0 to its size), offsets are its addresses. */
+static int sym_whole_file_frame(struct symbolizer *s, struct frame *out, const struct elf_symbols *elf,
+				const struct elf_symbols *debug, const char *module,
+				const char *build_id, uint64_t size, uint64_t off)
+{
+	out->module = module;
+	out->module_offset = off;
+	out->map_start = 0;
+	out->map_end = size;
+	out->map_file_offset = 0;
+	out->build_id = build_id;
+	return sym_name_frame(s, out, elf, debug, module, off);
+}
+
 int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id, uint64_t off,
 			  struct frame *out)
 {
@@ -532,14 +547,7 @@ int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id
 				     id->dev & 0xfffffu, (uint64_t)id->ino);
 	if (!module)
 		return -ENOMEM;
-	/* No process's addresses: the file is the mapping, offsets its addresses. */
-	out->module = module;
-	out->module_offset = off;
-	out->map_start = 0;
-	out->map_end = f->size;
-	out->map_file_offset = 0;
-	out->build_id = f->build_id;
-	if (sym_name_frame(s, out, f->elf, f->debug, module, off) != 0)
+	if (sym_whole_file_frame(s, out, f->elf, f->debug, module, f->build_id, f->size, off) != 0)
 		return -ENOMEM;
 	return f->elf == NULL && f->retry_at_ns != UINT64_MAX ? 1 : 0;
 }
@@ -549,13 +557,8 @@ int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out)
 	frame_unknown(out, off, false);
 	s->stats.lookups++;
 	s->stats.misses++;
-	out->module = SYM_VDSO;
-	out->module_offset = off;
-	out->map_start = 0;
-	out->map_end = s->vdso_size;
-	out->map_file_offset = 0;
-	out->build_id = s->vdso_build_id;
-	return sym_name_frame(s, out, s->vdso, NULL, SYM_VDSO, off);
+	return sym_whole_file_frame(s, out, s->vdso, NULL, SYM_VDSO, s->vdso_build_id, s->vdso_size,
+				    off);
 }
 
 static void sym_load_kallsyms(struct symbolizer *s);

@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exporter/formats/folded_writer.h"
 #include "exporter/formats/summary_json.h"
 #include "exporter/ingest.h"
 #include "exporter/profile/profile.h"
@@ -31,6 +30,7 @@
 #include "exporter/symbols/stack_cache.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/sample_record.h"
+#include "test_support.h"
 
 /* Non-static, not inlined: symbols of this binary the frames point into. */
 __attribute__((noinline)) int lowprof_ingest_test_leaf(int x)
@@ -128,22 +128,17 @@ static void put(struct fx *f, uint32_t pid, uint8_t stop, const uint64_t *uf, ui
 	assert_int_equal(ingest_sample(&t, f->sym, &sv, &f->st), 0);
 }
 
-/* The whole text a writer produced. */
-static char *written(int (*w)(const struct profile *, FILE *), const struct profile *p)
+/* summary.json's text without the extras the exporter adds. */
+static char *summary_text(const struct profile *p)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 
 	assert_non_null(mem);
-	assert_int_equal(w(p, mem), 0);
+	assert_int_equal(summary_json_write(p, NULL, mem), 0);
 	fclose(mem);
 	return text;
-}
-
-static int summary_writer(const struct profile *p, FILE *out)
-{
-	return summary_json_write(p, NULL, out);
 }
 
 static void test_file_frames_through_outputs(void **state)
@@ -183,14 +178,14 @@ static void test_file_frames_through_outputs(void **state)
 	assert_int_equal(ss.maps_reads, 1);
 	assert_int_equal(f->st.samples, 6);
 
-	folded = written(folded_write, f->prof);
+	folded = ts_folded_text(f->prof);
 	assert_non_null(strstr(folded, "churn;[no_unwind_table];lowprof_ingest_test_outer;"
 				       "lowprof_ingest_test_leaf 2\n"));
 	assert_non_null(strstr(folded, "churn;lowprof_ingest_test_leaf 2\n"));
 	assert_non_null(strstr(folded, "churn;[unwind_failed];lowprof_ingest_test_outer;"
 				       "[file_8:1_inode_99]+0x40 2\n"));
 	free(folded);
-	summary = written(summary_writer, f->prof);
+	summary = summary_text(f->prof);
 	assert_non_null(strstr(summary, "\"cut_stacks\": {\"samples\": 4, \"no_unwind_table\": 2, "
 					"\"unwind_failed\": 2, \"no_frame_pointers\": 0"));
 	free(summary);
