@@ -122,7 +122,8 @@ static void put(struct fx *f, uint32_t pid, uint8_t stop, const uint64_t *uf, ui
 	s->user_stop = stop;
 	memcpy(s->comm, "churn", 6);
 	memcpy(s->frames, uf, nu * sizeof(*uf));
-	memcpy(s->frames + nu, files, nfiles * sizeof(*files));
+	if (nfiles > 0)
+		memcpy(s->frames + nu, files, nfiles * sizeof(*files));
 	len = LOWPROF_SAMPLE_HEADER_SIZE + nu * sizeof(*uf) + nfiles * sizeof(*files);
 	assert_int_equal(sample_record_decode(buf, len, &sv, err, sizeof(err)), 0);
 	assert_int_equal(ingest_sample(&t, f->sym, &sv, &f->st), 0);
