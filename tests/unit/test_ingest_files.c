@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exporter/formats/pprof_reader.h"
+#include "exporter/formats/pprof_writer.h"
 #include "exporter/formats/summary_json.h"
 #include "exporter/ingest.h"
 #include "exporter/profile/profile.h"
@@ -205,10 +207,47 @@ static void test_file_frames_through_outputs(void **state)
 	assert_true(seen);
 }
 
+/* A restarted exporter reloads profile.pb.gz: the markers, the file mappings
+ * and the cut counts come back as they were written. */
+static void test_restart_keeps_markers(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t uf[] = {LOWPROF_FRAME_MAKE(1, f->off_leaf + 2),
+			       LOWPROF_FRAME_MAKE(1, f->off_outer + 6)};
+	struct profile *back = NULL;
+	char *gz = NULL, *before, *after, *sum_before, *sum_after, err[160];
+	size_t len = 0;
+	FILE *mem;
+
+	put(f, 6001, LOWPROF_STOP_NO_FRAME_POINTERS, uf, 2, &f->exe_id, 1);
+	put(f, 6002, LOWPROF_STOP_NONE, uf, 2, &f->exe_id, 1);
+	mem = open_memstream(&gz, &len);
+	assert_non_null(mem);
+	assert_int_equal(pprof_write(f->prof, mem, err, sizeof(err)), 0);
+	fclose(mem);
+	assert_int_equal(pprof_reader_load((const uint8_t *)gz, len, &back, err, sizeof(err)), 0);
+	before = ts_folded_text(f->prof);
+	after = ts_folded_text(back);
+	assert_string_equal(after, before);
+	assert_non_null(strstr(after, "churn;[no_frame_pointers];lowprof_ingest_test_outer;"));
+	sum_before = summary_text(f->prof);
+	sum_after = summary_text(back);
+	assert_non_null(strstr(sum_after, "\"cut_stacks\": {\"samples\": 1, \"no_unwind_table\": 0, "
+					  "\"unwind_failed\": 0, \"no_frame_pointers\": 1"));
+	assert_non_null(strstr(sum_before, "\"no_frame_pointers\": 1"));
+	free(sum_before);
+	free(sum_after);
+	free(before);
+	free(after);
+	free(gz);
+	profile_free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_file_frames_through_outputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_keeps_markers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
