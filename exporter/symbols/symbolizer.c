@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,84 +20,19 @@
 #include "exporter/symbols/kallsyms.h"
 #include "exporter/symbols/proc_maps.h"
 #include "exporter/symbols/proc_source.h"
+#include "exporter/symbols/symbolizer_internal.h"
 
 /* A pid's maps are re-read for an unknown address at most this often. */
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
 /* A file we could not open (process gone, no access) is tried again after this. */
 #define SYM_FILE_RETRY_NS (10 * NSEC_PER_SEC)
-/* The loader did not answer (restarting): a file or kallsyms is asked again after this. */
-#define SYM_AGAIN_RETRY_NS NSEC_PER_SEC
-/* The vDSO image is a few pages; a header claiming more is not believed. */
-#define SYM_VDSO_MAX (1u << 20)
-#define SYM_BUCKETS 1024 /* power of two; chains absorb larger limits */
 /* Files named by identity have a key space of their own: a mapping's device
  * never has this bit. */
 #define SYM_DEV_BY_ID (1ULL << 63)
 
 static const char SYM_UNKNOWN[] = "[unknown]";
-static const char SYM_KERNEL[] = "[kernel.kallsyms]";
-static const char SYM_KERNEL_UNNAMED[] = "[kernel]";
 static const char SYM_VDSO[] = "[vdso]";
 static const char SYM_ANON[] = "[anon]";
-
-/* Intrusive LRU list: most recently used at head.next. */
-struct lru {
-	struct lru *prev, *next;
-};
-
-struct sym_pid {
-	struct lru lru; /* first member: a struct lru * is a struct sym_pid * */
-	struct sym_pid *hnext;
-	uint32_t pid;
-	struct proc_maps *maps; /* NULL until a read succeeds */
-	uint64_t read_at_ns;
-	uint64_t used_ns;       /* last asked for: entries unused for a window go */
-	uint64_t gen;           /* symbolizer_stack_generation: new at each maps change */
-};
-
-struct sym_file {
-	struct lru lru; /* first member */
-	struct sym_file *hnext;
-	/* Key: a mapping's (major << 32 | minor, inode), or for a file named by
-	 * identity SYM_DEV_BY_ID | its kernel device, inode and generation. */
-	uint64_t dev, inode;
-	uint32_t gen;
-	struct elf_symbols *elf; /* NULL: could not be read */
-	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
-	const char *build_id;    /* interned */
-	const char *path;        /* by identity: interned module name; NULL until opened */
-	uint64_t size;           /* by identity: the file's size (a mapping's extent), 0 unknown */
-	uint64_t used_ns;        /* last asked for */
-	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
-	size_t bytes;            /* elf's and debug's heap, counted in file_bytes */
-};
-
-struct symbolizer {
-	bool kernel_addresses;    /* raw kernel addresses in frames (else offsets only) */
-	struct sym_pid *pids[SYM_BUCKETS];
-	struct sym_file *files[SYM_BUCKETS];
-	struct lru pid_lru, file_lru;
-	size_t npids, nfiles, max_pids, max_files;
-	size_t file_bytes, max_file_bytes; /* the symbol tables' heap and its bound */
-	struct intern strings;    /* every string a returned frame points to */
-	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
-	struct kallsyms *kallsyms;
-	bool kallsyms_done;       /* loaded, or failed for good */
-	bool kallsyms_reported;
-	uint64_t kallsyms_retry_ns;
-	char kernel_note[256];
-	struct elf_symbols *vdso;
-	const char *vdso_build_id;
-	size_t vdso_size;
-	struct symbolizer_stats stats;
-	uint64_t gen_counter;     /* source of the generations below */
-	/* Every pid's stack generation is at least this: set when kallsyms is
-	 * loaded (or failed for good), and when the string table is rebuilt (the
-	 * stacks cached before hold pointers into the old one). */
-	uint64_t kernel_gen;
-	/* The string table's: new at creation and at each rebuild. */
-	uint64_t strings_gen;
-};
 
 static void lru_unlink(struct lru *n)
 {
@@ -116,7 +49,7 @@ static void lru_push_front(struct lru *head, struct lru *n)
 }
 
 /* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */
-static const char *sym_intern(struct symbolizer *s, const char *str)
+const char *sym_intern(struct symbolizer *s, const char *str)
 {
 	uint32_t idx;
 
@@ -125,10 +58,7 @@ static const char *sym_intern(struct symbolizer *s, const char *str)
 	return intern_str(&s->strings, idx);
 }
 
-static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
+const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -413,7 +343,7 @@ static struct sym_file *file_get_id(struct symbolizer *s, const struct lowprof_f
 	return f;
 }
 
-static void frame_unknown(struct frame *out, uint64_t addr, bool kernel)
+void sym_frame_unknown(struct frame *out, uint64_t addr, bool kernel)
 {
 	memset(out, 0, sizeof(*out));
 	out->function = SYM_UNKNOWN;
@@ -468,7 +398,7 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 	const char *module, *build_id = NULL;
 	struct sym_pid *p;
 
-	frame_unknown(out, addr, false);
+	sym_frame_unknown(out, addr, false);
 	s->stats.lookups++;
 	s->stats.misses++; /* taken back below when a name is found */
 	p = pid_get(s, pid, now);
@@ -535,7 +465,7 @@ int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id
 	struct sym_file *f;
 	const char *module;
 
-	frame_unknown(out, off, false);
+	sym_frame_unknown(out, off, false);
 	s->stats.lookups++;
 	s->stats.misses++; /* taken back when a name is found */
 	f = file_get_id(s, id, mono_ns());
@@ -554,62 +484,11 @@ int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id
 
 int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out)
 {
-	frame_unknown(out, off, false);
+	sym_frame_unknown(out, off, false);
 	s->stats.lookups++;
 	s->stats.misses++;
 	return sym_whole_file_frame(s, out, s->vdso, NULL, SYM_VDSO, s->vdso_build_id, s->vdso_size,
 				    off);
-}
-
-static void sym_load_kallsyms(struct symbolizer *s);
-static void sym_report_kallsyms(struct symbolizer *s);
-
-int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out)
-{
-	struct kallsyms_result r;
-	uint64_t base;
-	const char *function, *module = SYM_KERNEL;
-
-	sym_load_kallsyms(s);
-	sym_report_kallsyms(s);
-	base = kallsyms_core_base(s->kallsyms);
-	frame_unknown(out, addr, true);
-	s->stats.lookups++;
-	if (kallsyms_lookup(s->kallsyms, addr, &r) == 0) {
-		function = sym_intern(s, r.name);
-		if (r.module)
-			module = sym_intern(s, r.module);
-		out->symbolized = true;
-		out->module_offset = addr - r.module_base;
-	} else {
-		function = s->kernel_addresses ? sym_internf(s, "[kernel]+0x%" PRIx64, addr)
-					       : SYM_KERNEL_UNNAMED;
-		out->module_offset = base && addr >= base ? addr - base : 0;
-		s->stats.misses++;
-	}
-	/* A raw kernel address tells where the kernel is (KASLR) to whoever reads
-	 * the outputs: only the offset within its module, unless asked. */
-	if (!s->kernel_addresses)
-		out->address = out->module_offset;
-	out->module = module;
-	if (!function || !module) {
-		frame_unknown(out, addr, true);
-		return -ENOMEM;
-	}
-	out->function = function;
-	return 0;
-}
-
-void symbolizer_set_kernel_addresses(struct symbolizer *s, bool on)
-{
-	s->kernel_addresses = on;
-}
-
-bool symbolizer_load_kernel_symbols(struct symbolizer *s)
-{
-	sym_load_kallsyms(s);
-	sym_report_kallsyms(s);
-	return s->kallsyms_done;
 }
 
 uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel)
@@ -680,98 +559,6 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->files_cached = s->nfiles;
 	out->kernel_symbols = s->kallsyms ? kallsyms_count(s->kallsyms) : 0;
 	out->kernel_restricted = kallsyms_restricted(s->kallsyms);
-}
-
-const char *symbolizer_kernel_note(const struct symbolizer *s)
-{
-	return s->kernel_note[0] ? s->kernel_note : NULL;
-}
-
-/*
- * kallsyms at the first kernel frame, not at creation: the exporter starts
- * before the loader that hands it over. Asked again while the loader does not
- * answer; any other failure is final and explained by symbolizer_kernel_note().
- */
-static void sym_load_kallsyms(struct symbolizer *s)
-{
-	uint64_t now;
-	char err[200];
-	int fd, rc;
-
-	if (s->kallsyms_done)
-		return;
-	now = mono_ns();
-	if (now < s->kallsyms_retry_ns)
-		return;
-	fd = proc_source_open_kallsyms(s->src);
-	if (fd == -EAGAIN) {
-		s->kallsyms_retry_ns = now + SYM_AGAIN_RETRY_NS;
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms not yet received from the loader");
-		return;
-	}
-	s->kallsyms_done = true;
-	s->kernel_gen = ++s->gen_counter;
-	if (fd < 0) {
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", strerror(-fd));
-		return;
-	}
-	rc = kallsyms_load_fd(fd, "kallsyms", &s->kallsyms, err, sizeof(err));
-	close(fd);
-	if (rc != 0) {
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
-		return;
-	}
-	s->kernel_note[0] = '\0';
-	if (kallsyms_restricted(s->kallsyms))
-		snprintf(s->kernel_note, sizeof(s->kernel_note),
-			 "kallsyms shows only zero addresses (kptr_restrict): reading it needs CAP_SYSLOG");
-}
-
-/* Said once, when kallsyms has been settled: why kernel frames will be unnamed. */
-static void sym_report_kallsyms(struct symbolizer *s)
-{
-	if (s->kallsyms_reported || !s->kallsyms_done)
-		return;
-	s->kallsyms_reported = true;
-	if (s->kernel_note[0] != '\0')
-		log_warn("kernel frames unnamed: %s", s->kernel_note);
-	else
-		log_debug("kernel symbols: %zu", kallsyms_count(s->kallsyms));
-}
-
-/* The vDSO image's extent from its own ELF headers (it is the kernel's, whole
- * in memory): the end of the section headers or of the last segment. 0 if odd. */
-static size_t sym_vdso_size(uint64_t base)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
-	const Elf64_Phdr *ph;
-	uint64_t end;
-	unsigned i;
-
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > SYM_VDSO_MAX)
-		return 0;
-	end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-	ph = (const Elf64_Phdr *)(uintptr_t)(base + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum && i < 64; i++) {
-		if (ph[i].p_offset + ph[i].p_filesz > end)
-			end = ph[i].p_offset + ph[i].p_filesz;
-	}
-	return end <= SYM_VDSO_MAX ? (size_t)end : 0;
-}
-
-/* Every process maps the same vDSO as ours: read it once from our own memory. */
-static void sym_load_vdso(struct symbolizer *s)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	size_t size = base ? sym_vdso_size(base) : 0;
-	char err[256];
-
-	s->vdso_size = size;
-	if (size > 0 &&
-	    elf_symbols_open_mem((const void *)(uintptr_t)base, size, &s->vdso, err, sizeof(err)) == 0 &&
-	    elf_symbols_build_id(s->vdso))
-		s->vdso_build_id = sym_intern(s, elf_symbols_build_id(s->vdso));
 }
 
 struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)
