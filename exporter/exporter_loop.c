@@ -14,6 +14,7 @@
 #include "exporter/formats/offcpu_outputs.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/otlp/otlp_export.h"
+#include "exporter/otlp/process_info.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
@@ -96,9 +97,10 @@ static void exporter_note_batch(struct exporter *ex)
 	}
 }
 
-/* Records read ahead of their handling, so that the new pids among them are
- * asked of the loader together (symbolizer_prefetch_pids): one round trip per
- * group rather than one per new process. */
+/* Records read ahead of their handling, so that the new pids among them whose
+ * samples carry raw addresses are asked of the loader together
+ * (symbolizer_prefetch_pids): one round trip per group rather than one per new
+ * process. Samples of (file, offset) frames need no maps at all. */
 #define EXPORTER_LOOKAHEAD_RECORDS SYMBOLIZER_PREFETCH_MAX
 #define EXPORTER_LOOKAHEAD_BYTES (1u << 20) /* room for at least 16 records of the largest size */
 
@@ -144,7 +146,8 @@ int exporter_read_batch(struct exporter *ex)
 		for (i = 0; i < k; i++) {
 			if (recs[i].type == LOWPROF_REC_SAMPLE &&
 			    sample_record_decode((uint8_t *)arena + recs[i].off, recs[i].len, &sv, err,
-						 sizeof(err)) == 0)
+						 sizeof(err)) == 0 &&
+			    ingest_uses_maps(&sv))
 				pids[npids++] = sv.hdr->pid;
 		}
 		symbolizer_prefetch_pids(ex->sym, pids, npids);
@@ -229,6 +232,20 @@ static void exporter_archive(struct exporter *ex, const struct profile *closed, 
 		archive_prune(ex->archive, now_unix);
 }
 
+static void exporter_expire(struct exporter *ex, uint64_t now_mono)
+{
+	/* The interval being exported may reach further back than a short window. */
+	unsigned keep_s = ex->opt.window.window_s > ex->opt.interval_s ? ex->opt.window.window_s
+									 : ex->opt.interval_s;
+	uint64_t window_ns = (uint64_t)keep_s * NSEC_PER_SEC;
+
+	if (now_mono <= window_ns)
+		return;
+	symbolizer_expire(ex->sym, now_mono - window_ns);
+	if (ex->otlp != NULL)
+		process_info_expire(otlp_export_procs(ex->otlp), now_mono - window_ns);
+}
+
 void exporter_write(struct exporter *ex)
 {
 	struct outputs_context ctx;
@@ -251,6 +268,9 @@ void exporter_write(struct exporter *ex)
 		return;
 	}
 	ex->profile = merged;
+	/* What no sample of the window used (files no longer run, processes gone)
+	 * leaves the caches: they follow the window, not the run's history. */
+	exporter_expire(ex, now_mono);
 	/* No frame is held now: the symbolizer's strings may start afresh. */
 	symbolizer_trim_strings(ex->sym, SYMBOLIZER_DEFAULT_MAX_STRING_BYTES);
 	/* The intervals that left the window and the previous merge were freed:

@@ -20,13 +20,51 @@ static uint64_t ingest_lookup_address(uint64_t addr, size_t index_from_leaf)
 	return index_from_leaf == 0 || addr == 0 ? addr : addr - 1;
 }
 
-/* Symbolize every frame; *cacheable false when a user address fell in no known mapping
- * (the symbolizer reads the maps again for it, which a cached stack would skip). */
+/* The two tables agree on the reasons' numbering. */
+_Static_assert(PROFILE_STOP_REASONS == LOWPROF_STOP_REASONS, "one marker per stop reason");
+
+bool ingest_uses_maps(const struct sample_view *sv)
+{
+	size_t i;
+
+	for (i = 0; i < sv->hdr->user_depth; i++) {
+		if (LOWPROF_FRAME_KIND(sv->user_frames[i]) == LOWPROF_FRAME_RAW)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One user frame by its kind: an offset in a file of the sample's list, in
+ * the vDSO, or a raw address. 0 (named), 1 (named, but not to be cached: its
+ * file or mapping could not be had yet), -ENOMEM.
+ */
+static int ingest_user_frame(struct symbolizer *sym, const struct sample_view *sv, uint64_t word,
+			     size_t n, struct frame *out)
+{
+	unsigned kind = LOWPROF_FRAME_KIND(word);
+	uint64_t v = ingest_lookup_address(LOWPROF_FRAME_VALUE(word), n);
+	int rc;
+
+	if (kind == LOWPROF_FRAME_VDSO)
+		return symbolizer_vdso_frame(sym, v, out);
+	if (kind != LOWPROF_FRAME_RAW) /* 1..nfiles: sample_record_decode checked it */
+		return symbolizer_file_frame(sym, &sv->files[kind - 1], v, out);
+	rc = symbolizer_user_frame(sym, sv->hdr->pid, v, out);
+	/* In no known mapping: the symbolizer reads the maps again for it, which
+	 * a cached stack would skip. */
+	return rc == 0 && out->module == NULL ? 1 : rc;
+}
+
+/* Symbolize every frame, and end a stack cut early with the marker that says
+ * why; *cacheable false when a frame is provisional (ingest_user_frame). */
 static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view *sv,
 			       struct frame *frames, bool *cacheable)
 {
 	const struct lowprof_sample *h = sv->hdr;
+	const char *marker = h->user_stop != LOWPROF_STOP_NONE ? profile_stop_names[h->user_stop] : NULL;
 	size_t n = 0, i;
+	int rc;
 
 	*cacheable = true;
 	for (i = 0; i < h->kernel_depth; i++) {
@@ -35,15 +73,24 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 			n++;
 	}
 	for (i = 0; i < h->user_depth; i++) {
-		if (symbolizer_user_frame(sym, h->pid, ingest_lookup_address(sv->user_frames[i], n),
-					  &frames[n]) == 0) {
-			if (frames[n].module == NULL)
-				*cacheable = false;
+		rc = ingest_user_frame(sym, sv, sv->user_frames[i], n, &frames[n]);
+		if (rc >= 0)
 			n++;
-		}
+		if (rc == 1)
+			*cacheable = false;
+	}
+	if (marker != NULL) {
+		/* Outermost: the stack goes on beyond it, unknown, rather than guessed. */
+		memset(&frames[n], 0, sizeof(frames[n]));
+		frames[n].function = marker;
+		n++;
 	}
 	return n;
 }
+
+/* Cache key words beyond the frames: the stop reason and file count, then
+ * two words per file of the list (frames name files by their place in it). */
+#define INGEST_KEY_MAX (1 + LOWPROF_MAX_FRAMES + 1 + 2 * LOWPROF_SAMPLE_MAX_FILES)
 
 /* The frames of the sample (*out): from the cache when this stack was seen before,
  * else symbolized into frames. */
@@ -51,29 +98,41 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 			    const struct sample_view *sv, struct frame *frames, const struct frame **out)
 {
 	const struct lowprof_sample *h = sv->hdr;
-	uint64_t key[1 + LOWPROF_MAX_FRAMES], gen;
+	uint64_t key[INGEST_KEY_MAX], gen;
 	size_t nkey = 0, n, i;
-	bool cacheable;
+	bool cacheable, raw;
+	uint32_t pid;
 
 	*out = frames;
 	if (cache == NULL)
 		return ingest_symbolize(sym, sv, frames, &cacheable);
 	/* The kernel depth first: which addresses are kernel ones is part of the stack. */
 	key[nkey++] = h->kernel_depth;
-	for (i = 0; i < h->kernel_depth && nkey < sizeof(key) / sizeof(key[0]); i++)
+	for (i = 0; i < h->kernel_depth; i++)
 		key[nkey++] = sv->kernel_frames[i];
-	for (i = 0; i < h->user_depth && nkey < sizeof(key) / sizeof(key[0]); i++)
+	for (i = 0; i < h->user_depth; i++)
 		key[nkey++] = sv->user_frames[i];
-	gen = symbolizer_stack_generation(sym, h->pid);
-	*out = stack_cache_get(cache, h->pid, key, nkey, gen, &n);
+	key[nkey++] = ((uint64_t)h->nfiles << 8) | h->user_stop;
+	for (i = 0; i < h->nfiles; i++) {
+		key[nkey++] = sv->files[i].ino;
+		key[nkey++] = ((uint64_t)sv->files[i].dev << 32) | sv->files[i].gen;
+	}
+	/* Without raw addresses the frames depend on no pid: one entry serves
+	 * every process of the same binaries (a churn of short-lived ones). */
+	raw = ingest_uses_maps(sv);
+	pid = raw ? h->pid : 0;
+	gen = raw ? symbolizer_stack_generation(sym, pid)
+		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
+	*out = stack_cache_get(cache, pid, key, nkey, gen, &n);
 	if (*out != NULL)
 		return n;
 	*out = frames;
 	n = ingest_symbolize(sym, sv, frames, &cacheable);
 	/* Symbolizing may have read the pid's maps: the generation after it is the one. */
+	gen = raw ? symbolizer_stack_generation(sym, pid)
+		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
 	if (cacheable)
-		(void)stack_cache_put(cache, h->pid, key, nkey, symbolizer_stack_generation(sym, h->pid),
-				      frames, n);
+		(void)stack_cache_put(cache, pid, key, nkey, gen, frames, n);
 	return n;
 }
 
@@ -99,7 +158,7 @@ static int ingest_offcpu(const struct ingest_targets *t, const struct sample_vie
 int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 		  const struct sample_view *sv, struct ingest_stats *st)
 {
-	struct frame buf[LOWPROF_MAX_FRAMES];
+	struct frame buf[LOWPROF_MAX_FRAMES + 1]; /* and a stop marker */
 	const struct lowprof_sample *h = sv->hdr;
 	const struct frame *frames;
 	size_t n;

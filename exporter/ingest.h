@@ -1,9 +1,13 @@
 /*
- * From a raw sample (pid + addresses) to a symbolized stack in the profile.
+ * From a sample (kernel addresses, user frames as (file, offset), vDSO
+ * offsets or raw addresses) to a symbolized stack in the profile. A user
+ * stack that BPF could not unwind to its end (user_stop) ends, outermost,
+ * in a marker frame that says why (profile_stop_names) instead of a guess.
  */
 #ifndef LOWPROF_EXPORTER_INGEST_H
 #define LOWPROF_EXPORTER_INGEST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ipc/sample_record.h"
@@ -37,5 +41,9 @@ struct ingest_stats {
  * when the cumulative profile refused it. */
 int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 		  const struct sample_view *sv, struct ingest_stats *st);
+
+/* True when a user frame of the sample is a raw address: only those are
+ * named from the pid's maps (symbolizer_prefetch_pids is for them alone). */
+bool ingest_uses_maps(const struct sample_view *sv);
 
 #endif

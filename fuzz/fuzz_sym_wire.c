@@ -7,6 +7,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include <stdint.h>
+#include <string.h>
 
 static void fuzz_request(const uint8_t *data, size_t size)
 {
@@ -18,8 +19,11 @@ static void fuzz_request(const uint8_t *data, size_t size)
 		return;
 	FUZZ_CHECK(req->id != 0);
 	(void)sym_wire_request_name(req->what_case);
-	if (sym_wire_check_request(req, err, sizeof(err)) == 0 && size <= SYM_WIRE_MAX_REQUEST)
+	if (sym_wire_check_request(req, err, sizeof(err)) == 0 && size <= SYM_WIRE_MAX_REQUEST) {
 		FUZZ_CHECK(lowprof__sym__sym_request__get_packed_size(req) <= sizeof(again));
+		if (req->what_case == LOWPROF__SYM__SYM_REQUEST__WHAT_FILE)
+			FUZZ_CHECK(req->file->ino != 0 && req->file->dev != 0);
+	}
 	sym_wire_free_request(req);
 }
 
@@ -33,6 +37,7 @@ static void fuzz_reply(const uint8_t *data, size_t size, bool with_fd)
 	FUZZ_CHECK(rep->id != 0 && rep->error >= 0);
 	FUZZ_CHECK(!(with_fd && rep->error != 0));
 	FUZZ_CHECK(rep->cgroup.len <= SYM_WIRE_MAX_CGROUP);
+	FUZZ_CHECK(strlen(rep->path) <= SYM_WIRE_MAX_EXE_PATH);
 	sym_wire_free_reply(rep);
 }
 

@@ -14,7 +14,7 @@ int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 			 char *err, size_t errlen)
 {
 	const struct lowprof_sample *s = buf;
-	size_t frames;
+	size_t frames, i;
 
 	if (len < LOWPROF_SAMPLE_HEADER_SIZE) {
 		snprintf(err, errlen, "sample of %zu bytes is shorter than its header (%zu)",
@@ -26,18 +26,40 @@ int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 			 s->kernel_depth, s->user_depth);
 		return -EINVAL;
 	}
+	if (s->nfiles > LOWPROF_SAMPLE_MAX_FILES) {
+		snprintf(err, errlen, "sample names %u files (at most %u)", s->nfiles,
+			 LOWPROF_SAMPLE_MAX_FILES);
+		return -EINVAL;
+	}
 	frames = (size_t)s->kernel_depth + s->user_depth;
-	if (len != LOWPROF_SAMPLE_HEADER_SIZE + frames * sizeof(__u64)) {
-		snprintf(err, errlen, "sample length %zu does not match its %zu frames", len, frames);
+	if (len != LOWPROF_SAMPLE_HEADER_SIZE + frames * sizeof(__u64) +
+			   (size_t)s->nfiles * sizeof(struct lowprof_file_id)) {
+		snprintf(err, errlen, "sample length %zu does not match its %zu frames and %u files",
+			 len, frames, s->nfiles);
 		return -EINVAL;
 	}
 	if (s->flags & ~KNOWN_FLAGS) {
 		snprintf(err, errlen, "sample has unknown flags 0x%x", s->flags);
 		return -EINVAL;
 	}
+	if (s->user_stop >= LOWPROF_STOP_REASONS || s->reserved != 0) {
+		snprintf(err, errlen, "sample has stop reason %u and reserved 0x%x", s->user_stop,
+			 s->reserved);
+		return -EINVAL;
+	}
 	out->hdr = s;
 	out->kernel_frames = s->frames;
 	out->user_frames = s->frames + s->kernel_depth;
+	out->files = (const struct lowprof_file_id *)(s->frames + frames);
+	/* A frame naming no entry of the list would index past it downstream. */
+	for (i = 0; i < s->user_depth; i++) {
+		unsigned kind = LOWPROF_FRAME_KIND(out->user_frames[i]);
+
+		if (kind != LOWPROF_FRAME_RAW && kind != LOWPROF_FRAME_VDSO && kind > s->nfiles) {
+			snprintf(err, errlen, "user frame %zu names file %u of %u", i, kind, s->nfiles);
+			return -EINVAL;
+		}
+	}
 	memcpy(out->comm, s->comm, LOWPROF_COMM_LEN);
 	out->comm[LOWPROF_COMM_LEN] = '\0';
 	return 0;

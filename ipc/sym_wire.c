@@ -134,6 +134,17 @@ static int sym_wire_check_pid(uint32_t pid, char *err, size_t errlen)
 	return 0;
 }
 
+/* The kernel's device encoding: a 12-bit major over a 20-bit minor, so any
+ * 32-bit value is one; 0:0 backs no file the BPF program can report. */
+static int sym_wire_check_file(const Lowprof__Sym__FileRequest *f, char *err, size_t errlen)
+{
+	if (f->ino == 0)
+		return errbuf_fail(-EINVAL, err, errlen, "file with inode 0");
+	if (f->dev == 0)
+		return errbuf_fail(-EINVAL, err, errlen, "file on device 0:0");
+	return 0;
+}
+
 int sym_wire_check_request(const Lowprof__Sym__SymRequest *req, char *err, size_t errlen)
 {
 	const Lowprof__Sym__MappedFileRequest *mf;
@@ -159,6 +170,8 @@ int sym_wire_check_request(const Lowprof__Sym__SymRequest *req, char *err, size_
 		return 0;
 	case LOWPROF__SYM__SYM_REQUEST__WHAT_KALLSYMS:
 		return 0;
+	case LOWPROF__SYM__SYM_REQUEST__WHAT_FILE:
+		return sym_wire_check_file(req->file, err, errlen);
 	default:
 		return errbuf_fail(-EINVAL, err, errlen, "unknown request kind %d", (int)req->what_case);
 	}
@@ -179,7 +192,8 @@ int sym_wire_decode_reply(const uint8_t *buf, size_t len, bool with_fd,
 		bad = "negative error in a reply";
 	else if (rep->error != 0 && with_fd)
 		bad = "failure reply carrying a file descriptor";
-	else if (strlen(rep->exe_path) > SYM_WIRE_MAX_EXE_PATH || strlen(rep->reason) > 1024)
+	else if (strlen(rep->exe_path) > SYM_WIRE_MAX_EXE_PATH ||
+		 strlen(rep->path) > SYM_WIRE_MAX_EXE_PATH || strlen(rep->reason) > 1024)
 		bad = "text field too long";
 	else if (rep->cgroup.len > SYM_WIRE_MAX_CGROUP)
 		bad = "cgroup text too long";
@@ -244,6 +258,8 @@ const char *sym_wire_request_name(Lowprof__Sym__SymRequest__WhatCase c)
 		return "kallsyms";
 	case LOWPROF__SYM__SYM_REQUEST__WHAT_PROCESS:
 		return "process";
+	case LOWPROF__SYM__SYM_REQUEST__WHAT_FILE:
+		return "file";
 	default:
 		return "unknown";
 	}

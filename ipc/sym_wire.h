@@ -55,7 +55,7 @@ int sym_wire_decode_request(const uint8_t *buf, size_t len, Lowprof__Sym__SymReq
 /*
  * The semantic checks of a request the loader applies before acting:
  * 1 <= pid <= SYM_WIRE_MAX_PID, start < end, inode != 0, a well-formed build
- * id (sym_wire_build_id_valid). 0, or -EINVAL with the first violation in err.
+ * id (sym_wire_build_id_valid), a file's inode != 0 and device not 0:0. 0, or -EINVAL with the first violation in err.
  */
 int sym_wire_check_request(const Lowprof__Sym__SymRequest *req, char *err, size_t errlen);
 
@@ -69,7 +69,7 @@ int sym_wire_send_reply(int sock, const Lowprof__Sym__SymReply *rep, int fd);
  * Receive one reply. Returns 1 (*out set, *fd the fd or -1), 0 (closed),
  * -EAGAIN, or a refusal (-EPROTO, -EBADMSG, reason in err): framing, unpack
  * failure, id 0, a negative error, an fd with a non-zero error, text fields
- * over their bounds. Whether a success must carry an fd depends on the
+ * over their bounds (the path as the exe path). Whether a success must carry an fd depends on the
  * request, which the caller checks.
  */
 int sym_wire_recv_reply(int sock, Lowprof__Sym__SymReply **out, int *fd, char *err, size_t errlen);
@@ -82,7 +82,7 @@ int sym_wire_decode_reply(const uint8_t *buf, size_t len, bool with_fd,
 void sym_wire_free_request(Lowprof__Sym__SymRequest *req);
 void sym_wire_free_reply(Lowprof__Sym__SymReply *rep);
 
-/* "maps", "mapped_file", "debug_file", "kallsyms", "process", or "unknown". */
+/* "maps", "mapped_file", "debug_file", "kallsyms", "process", "file", or "unknown". */
 const char *sym_wire_request_name(Lowprof__Sym__SymRequest__WhatCase c);
 
 #endif /* LOWPROF_IPC_SYM_WIRE_H */

@@ -17,11 +17,15 @@
 #include "loader/bpf_session.h"
 #include "loader/control_server.h"
 #include "loader/drain.h"
+#include "loader/file_registry.h"
 #include "loader/loader_options.h"
 #include "loader/proc_tracker.h"
 #include "loader/symbol_broker.h"
 #include "measure/agent_cpu.h"
 #include "measure/host_load.h"
+
+/* Open files behind sampled frames the loader keeps (file_registry), at most. */
+#define LOADER_FILES_MAX 4096
 
 /* Everything the main loop and the control callbacks share. */
 struct loader {
@@ -33,6 +37,7 @@ struct loader {
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */
+	struct file_registry *files;  /* files behind sampled frames: tables and sb's file answers */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
 	int tfd;                      /* the drain timer: one-shot, re-armed for the next work */
 	uint64_t next_stats_ns;

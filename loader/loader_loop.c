@@ -66,6 +66,7 @@ static void loader_symbols_start(struct loader *l)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	l->dr.seen = &l->seen;
 	cfg.sampled = &l->seen;
+	cfg.files = l->files;
 	cfg.rate_per_s = SYMBOL_BROKER_RATE_PER_S;
 	cfg.burst = SYMBOL_BROKER_RATE_BURST;
 	if (symbol_broker_init(&l->sb, fd, &cfg, mono_ns()) != 0) {
@@ -194,6 +195,9 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	if (l->sfd < 0 || l->tfd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd/timerfd: %s",
 		      strerror(-(l->sfd < 0 ? l->sfd : l->tfd)));
+	l->files = file_registry_new(LOADER_FILES_MAX);
+	if (l->files == NULL)
+		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	loader_session_start(l, &set);
 	rc = drain_init(&l->dr, bpf_session_ringbuf_fd(&l->sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
 			errlen);
@@ -313,6 +317,8 @@ void loader_stop(struct loader *l, bool clean)
 	control_server_close(&l->cs);
 	symbol_broker_close(&l->sb);
 	seen_pids_fini(&l->seen);
+	file_registry_free(l->files);
+	l->files = NULL;
 	if (l->have_host_prev)
 		host_load_stat_free(&l->host_prev);
 	l->have_host_prev = false;

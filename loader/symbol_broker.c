@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "ipc/sym_wire.h"
+#include "loader/file_registry.h"
 #include "loader/mapped_file.h"
 
 static const struct monitor_protocol symbol_protocol;
@@ -212,6 +213,36 @@ static int symbol_broker_serve_kallsyms(void *server, const void *msg, uint64_t 
 	return 0;
 }
 
+/*
+ * A file by the identity BPF reported: only one the loader opened itself and
+ * registered (it checked device and inode when it opened it), answered with a
+ * dup of that fd and the path it was found by. A file not (or no longer)
+ * registered is ENOENT: eviction races, not a refusal.
+ */
+static int symbol_broker_serve_file(void *server, const void *msg, uint64_t now_ns)
+{
+	struct symbol_broker *b = server;
+	const Lowprof__Sym__SymRequest *req = msg;
+	const Lowprof__Sym__FileRequest *q = req->file;
+	Lowprof__Sym__SymReply rep = LOWPROF__SYM__SYM_REPLY__INIT;
+	struct lowprof_file_id id = {.ino = q->ino, .dev = q->dev, .gen = q->gen};
+	char path[SYM_WIRE_MAX_EXE_PATH + 1];
+	int fd;
+
+	(void)now_ns;
+	fd = b->cfg.files != NULL ? file_registry_open(b->cfg.files, &id, path, sizeof(path))
+				  : -ENOENT;
+	if (fd < 0) {
+		symbol_broker_answer_fd(b, req, fd, "file");
+		return 0;
+	}
+	b->st.served++;
+	rep.id = req->id;
+	rep.path = path;
+	symbol_broker_send(b, &rep, fd);
+	return 0;
+}
+
 /* Up to SYM_WIRE_MAX_CGROUP bytes of PID's cgroup file, longer cut at its
  * last whole line. Returns the length or -errno. */
 static ssize_t symbol_broker_read_cgroup(const struct symbol_broker *b, uint32_t pid, uint8_t *buf)
@@ -340,6 +371,15 @@ static void symbol_broker_audit_process(struct audit_rec *r, const void *msg)
 	symbol_broker_audit_pid(r, ((const Lowprof__Sym__SymRequest *)msg)->process->pid);
 }
 
+static void symbol_broker_audit_file(struct audit_rec *r, const void *msg)
+{
+	const Lowprof__Sym__FileRequest *q = ((const Lowprof__Sym__SymRequest *)msg)->file;
+
+	audit_rec_u64(r, "dev", q->dev);
+	audit_rec_u64(r, "inode", q->ino);
+	audit_rec_u64(r, "gen", q->gen);
+}
+
 /* The whole of what the exporter may ask (in any state: the broker has none). */
 static const struct monitor_request symbol_broker_requests[] = {
 	{LOWPROF__SYM__SYM_REQUEST__WHAT_MAPS, 0, NULL, symbol_broker_serve_maps, symbol_broker_audit_maps},
@@ -350,6 +390,8 @@ static const struct monitor_request symbol_broker_requests[] = {
 	{LOWPROF__SYM__SYM_REQUEST__WHAT_KALLSYMS, 0, NULL, symbol_broker_serve_kallsyms, NULL},
 	{LOWPROF__SYM__SYM_REQUEST__WHAT_PROCESS, 0, NULL, symbol_broker_serve_process,
 	 symbol_broker_audit_process},
+	{LOWPROF__SYM__SYM_REQUEST__WHAT_FILE, 0, NULL, symbol_broker_serve_file,
+	 symbol_broker_audit_file},
 };
 
 static const struct monitor_protocol symbol_protocol = {

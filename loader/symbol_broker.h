@@ -17,6 +17,10 @@
  *   kallsyms{}         -> fd of PROC_ROOT/kallsyms (real addresses: the
  *                         loader's CAP_SYSLOG counts at open time)
  *   process{pid}       -> exe path and cgroup text, no fd
+ *   file{dev, ino, gen} -> a dup of the fd the loader's file registry holds
+ *                         for that identity and the path it was found by;
+ *                         ENOENT for a file the loader did not register
+ *                         (the exporter cannot name any other file)
  *
  * The receive, the sender check, the rate limit and the audit of refusals are
  * the loader's monitor core (loader/monitor.h), shared with the control
@@ -49,6 +53,8 @@
 #include "loader/monitor.h"
 #include "loader/seen_pids.h"
 
+struct file_registry;
+
 /* Token bucket defaults: the exporter asks once per new pid and per new file. */
 #define SYMBOL_BROKER_RATE_PER_S 2000
 #define SYMBOL_BROKER_RATE_BURST 4000
@@ -74,6 +80,8 @@ struct symbol_broker_config {
 	/* maps, mapped_file and process requests only for pids in it (those
 	 * sampled lately); NULL: any pid */
 	const struct seen_pids *sampled;
+	/* file requests are answered from it (not owned; NULL: every file ENOENT) */
+	struct file_registry *files;
 };
 
 /* Besides the monitor's (mon.st: refused, of which rate-limited, not audited one by one). */

@@ -159,8 +159,10 @@ static bool pprof_reader_frame(struct pprof_reader *r, uint64_t id, struct frame
 	f->function = name;
 	f->address = l->address;
 	f->module_offset = l->address;
-	/* Names the writer made up for unnamed frames look like these. */
-	f->symbolized = strstr(name, "+0x") == NULL && strcmp(name, "[unknown]") != 0;
+	/* Names the writer made up for unnamed frames look like these; a bracketed
+	 * name without a mapping is one of lowprof's markers ("[unknown]", a cut
+	 * stack's "[no unwind table]"), no symbol. */
+	f->symbolized = strstr(name, "+0x") == NULL && !(l->mapping_id == 0 && name[0] == '[');
 	if (l->mapping_id == 0)
 		return true;
 	mp = m->mapping[l->mapping_id - 1];

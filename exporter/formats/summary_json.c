@@ -13,8 +13,36 @@
 
 static const char *const summary_base_keys[] = {
 	"version", "duration_s", "start_unix_ns", "end_unix_ns", "samples", "cpu_ns",
-	"lost_samples", "idle_samples", "dropped_samples", "stacks", "processes", "top",
+	"lost_samples", "idle_samples", "dropped_samples", "stacks", "processes", "cut_stacks", "top",
 };
+
+/*
+ * The samples whose user stack was cut early, by reason: the stacks of the
+ * profile (the window) ending in a marker frame. {"samples": N, reason: n...},
+ * every reason present, 0 when none.
+ */
+static void summary_cut_stacks(const struct profile *p, FILE *out)
+{
+	uint64_t by[PROFILE_STOP_REASONS] = {0}, total = 0;
+	size_t n = profile_stack_count(p), i;
+	unsigned r;
+
+	for (i = 0; i < n; i++) {
+		const struct profile_stack *st = profile_stack_at(p, i);
+
+		if (st->nlocations == 0)
+			continue;
+		r = profile_stop_reason(p, profile_stack_function(p, st, 0, PROFILE_ROOT_FIRST));
+		if (r != 0) {
+			by[r] += st->count;
+			total += st->count;
+		}
+	}
+	fprintf(out, ", \"cut_stacks\": {\"samples\": %" PRIu64, total);
+	for (r = 1; r < PROFILE_STOP_REASONS; r++)
+		fprintf(out, ", \"%s\": %" PRIu64, profile_stop_keys[r], by[r]);
+	fputs("}", out);
+}
 
 void summary_json_write_string(FILE *out, const char *str)
 {
@@ -109,6 +137,7 @@ int summary_json_write(const struct profile *p, const struct summary_info *info,
 		info->lost_samples, info->idle_samples);
 	fprintf(out, ", \"dropped_samples\": %" PRIu64 ", \"stacks\": %zu, \"processes\": %zu",
 		tot.dropped_samples, tot.stacks, tot.pids);
+	summary_cut_stacks(p, out);
 	fputs(",\n \"top\": [", out);
 	for (i = 0; i < ntop; i++) {
 		fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);

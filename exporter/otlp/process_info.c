@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/mono_clock.h"
+
 #define PROCESS_INFO_NONE UINT32_MAX
 
 struct process_info_entry {
@@ -21,6 +23,7 @@ struct process_info_entry {
 	char *exe_path;         /* owned; NULL when unknown */
 	uint32_t next;          /* hash chain */
 	bool used;
+	uint64_t used_ns;       /* last looked up (mono_ns) */
 };
 
 struct process_info_cache {
@@ -255,8 +258,10 @@ const struct process_info *process_info_lookup(struct process_info_cache *c, uin
 	const char *slash;
 	size_t b;
 
-	if (slot != PROCESS_INFO_NONE)
+	if (slot != PROCESS_INFO_NONE) {
+		c->entries[slot].used_ns = mono_ns();
 		return &c->entries[slot].info;
+	}
 	slot = (uint32_t)c->next_slot;
 	e = &c->entries[slot];
 	if (e->used) {
@@ -271,10 +276,30 @@ const struct process_info *process_info_lookup(struct process_info_cache *c, uin
 	slash = strrchr(e->info.exe_path, '/');
 	e->info.exe_name = slash != NULL ? slash + 1 : e->info.exe_path;
 	e->used = true;
+	e->used_ns = mono_ns();
 	b = process_info_bucket(c, pid);
 	e->next = c->buckets[b];
 	c->buckets[b] = slot;
 	c->count++;
 	c->next_slot = (c->next_slot + 1) % c->max_entries;
 	return &e->info;
+}
+
+size_t process_info_expire(struct process_info_cache *c, uint64_t before_ns)
+{
+	size_t i, dropped = 0;
+
+	/* A slot freed here is taken again when the ring comes round to it. */
+	for (i = 0; i < c->max_entries; i++) {
+		struct process_info_entry *e = &c->entries[i];
+
+		if (!e->used || e->used_ns >= before_ns)
+			continue;
+		process_info_unlink(c, (uint32_t)i);
+		free(e->exe_path);
+		memset(e, 0, sizeof(*e));
+		c->count--;
+		dropped++;
+	}
+	return dropped;
 }

@@ -6,7 +6,8 @@
  * Read once, at first sight of a pid, and kept after the process exits, so a
  * short-lived process still has its metadata when the interval's profile is
  * encoded. A failed read is remembered too (no retry every interval). The
- * cache is bounded: past max_entries, the oldest entry is forgotten.
+ * cache is bounded: past max_entries, the oldest entry is forgotten; and
+ * process_info_expire forgets the pids without a sample in the window.
  *
  * When the path cannot be had (a process already gone, a source without the
  * privilege), it is unknown and the encoder falls back to the process's comm.
@@ -50,6 +51,10 @@ bool process_info_peek(const struct process_info_cache *c, uint32_t pid,
 		       const struct process_info **out);
 
 size_t process_info_count(const struct process_info_cache *c);
+
+/* Forget the pids not looked up since before_ns (mono_ns): a process gone and
+ * out of the window has no sample left to describe. Returns how many. */
+size_t process_info_expire(struct process_info_cache *c, uint64_t before_ns);
 
 /* Parse the text of a /proc/PID/cgroup file (len bytes, not necessarily
  * NUL-terminated) for a container id: docker, containerd, cri-o and podman, in

@@ -599,3 +599,28 @@ bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx
 {
 	return intern_find(&p->strings, s, strlen(s), idx);
 }
+
+const char *const profile_stop_names[PROFILE_STOP_REASONS] = {
+	NULL, "[no unwind table]", "[unwind failed]", "[no frame pointers]", "[no mapping]",
+	"[anonymous code]",
+};
+
+const char *const profile_stop_keys[PROFILE_STOP_REASONS] = {
+	NULL, "no_unwind_table", "unwind_failed", "no_frame_pointers", "no_mapping",
+	"anonymous_code",
+};
+
+unsigned profile_stop_reason(const struct profile *p, const struct profile_function *f)
+{
+	const char *name;
+	unsigned r;
+
+	if (f->kernel || f->symbolized || f->filename != 0)
+		return 0;
+	name = profile_string(p, f->name);
+	for (r = 1; r < PROFILE_STOP_REASONS; r++) {
+		if (strcmp(name, profile_stop_names[r]) == 0)
+			return r;
+	}
+	return 0;
+}

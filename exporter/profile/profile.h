@@ -44,6 +44,17 @@
 #define PROFILE_MAIN_MAPPING_NAME "[host: all processes]"
 /* profile_location.mapping for a frame that lies in no known mapping. */
 #define PROFILE_NO_MAPPING UINT32_MAX
+/*
+ * The outermost frame of a user stack BPF could not unwind to its end, by
+ * reason (enum lowprof_stop_reason, 1 .. PROFILE_STOP_REASONS - 1): the stack
+ * goes on beyond it, unknown, rather than guessed. A marker frame has no
+ * module and no symbol, so no binary's symbol can pass for one.
+ * profile_stop_keys are summary.json's names for the same reasons.
+ */
+#define PROFILE_STOP_REASONS 6
+extern const char *const profile_stop_names[PROFILE_STOP_REASONS];
+extern const char *const profile_stop_keys[PROFILE_STOP_REASONS];
+
 /* Deeper stacks are cut to this many leaf-side frames and marked truncated. */
 #define PROFILE_MAX_FRAMES 1024
 
@@ -148,6 +159,9 @@ void profile_get_totals(const struct profile *p, struct profile_totals *out);
 
 /* Up to n functions by self samples, most first (ties by name). Returns how many. */
 size_t profile_top_functions(const struct profile *p, size_t n, struct profile_top_entry out[]);
+
+/* The stop reason whose marker f is (a function of p), 0 for none. */
+unsigned profile_stop_reason(const struct profile *p, const struct profile_function *f);
 
 /* Tables. Index 0 of the string table is always "". */
 size_t profile_string_count(const struct profile *p);

@@ -40,6 +40,14 @@ int proc_source_open_mapped_file(struct proc_source *src, uint32_t pid,
 	return proc_source_count(src, src->ops->open_mapped_file(src, pid, e));
 }
 
+int proc_source_open_file(struct proc_source *src, const struct lowprof_file_id *id, char *path,
+			  size_t pathlen)
+{
+	if (pathlen > 0)
+		path[0] = '\0';
+	return proc_source_count(src, src->ops->open_file(src, id, path, pathlen));
+}
+
 int proc_source_open_debug_file(struct proc_source *src, const char *build_id)
 {
 	return proc_source_count(src, src->ops->open_debug_file(src, build_id));

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/lowprof.h"
 #include "exporter/symbols/proc_maps.h"
 
 struct proc_source;
@@ -41,6 +42,17 @@ struct proc_source *proc_source_direct_new(const char *proc_root, const char *de
 					   const char *kallsyms_path);
 
 /*
+ * The direct source's stand-in for the loader's file registry: path is a file
+ * proc_source_open_file may open, by the identity written to *id (its device
+ * in the kernel's encoding, its inode, generation 0), checked again at each
+ * open. At most PROC_SOURCE_DIRECT_MAX_FILES. 0, or -errno (stat failed,
+ * -ENOSPC when full).
+ */
+#define PROC_SOURCE_DIRECT_MAX_FILES 16
+int proc_source_direct_add_file(struct proc_source *src, const char *path,
+				struct lowprof_file_id *id);
+
+/*
  * Through the loader, over the SOCK_SEQPACKET socket sock (made non-blocking
  * here; not closed by proc_source_free). Each request waits at most
  * timeout_ms for its answer; after a timeout, requests fail at once with
@@ -59,6 +71,14 @@ void proc_source_open_maps_many(struct proc_source *src, const uint32_t *pids, s
 /* The file mapped by entry e of pid's maps, checked to be that very file (inode). */
 int proc_source_open_mapped_file(struct proc_source *src, uint32_t pid,
 				 const struct proc_maps_entry *e);
+/*
+ * The file that backs sampled code, by the identity the BPF program reported
+ * (a sample's file list): the broker asks the loader, which answers only for
+ * a file it opened and registered itself. path (pathlen bytes, may be 0)
+ * gets the path the file was found by, for display ("" when unknown).
+ */
+int proc_source_open_file(struct proc_source *src, const struct lowprof_file_id *id, char *path,
+			  size_t pathlen);
 /* DEBUG_ROOT/.build-id/xx/rest.debug of a lowercase-hex build id. */
 int proc_source_open_debug_file(struct proc_source *src, const char *build_id);
 /* /proc/kallsyms. */

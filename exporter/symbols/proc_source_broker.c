@@ -250,6 +250,28 @@ static int psb_open_mapped_file(struct proc_source *src, uint32_t pid, const str
 	return psb_call_fd(psb(src), &req);
 }
 
+static int psb_open_file(struct proc_source *src, const struct lowprof_file_id *id, char *path,
+			 size_t pathlen)
+{
+	Lowprof__Sym__SymRequest req = LOWPROF__SYM__SYM_REQUEST__INIT;
+	Lowprof__Sym__FileRequest q = LOWPROF__SYM__FILE_REQUEST__INIT;
+	Lowprof__Sym__SymReply *rep;
+	int fd, rc;
+
+	q.dev = id->dev;
+	q.ino = id->ino;
+	q.gen = id->gen;
+	req.what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_FILE;
+	req.file = &q;
+	rc = psb_call(psb(src), &req, &rep, &fd);
+	if (rc != 0)
+		return rc;
+	if (pathlen > 0)
+		snprintf(path, pathlen, "%s", rep->path);
+	sym_wire_free_reply(rep);
+	return fd >= 0 ? fd : -EPROTO;
+}
+
 static int psb_open_debug_file(struct proc_source *src, const char *build_id)
 {
 	Lowprof__Sym__SymRequest req = LOWPROF__SYM__SYM_REQUEST__INIT;
@@ -315,6 +337,7 @@ static const struct proc_source_ops psb_ops = {
 	.open_maps = psb_open_maps,
 	.open_maps_many = psb_open_maps_many,
 	.open_mapped_file = psb_open_mapped_file,
+	.open_file = psb_open_file,
 	.open_debug_file = psb_open_debug_file,
 	.open_kallsyms = psb_open_kallsyms,
 	.process = psb_process,

@@ -18,12 +18,25 @@
 
 #include "ipc/sym_wire.h"
 
+struct proc_source_direct_file {
+	struct lowprof_file_id id;
+	char path[256];
+};
+
 struct proc_source_direct {
 	struct proc_source base; /* first */
 	char proc_root[256];
 	char debug_root[256];  /* "" for none */
 	char kallsyms[256];    /* "" for none */
+	struct proc_source_direct_file files[PROC_SOURCE_DIRECT_MAX_FILES];
+	size_t nfiles;
 };
+
+/* The kernel's encoding of a device (major << 20 | minor), as BPF reports it. */
+static uint32_t psd_kdev(dev_t dev)
+{
+	return ((uint32_t)major(dev) << 20) | ((uint32_t)minor(dev) & 0xfffffu);
+}
 
 static struct proc_source_direct *psd(struct proc_source *src)
 {
@@ -78,6 +91,58 @@ static int psd_open_mapped_file(struct proc_source *src, uint32_t pid, const str
 		close(fd);
 	}
 	return -ENOENT;
+}
+
+/* Only a file added by identity, and only while the path is still that file. */
+static int psd_open_file(struct proc_source *src, const struct lowprof_file_id *id, char *path,
+			 size_t pathlen)
+{
+	struct proc_source_direct *d = psd(src);
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct lowprof_file_id *k = &d->files[i].id;
+
+		if (k->ino == id->ino && k->dev == id->dev && k->gen == id->gen)
+			break;
+	}
+	if (i == d->nfiles)
+		return -ENOENT;
+	fd = psd_open(d->files[i].path);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != id->ino || psd_kdev(st.st_dev) != id->dev) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (pathlen > 0)
+		snprintf(path, pathlen, "%s", d->files[i].path);
+	return fd;
+}
+
+int proc_source_direct_add_file(struct proc_source *src, const char *path,
+				struct lowprof_file_id *id)
+{
+	struct proc_source_direct *d = psd(src);
+	struct stat st;
+
+	if (src->ops->open_file != psd_open_file)
+		return -EINVAL;
+	if (d->nfiles == PROC_SOURCE_DIRECT_MAX_FILES)
+		return -ENOSPC;
+	if (strlen(path) >= sizeof(d->files[0].path))
+		return -ENAMETOOLONG;
+	if (stat(path, &st) != 0)
+		return -errno;
+	memset(id, 0, sizeof(*id));
+	id->ino = st.st_ino;
+	id->dev = psd_kdev(st.st_dev);
+	d->files[d->nfiles].id = *id;
+	snprintf(d->files[d->nfiles].path, sizeof(d->files[0].path), "%s", path);
+	d->nfiles++;
+	return 0;
 }
 
 static int psd_open_debug_file(struct proc_source *src, const char *build_id)
@@ -162,6 +227,7 @@ static int psd_process(struct proc_source *src, uint32_t pid, char *exe, size_t 
 static const struct proc_source_ops psd_ops = {
 	.open_maps = psd_open_maps,
 	.open_mapped_file = psd_open_mapped_file,
+	.open_file = psd_open_file,
 	.open_debug_file = psd_open_debug_file,
 	.open_kallsyms = psd_open_kallsyms,
 	.process = psd_process,

@@ -9,6 +9,8 @@ struct proc_source_ops {
 	/* NULL: open_maps one by one. */
 	void (*open_maps_many)(struct proc_source *src, const uint32_t *pids, size_t n, int *fds);
 	int (*open_mapped_file)(struct proc_source *src, uint32_t pid, const struct proc_maps_entry *e);
+	int (*open_file)(struct proc_source *src, const struct lowprof_file_id *id, char *path,
+			 size_t pathlen);
 	int (*open_debug_file)(struct proc_source *src, const char *build_id);
 	int (*open_kallsyms)(struct proc_source *src);
 	int (*process)(struct proc_source *src, uint32_t pid, char *exe, size_t exelen, char **cgroup,

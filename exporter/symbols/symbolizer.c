@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
-#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,71 +20,19 @@
 #include "exporter/symbols/kallsyms.h"
 #include "exporter/symbols/proc_maps.h"
 #include "exporter/symbols/proc_source.h"
+#include "exporter/symbols/symbolizer_internal.h"
 
 /* A pid's maps are re-read for an unknown address at most this often. */
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
 /* A file we could not open (process gone, no access) is tried again after this. */
 #define SYM_FILE_RETRY_NS (10 * NSEC_PER_SEC)
-/* The loader did not answer (restarting): a file or kallsyms is asked again after this. */
-#define SYM_AGAIN_RETRY_NS NSEC_PER_SEC
-/* The vDSO image is a few pages; a header claiming more is not believed. */
-#define SYM_VDSO_MAX (1u << 20)
-#define SYM_BUCKETS 1024 /* power of two; chains absorb larger limits */
+/* Files named by identity have a key space of their own: a mapping's device
+ * never has this bit. */
+#define SYM_DEV_BY_ID (1ULL << 63)
 
 static const char SYM_UNKNOWN[] = "[unknown]";
-static const char SYM_KERNEL[] = "[kernel.kallsyms]";
-static const char SYM_KERNEL_UNNAMED[] = "[kernel]";
 static const char SYM_VDSO[] = "[vdso]";
 static const char SYM_ANON[] = "[anon]";
-
-/* Intrusive LRU list: most recently used at head.next. */
-struct lru {
-	struct lru *prev, *next;
-};
-
-struct sym_pid {
-	struct lru lru; /* first member: a struct lru * is a struct sym_pid * */
-	struct sym_pid *hnext;
-	uint32_t pid;
-	struct proc_maps *maps; /* NULL until a read succeeds */
-	uint64_t read_at_ns;
-	uint64_t gen;           /* symbolizer_stack_generation: new at each maps change */
-};
-
-struct sym_file {
-	struct lru lru; /* first member */
-	struct sym_file *hnext;
-	uint64_t dev, inode;
-	struct elf_symbols *elf; /* NULL: could not be read */
-	struct elf_symbols *debug; /* the separate debug file's symbols, or NULL */
-	const char *build_id;    /* interned */
-	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
-	size_t bytes;            /* elf's and debug's heap, counted in file_bytes */
-};
-
-struct symbolizer {
-	bool kernel_addresses;    /* raw kernel addresses in frames (else offsets only) */
-	struct sym_pid *pids[SYM_BUCKETS];
-	struct sym_file *files[SYM_BUCKETS];
-	struct lru pid_lru, file_lru;
-	size_t npids, nfiles, max_pids, max_files;
-	size_t file_bytes, max_file_bytes; /* the symbol tables' heap and its bound */
-	struct intern strings;    /* every string a returned frame points to */
-	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
-	struct kallsyms *kallsyms;
-	bool kallsyms_done;       /* loaded, or failed for good */
-	bool kallsyms_reported;
-	uint64_t kallsyms_retry_ns;
-	char kernel_note[256];
-	struct elf_symbols *vdso;
-	const char *vdso_build_id;
-	struct symbolizer_stats stats;
-	uint64_t gen_counter;     /* source of the generations below */
-	/* Every pid's stack generation is at least this: set when kallsyms is
-	 * loaded (or failed for good), and when the string table is rebuilt (the
-	 * stacks cached before hold pointers into the old one). */
-	uint64_t kernel_gen;
-};
 
 static void lru_unlink(struct lru *n)
 {
@@ -102,7 +49,7 @@ static void lru_push_front(struct lru *head, struct lru *n)
 }
 
 /* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */
-static const char *sym_intern(struct symbolizer *s, const char *str)
+const char *sym_intern(struct symbolizer *s, const char *str)
 {
 	uint32_t idx;
 
@@ -111,10 +58,7 @@ static const char *sym_intern(struct symbolizer *s, const char *str)
 	return intern_str(&s->strings, idx);
 }
 
-static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
+const char *sym_internf(struct symbolizer *s, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -145,18 +89,19 @@ static void pid_remove(struct symbolizer *s, struct sym_pid *p)
 	s->npids--;
 }
 
-static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode)
+static struct sym_file **file_slot(struct symbolizer *s, uint64_t dev, uint64_t inode, uint32_t gen)
 {
-	struct sym_file **pp = &s->files[hash_mix64(dev * 31 + inode) & (SYM_BUCKETS - 1)];
+	struct sym_file **pp = &s->files[hash_mix64(dev * 31 + inode + ((uint64_t)gen << 40)) &
+					 (SYM_BUCKETS - 1)];
 
-	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode))
+	while (*pp && ((*pp)->dev != dev || (*pp)->inode != inode || (*pp)->gen != gen))
 		pp = &(*pp)->hnext;
 	return pp;
 }
 
 static void file_remove(struct symbolizer *s, struct sym_file *f)
 {
-	struct sym_file **pp = file_slot(s, f->dev, f->inode);
+	struct sym_file **pp = file_slot(s, f->dev, f->inode, f->gen);
 
 	*pp = f->hnext;
 	lru_unlink(&f->lru);
@@ -229,11 +174,13 @@ static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
 	if (p) {
 		lru_unlink(&p->lru);
 		lru_push_front(&s->pid_lru, &p->lru);
+		p->used_ns = now;
 		return p;
 	}
 	p = pid_new(s, pp, pid);
 	if (!p)
 		return NULL;
+	p->used_ns = now;
 	pid_read_maps(s, p, now);
 	sym_evict(s);
 	return p;
@@ -266,6 +213,7 @@ void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t
 				close(fds[i]);
 			continue;
 		}
+		p->used_ns = now;
 		pid_take_maps(s, p, fds[i], now);
 	}
 	sym_evict(s);
@@ -299,31 +247,44 @@ static struct elf_symbols *file_debug_symbols(struct symbolizer *s, const char *
 	return dbg;
 }
 
-static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
-				 const struct proc_maps_entry *e, uint64_t now)
+/*
+ * The cache entry for a file key, most recently used now. *load true when the
+ * file is to be (re)read: new, or failed before and due for a retry. NULL when
+ * out of memory.
+ */
+static struct sym_file *file_lookup(struct symbolizer *s, uint64_t dev, uint64_t inode, uint32_t gen,
+				    uint64_t now, bool *load)
 {
-	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
-	struct sym_file **pp = file_slot(s, dev, e->inode);
+	struct sym_file **pp = file_slot(s, dev, inode, gen);
 	struct sym_file *f = *pp;
-	char err[256];
-	int fd;
 
+	*load = false;
 	if (f) {
 		lru_unlink(&f->lru);
 		lru_push_front(&s->file_lru, &f->lru);
-		if (f->elf || now < f->retry_at_ns)
-			return f;
-	} else {
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return NULL;
-		f->dev = dev;
-		f->inode = e->inode;
-		*pp = f;
-		lru_push_front(&s->file_lru, &f->lru);
-		s->nfiles++;
+		f->used_ns = now;
+		*load = f->elf == NULL && now >= f->retry_at_ns;
+		return f;
 	}
-	fd = proc_source_open_mapped_file(s->src, pid, e);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->inode = inode;
+	f->gen = gen;
+	f->used_ns = now;
+	*pp = f;
+	lru_push_front(&s->file_lru, &f->lru);
+	s->nfiles++;
+	*load = true;
+	return f;
+}
+
+/* Read the symbols behind fd (or note the failure -errno) into f; closes fd. */
+static void file_load(struct symbolizer *s, struct sym_file *f, int fd, uint64_t now)
+{
+	char err[256];
+
 	if (fd < 0) {
 		f->retry_at_ns = now + (fd == -EAGAIN ? SYM_AGAIN_RETRY_NS : SYM_FILE_RETRY_NS);
 		s->stats.file_errors++;
@@ -344,10 +305,45 @@ static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
 	}
 	sym_evict(s);
 	/* With max_files of 1 the entry just made is never the one evicted (it is newest). */
+}
+
+static struct sym_file *file_get(struct symbolizer *s, uint32_t pid,
+				 const struct proc_maps_entry *e, uint64_t now)
+{
+	uint64_t dev = ((uint64_t)e->dev_major << 32) | e->dev_minor;
+	bool load;
+	struct sym_file *f = file_lookup(s, dev, e->inode, 0, now, &load);
+
+	if (f && load)
+		file_load(s, f, proc_source_open_mapped_file(s->src, pid, e), now);
 	return f;
 }
 
-static void frame_unknown(struct frame *out, uint64_t addr, bool kernel)
+/* A file by the identity BPF reported: asked of the source once (again after
+ * a failure, when due), whatever process maps it. */
+static struct sym_file *file_get_id(struct symbolizer *s, const struct lowprof_file_id *id,
+				    uint64_t now)
+{
+	char path[4096 + 1];
+	struct stat st;
+	bool load;
+	struct sym_file *f = file_lookup(s, SYM_DEV_BY_ID | id->dev, id->ino, id->gen, now, &load);
+	int fd;
+
+	if (!f || !load)
+		return f;
+	fd = proc_source_open_file(s->src, id, path, sizeof(path));
+	if (fd >= 0) {
+		if (fstat(fd, &st) == 0 && st.st_size > 0)
+			f->size = (uint64_t)st.st_size;
+		if (path[0] != '\0')
+			f->path = sym_intern(s, path);
+	}
+	file_load(s, f, fd, now);
+	return f;
+}
+
+void sym_frame_unknown(struct frame *out, uint64_t addr, bool kernel)
 {
 	memset(out, 0, sizeof(*out));
 	out->function = SYM_UNKNOWN;
@@ -362,15 +358,47 @@ static const char *sym_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/*
+ * Name out (module and build id set) at file offset off of a file whose
+ * symbols are elf (its debug file's debug, either may be NULL): the symbol,
+ * else "basename+0xOFF". The binary maps offsets to addresses; its debug
+ * file, when there is one, has the full symbol table at the same addresses.
+ */
+static int sym_name_frame(struct symbolizer *s, struct frame *out, const struct elf_symbols *elf,
+			  const struct elf_symbols *debug, const char *module, uint64_t off)
+{
+	const char *name = NULL, *function;
+	uint64_t vaddr;
+
+	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
+		if (debug != NULL)
+			name = elf_symbols_lookup(debug, vaddr, NULL);
+		if (name == NULL)
+			name = elf_symbols_lookup(elf, vaddr, NULL);
+	}
+	if (name) {
+		function = sym_intern(s, name);
+		out->symbolized = function != NULL;
+		if (out->symbolized)
+			s->stats.misses--;
+	} else {
+		function = sym_internf(s, "%s+0x%" PRIx64, sym_basename(module), off);
+	}
+	if (!function)
+		return -ENOMEM;
+	out->function = function;
+	return 0;
+}
+
 int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out)
 {
-	uint64_t now = mono_ns(), vaddr, off;
+	uint64_t now = mono_ns(), off;
 	const struct proc_maps_entry *e = NULL;
 	const struct elf_symbols *elf = NULL, *debug = NULL;
-	const char *name = NULL, *module, *build_id = NULL, *function;
+	const char *module, *build_id = NULL;
 	struct sym_pid *p;
 
-	frame_unknown(out, addr, false);
+	sym_frame_unknown(out, addr, false);
 	s->stats.lookups++;
 	s->stats.misses++; /* taken back below when a name is found */
 	p = pid_get(s, pid, now);
@@ -413,77 +441,87 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 		build_id = f->build_id;
 	}
 	out->build_id = build_id;
-	/* The binary maps offsets to addresses; its debug file, when there is one,
-	 * has the full symbol table at the same addresses. */
-	if (elf && elf_symbols_file_offset_to_vaddr(elf, off, &vaddr) == 0) {
-		if (debug != NULL)
-			name = elf_symbols_lookup(debug, vaddr, NULL);
-		if (name == NULL)
-			name = elf_symbols_lookup(elf, vaddr, NULL);
-	}
-	if (name) {
-		function = sym_intern(s, name);
-		out->symbolized = function != NULL;
-		if (out->symbolized)
-			s->stats.misses--;
-	} else {
-		function = sym_internf(s, "%s+0x%" PRIx64, sym_basename(module), off);
-	}
-	if (!function)
-		return -ENOMEM;
-	out->function = function;
-	return 0;
+	return sym_name_frame(s, out, elf, debug, module, off);
 }
 
-static void sym_load_kallsyms(struct symbolizer *s);
-static void sym_report_kallsyms(struct symbolizer *s);
-
-int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out)
+/* A frame at offset off of a file named without any process's addresses: the
+ * whole file is the mapping (0 to its size), offsets are its addresses. */
+static int sym_whole_file_frame(struct symbolizer *s, struct frame *out, const struct elf_symbols *elf,
+				const struct elf_symbols *debug, const char *module,
+				const char *build_id, uint64_t size, uint64_t off)
 {
-	struct kallsyms_result r;
-	uint64_t base;
-	const char *function, *module = SYM_KERNEL;
-
-	sym_load_kallsyms(s);
-	sym_report_kallsyms(s);
-	base = kallsyms_core_base(s->kallsyms);
-	frame_unknown(out, addr, true);
-	s->stats.lookups++;
-	if (kallsyms_lookup(s->kallsyms, addr, &r) == 0) {
-		function = sym_intern(s, r.name);
-		if (r.module)
-			module = sym_intern(s, r.module);
-		out->symbolized = true;
-		out->module_offset = addr - r.module_base;
-	} else {
-		function = s->kernel_addresses ? sym_internf(s, "[kernel]+0x%" PRIx64, addr)
-					       : SYM_KERNEL_UNNAMED;
-		out->module_offset = base && addr >= base ? addr - base : 0;
-		s->stats.misses++;
-	}
-	/* A raw kernel address tells where the kernel is (KASLR) to whoever reads
-	 * the outputs: only the offset within its module, unless asked. */
-	if (!s->kernel_addresses)
-		out->address = out->module_offset;
 	out->module = module;
-	if (!function || !module) {
-		frame_unknown(out, addr, true);
+	out->module_offset = off;
+	out->map_start = 0;
+	out->map_end = size;
+	out->map_file_offset = 0;
+	out->build_id = build_id;
+	return sym_name_frame(s, out, elf, debug, module, off);
+}
+
+int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id, uint64_t off,
+			  struct frame *out)
+{
+	struct sym_file *f;
+	const char *module;
+
+	sym_frame_unknown(out, off, false);
+	s->stats.lookups++;
+	s->stats.misses++; /* taken back when a name is found */
+	f = file_get_id(s, id, mono_ns());
+	if (!f)
 		return -ENOMEM;
+	module = f->path;
+	if (module == NULL)
+		module = sym_internf(s, "[file %u:%u inode %" PRIu64 "]", id->dev >> 20,
+				     id->dev & 0xfffffu, (uint64_t)id->ino);
+	if (!module)
+		return -ENOMEM;
+	if (sym_whole_file_frame(s, out, f->elf, f->debug, module, f->build_id, f->size, off) != 0)
+		return -ENOMEM;
+	return f->elf == NULL && f->retry_at_ns != UINT64_MAX ? 1 : 0;
+}
+
+int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out)
+{
+	sym_frame_unknown(out, off, false);
+	s->stats.lookups++;
+	s->stats.misses++;
+	return sym_whole_file_frame(s, out, s->vdso, NULL, SYM_VDSO, s->vdso_build_id, s->vdso_size,
+				    off);
+}
+
+uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel)
+{
+	if (!kernel)
+		return s->strings_gen;
+	if (!s->kallsyms_done)
+		return 0;
+	return s->kernel_gen > s->strings_gen ? s->kernel_gen : s->strings_gen;
+}
+
+size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
+{
+	struct lru *n, *prev;
+	size_t dropped = 0;
+
+	/* Oldest first, from the tail: stop at the first entry used since. */
+	for (n = s->pid_lru.prev; n != &s->pid_lru; n = prev) {
+		prev = n->prev;
+		if (((struct sym_pid *)n)->used_ns >= before_ns)
+			break;
+		pid_remove(s, (struct sym_pid *)n);
+		dropped++;
 	}
-	out->function = function;
-	return 0;
-}
-
-void symbolizer_set_kernel_addresses(struct symbolizer *s, bool on)
-{
-	s->kernel_addresses = on;
-}
-
-bool symbolizer_load_kernel_symbols(struct symbolizer *s)
-{
-	sym_load_kallsyms(s);
-	sym_report_kallsyms(s);
-	return s->kallsyms_done;
+	for (n = s->file_lru.prev; n != &s->file_lru; n = prev) {
+		prev = n->prev;
+		if (((struct sym_file *)n)->used_ns >= before_ns)
+			break;
+		file_remove(s, (struct sym_file *)n);
+		dropped++;
+	}
+	s->stats.expired += dropped;
+	return dropped;
 }
 
 uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid)
@@ -523,97 +561,6 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->kernel_restricted = kallsyms_restricted(s->kallsyms);
 }
 
-const char *symbolizer_kernel_note(const struct symbolizer *s)
-{
-	return s->kernel_note[0] ? s->kernel_note : NULL;
-}
-
-/*
- * kallsyms at the first kernel frame, not at creation: the exporter starts
- * before the loader that hands it over. Asked again while the loader does not
- * answer; any other failure is final and explained by symbolizer_kernel_note().
- */
-static void sym_load_kallsyms(struct symbolizer *s)
-{
-	uint64_t now;
-	char err[200];
-	int fd, rc;
-
-	if (s->kallsyms_done)
-		return;
-	now = mono_ns();
-	if (now < s->kallsyms_retry_ns)
-		return;
-	fd = proc_source_open_kallsyms(s->src);
-	if (fd == -EAGAIN) {
-		s->kallsyms_retry_ns = now + SYM_AGAIN_RETRY_NS;
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms not yet received from the loader");
-		return;
-	}
-	s->kallsyms_done = true;
-	s->kernel_gen = ++s->gen_counter;
-	if (fd < 0) {
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", strerror(-fd));
-		return;
-	}
-	rc = kallsyms_load_fd(fd, "kallsyms", &s->kallsyms, err, sizeof(err));
-	close(fd);
-	if (rc != 0) {
-		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
-		return;
-	}
-	s->kernel_note[0] = '\0';
-	if (kallsyms_restricted(s->kallsyms))
-		snprintf(s->kernel_note, sizeof(s->kernel_note),
-			 "kallsyms shows only zero addresses (kptr_restrict): reading it needs CAP_SYSLOG");
-}
-
-/* Said once, when kallsyms has been settled: why kernel frames will be unnamed. */
-static void sym_report_kallsyms(struct symbolizer *s)
-{
-	if (s->kallsyms_reported || !s->kallsyms_done)
-		return;
-	s->kallsyms_reported = true;
-	if (s->kernel_note[0] != '\0')
-		log_warn("kernel frames unnamed: %s", s->kernel_note);
-	else
-		log_debug("kernel symbols: %zu", kallsyms_count(s->kallsyms));
-}
-
-/* The vDSO image's extent from its own ELF headers (it is the kernel's, whole
- * in memory): the end of the section headers or of the last segment. 0 if odd. */
-static size_t sym_vdso_size(uint64_t base)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
-	const Elf64_Phdr *ph;
-	uint64_t end;
-	unsigned i;
-
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > SYM_VDSO_MAX)
-		return 0;
-	end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
-	ph = (const Elf64_Phdr *)(uintptr_t)(base + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum && i < 64; i++) {
-		if (ph[i].p_offset + ph[i].p_filesz > end)
-			end = ph[i].p_offset + ph[i].p_filesz;
-	}
-	return end <= SYM_VDSO_MAX ? (size_t)end : 0;
-}
-
-/* Every process maps the same vDSO as ours: read it once from our own memory. */
-static void sym_load_vdso(struct symbolizer *s)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	size_t size = base ? sym_vdso_size(base) : 0;
-	char err[256];
-
-	if (size > 0 &&
-	    elf_symbols_open_mem((const void *)(uintptr_t)base, size, &s->vdso, err, sizeof(err)) == 0 &&
-	    elf_symbols_build_id(s->vdso))
-		s->vdso_build_id = sym_intern(s, elf_symbols_build_id(s->vdso));
-}
-
 struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -626,6 +573,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
 	s->max_file_bytes = SYMBOLIZER_DEFAULT_MAX_FILE_BYTES;
 	s->src = src;
+	s->strings_gen = ++s->gen_counter;
 	sym_load_vdso(s);
 	return s;
 nomem:
@@ -675,12 +623,15 @@ int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
 		f = (struct sym_file *)n;
 		if (f->build_id != NULL)
 			f->build_id = sym_intern(s, f->build_id);
+		if (f->path != NULL)
+			f->path = sym_intern(s, f->path);
 	}
 	if (s->vdso_build_id != NULL)
 		s->vdso_build_id = sym_intern(s, s->vdso_build_id);
 	intern_free(&old);
 	/* Stacks symbolized before point into the freed table: none may be reused. */
 	s->kernel_gen = ++s->gen_counter;
+	s->strings_gen = s->kernel_gen;
 	s->stats.string_trims++;
 	return 1;
 }

@@ -6,7 +6,12 @@
  * (exporter/symbols/proc_source.h): in a real run the loader hands it over, since the
  * exporter may open no path.
  *
- * User frames: a pid's maps are read the first time the pid is seen and kept
+ * Frames as (file, offset): the file is asked of the source by its identity
+ * once (the loader registered it when BPF first named it), cached by that
+ * identity for every process, whatever its pid; its offset is mapped to an
+ * ELF address through the file's PT_LOAD headers. No maps are read for them.
+ *
+ * Raw user addresses: a pid's maps are read the first time the pid is seen and kept
  * after the process exits (short-lived processes are still named); they are
  * re-read, at most once per second per pid, when an address falls in no known
  * mapping. Mapped files come from the source checked against the mapping's
@@ -52,6 +57,7 @@ struct symbolizer_stats {
 	uint64_t maps_reads;  /* /proc/PID/maps reads: first sight and refreshes */
 	uint64_t file_errors; /* mapped files that could not be opened or parsed */
 	uint64_t evictions;   /* pids and files dropped by the memory bound */
+	uint64_t expired;     /* pids and files dropped for not being used in a window */
 	uint64_t string_trims; /* symbolizer_trim_strings that rebuilt the table */
 	size_t kernel_symbols;
 	bool kernel_restricted; /* kallsyms read, but every address was zero */
@@ -100,6 +106,26 @@ void symbolizer_prefetch_pids(struct symbolizer *s, const uint32_t *pids, size_t
 int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out);
 
 /*
+ * Fill *out for a frame at byte offset off of the file with identity id (an
+ * entry of a sample's file list): module is the path the loader found the
+ * file by ("[file MAJ:MIN inode N]" while it cannot be had), the location's
+ * address and module_offset are off, the mapping is the whole file
+ * (map_start 0, map_end its size, map_file_offset 0). An offset without a
+ * symbol is "basename+0xOFF". Returns 0; 1 when the file's symbols could not
+ * be had yet (the frame is valid but asked again later: do not cache it);
+ * -ENOMEM (then *out is a valid "[unknown]" frame).
+ */
+int symbolizer_file_frame(struct symbolizer *s, const struct lowprof_file_id *id, uint64_t off,
+			  struct frame *out);
+
+/*
+ * Fill *out for offset off from the start of the vDSO: every process has the
+ * same vDSO as the exporter (one kernel), so it is named from ours. Module
+ * "[vdso]", mapping as for a file. 0 or -ENOMEM.
+ */
+int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out);
+
+/*
  * Fill *out for kernel address addr: module "[kernel.kallsyms]" or the kernel
  * module's name; unnamed addresses are "[kernel]+0xADDR". Returns 0 or -ENOMEM.
  */
@@ -118,6 +144,20 @@ void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid);
  * not loaded yet): then nothing should be cached (exporter/symbols/stack_cache.h).
  */
 uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid);
+
+/*
+ * The same for a stack without raw user addresses (file, vDSO and, when
+ * kernel, kernel frames): it depends on no pid's maps, only on the string
+ * table and, with kernel frames, kallsyms (0 while it is not settled).
+ */
+uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel);
+
+/*
+ * Drop the pids and files not asked for since before_ns (mono_ns): called
+ * when the window rolls, so the caches hold what the window uses, not what
+ * the run ever saw (a process gone, a file no longer run). Returns how many.
+ */
+size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns);
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

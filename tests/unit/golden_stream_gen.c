@@ -10,7 +10,10 @@
  * main program and a library whose files exist nowhere (frames become
  * module+0xOFFSET), an anonymous mapping, an address in no mapping, kernel
  * frames in the core kernel and in a module, a truncated stack, a kernel-only
- * sample, plus a loader statistics record and two timeline entries.
+ * sample, plus a loader statistics record and two timeline entries. Then
+ * samples in the file encoding (frames as (file, offset), files that exist
+ * nowhere, so their frames are "[file MAJ:MIN inode N]+0xOFFSET"): whole, and
+ * cut for want of an unwind table or by a failed step (marker frames).
  *
  * Deterministic: rerunning it writes the same bytes. Usage: golden_stream_gen OUT
  */
@@ -66,6 +69,30 @@ static void put_sample(uint64_t ts, uint32_t pid, uint32_t tid, const char *comm
 		memcpy(s->frames + nk, uf, nu * sizeof(uint64_t));
 	put_record(LOWPROF_REC_SAMPLE, s,
 		   (uint32_t)(LOWPROF_SAMPLE_HEADER_SIZE + (size_t)(nk + nu) * sizeof(uint64_t)));
+}
+
+/* A sample whose user frames are LOWPROF_FRAME_MAKE words, with its file list. */
+static void put_file_sample(uint64_t ts, uint32_t pid, const char *comm, uint8_t stop,
+			    const uint64_t *uf, uint16_t nu, const struct lowprof_file_id *files,
+			    uint8_t nfiles)
+{
+	static uint64_t buf[LOWPROF_SAMPLE_MAX_SIZE / sizeof(uint64_t)];
+	struct lowprof_sample *s = (struct lowprof_sample *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	s->timestamp_ns = ts;
+	s->period_ns = 10101010;
+	s->pid = pid;
+	s->tid = pid;
+	s->user_depth = nu;
+	s->nfiles = nfiles;
+	s->user_stop = stop;
+	strncpy(s->comm, comm, sizeof(s->comm));
+	memcpy(s->frames, uf, nu * sizeof(uint64_t));
+	memcpy(s->frames + nu, files, nfiles * sizeof(*files));
+	put_record(LOWPROF_REC_SAMPLE, s,
+		   (uint32_t)(LOWPROF_SAMPLE_HEADER_SIZE + (size_t)nu * sizeof(uint64_t) +
+			      nfiles * sizeof(*files)));
 }
 
 static void put_timeline(uint64_t mono, uint32_t tier, uint32_t hz, uint32_t flags)
@@ -178,6 +205,25 @@ int main(int argc, char **argv)
 		}
 		if (i == 19)
 			put_timeline(t, 1, 49, LOWPROF_TIMELINE_HOST_VALID);
+	}
+	{
+		/* Two files on device 8:2 in the kernel's encoding. No vDSO frame:
+		 * its names would be the host kernel's. */
+		const struct lowprof_file_id files[] = { { 777001, (8u << 20) | 2, 0 },
+							 { 777002, (8u << 20) | 2, 5 } };
+		const uint64_t f_whole[] = { LOWPROF_FRAME_MAKE(2, 0x29d90), LOWPROF_FRAME_MAKE(1, 0x1180 + 5),
+					     LOWPROF_FRAME_MAKE(1, 0x1040 + 5) };
+		const uint64_t f_cut[] = { LOWPROF_FRAME_MAKE(1, 0x1136), LOWPROF_FRAME_MAKE(1, 0x1180 + 5) };
+		const uint64_t f_failed[] = { LOWPROF_FRAME_MAKE(2, 0x500) };
+
+		for (i = 0; i < 3; i++) {
+			t += 5000000;
+			put_file_sample(t, 4444 + i, "churn", LOWPROF_STOP_NONE, f_whole, 3, files, 2);
+			t += 5000000;
+			put_file_sample(t, 4444 + i, "churn", LOWPROF_STOP_NO_TABLE, f_cut, 2, files, 1);
+		}
+		t += 5000000;
+		put_file_sample(t, 4450, "churn", LOWPROF_STOP_UNWIND_FAILED, f_failed, 1, files, 2);
 	}
 	put_loader_stats();
 	put_timeline(t + 1000000, 2, 19, LOWPROF_TIMELINE_FAILSAFE);

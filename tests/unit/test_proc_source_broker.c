@@ -39,6 +39,7 @@ enum script {
 	ANSWER_ERROR,     /* ENOENT */
 	ANSWER_NOTHING,   /* silence */
 	ANSWER_MANY,      /* three requests, answered in reverse order, the middle one ENOENT */
+	ANSWER_FILE,      /* a file request: checked field by field, an fd and the path */
 };
 
 struct loader_script {
@@ -110,6 +111,19 @@ static void *fake_loader(void *arg)
 		rep.reason = "no such file";
 		sym_wire_send_reply(ls->sock, &rep, -1);
 		break;
+	case ANSWER_FILE:
+		/* Only the identity asked for is answered; anything else is ENOENT. */
+		if (req->what_case == LOWPROF__SYM__SYM_REQUEST__WHAT_FILE && req->file->dev == ((8u << 20) | 2) &&
+		    req->file->ino == 1234567 && req->file->gen == 9) {
+			rep.path = "/usr/lib/libgolden.so (deleted)";
+			fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+			sym_wire_send_reply(ls->sock, &rep, fd);
+			close(fd);
+		} else {
+			rep.error = ENOENT;
+			sym_wire_send_reply(ls->sock, &rep, -1);
+		}
+		break;
 	case ANSWER_NOTHING:
 	case ANSWER_MANY: /* handled above */
 		break;
@@ -180,6 +194,26 @@ static void test_refusals(void **state)
 	assert_int_equal(rc, -ENOENT);
 	/* A malformed build id never leaves the exporter. */
 	assert_int_equal(proc_source_open_debug_file(src, "../../etc/shadow"), -EINVAL);
+}
+
+/* A file by identity: the fields reach the loader as given, the fd and the
+ * path come back; a failure leaves the path empty. */
+static void test_file_answer(void **state)
+{
+	struct lowprof_file_id id = {.ino = 1234567, .dev = (8u << 20) | 2, .gen = 9};
+	int before = test_fd_count(), fd;
+	char path[64] = "x";
+
+	(void)state;
+	WITH_LOADER(ANSWER_FILE, proc_source_open_file(src, &id, path, sizeof(path)), fd);
+	assert_true(fd >= 0);
+	assert_string_equal(path, "/usr/lib/libgolden.so (deleted)");
+	close(fd);
+	id.gen = 8;
+	WITH_LOADER(ANSWER_FILE, proc_source_open_file(src, &id, path, sizeof(path)), fd);
+	assert_int_equal(fd, -ENOENT);
+	assert_string_equal(path, "");
+	assert_int_equal(test_fd_count(), before);
 }
 
 static void test_process_answer(void **state)
@@ -257,6 +291,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fd_answer_and_stale_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_answer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_then_backoff, setup, teardown),
 	};

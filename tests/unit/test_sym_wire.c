@@ -118,6 +118,26 @@ static void test_every_kind_round_trips(void **state)
 	assert_int_equal(got->process->pid, 1);
 	sym_wire_free_request(got);
 
+	/* A file by identity: every field arrives as sent (a 64-bit inode too). */
+	{
+		Lowprof__Sym__FileRequest fr = LOWPROF__SYM__FILE_REQUEST__INIT;
+
+		fr.dev = (259u << 20) | 3;
+		fr.ino = 0x123456789abull;
+		fr.gen = 0xdeadbeef;
+		req.what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_FILE;
+		req.file = &fr;
+		assert_int_equal(sym_wire_send_request(pair[0], &req), 0);
+		assert_int_equal(sym_wire_recv_request(pair[1], &got, err, sizeof(err)), 1);
+		assert_int_equal(got->what_case, LOWPROF__SYM__SYM_REQUEST__WHAT_FILE);
+		assert_int_equal(got->file->dev, (259u << 20) | 3);
+		assert_int_equal(got->file->ino, 0x123456789abull);
+		assert_int_equal(got->file->gen, 0xdeadbeef);
+		assert_int_equal(sym_wire_check_request(got, err, sizeof(err)), 0);
+		assert_string_equal(sym_wire_request_name(got->what_case), "file");
+		sym_wire_free_request(got);
+	}
+
 	/* Nothing left: a non-blocking read says so. */
 	assert_int_equal(sym_wire_recv_request(pair[1], &got, err, sizeof(err)), -EAGAIN);
 }
@@ -166,6 +186,25 @@ static void test_check_request_bounds(void **state)
 		assert_int_equal(sym_wire_check_request(&req, err, sizeof(err)), -EINVAL);
 	}
 	assert_true(sym_wire_build_id_valid("ab"));
+
+	/* A file: inode 0 and device 0:0 name nothing the BPF program reports. */
+	{
+		Lowprof__Sym__FileRequest fr = LOWPROF__SYM__FILE_REQUEST__INIT;
+
+		req.what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_FILE;
+		req.file = &fr;
+		fr.dev = 2049;
+		fr.ino = 0;
+		assert_int_equal(sym_wire_check_request(&req, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "inode 0"));
+		fr.ino = 12;
+		fr.dev = 0;
+		assert_int_equal(sym_wire_check_request(&req, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "device"));
+		fr.dev = 0xffffffffu;
+		fr.gen = 0xffffffffu;
+		assert_int_equal(sym_wire_check_request(&req, err, sizeof(err)), 0);
+	}
 }
 
 static void test_malformed_requests_refused(void **state)
@@ -267,6 +306,21 @@ static void test_replies(void **state)
 	assert_int_equal(sym_wire_send_reply(pair[1], &rep, -1), 0);
 	assert_int_equal(sym_wire_recv_reply(pair[0], &got, &fd, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "cgroup"));
+
+	/* A file's path over the bound. */
+	rep.cgroup.len = 0;
+	memset(cgroup, 'p', SYM_WIRE_MAX_EXE_PATH + 1);
+	cgroup[SYM_WIRE_MAX_EXE_PATH + 1] = '\0';
+	rep.exe_path = "";
+	rep.path = cgroup;
+	assert_int_equal(sym_wire_send_reply(pair[1], &rep, -1), 0);
+	assert_int_equal(sym_wire_recv_reply(pair[0], &got, &fd, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "too long"));
+	rep.path = "/usr/lib/libc.so.6 (deleted)";
+	assert_int_equal(sym_wire_send_reply(pair[1], &rep, -1), 0);
+	assert_int_equal(sym_wire_recv_reply(pair[0], &got, &fd, err, sizeof(err)), 1);
+	assert_string_equal(got->path, "/usr/lib/libc.so.6 (deleted)");
+	sym_wire_free_reply(got);
 
 	/* Garbage. */
 	assert_int_equal(fdpass_send(pair[1], "\xff\xff\xff\xff", 4, -1), 0);

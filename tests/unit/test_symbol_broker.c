@@ -31,6 +31,7 @@
 #include "ipc/fd_pass.h"
 #include "ipc/sym_wire.h"
 #include "loader/audit_log.h"
+#include "loader/file_registry.h"
 #include "loader/symbol_broker.h"
 
 #define SEC 1000000000ULL
@@ -64,7 +65,7 @@ static void start_cfg(struct fx *f, const struct symbol_broker_config *cfg)
 
 static void start(struct fx *f)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL, NULL};
 
 	start_cfg(f, &cfg);
 }
@@ -307,10 +308,84 @@ static void test_mapped_file(void **state)
 	stop(&f);
 }
 
+static Lowprof__Sym__SymReply *ask_file(struct fx *f, const struct lowprof_file_id *id, int *fd)
+{
+	Lowprof__Sym__SymRequest req = LOWPROF__SYM__SYM_REQUEST__INIT;
+	Lowprof__Sym__FileRequest q = LOWPROF__SYM__FILE_REQUEST__INIT;
+
+	q.dev = id->dev;
+	q.ino = id->ino;
+	q.gen = id->gen;
+	req.what_case = LOWPROF__SYM__SYM_REQUEST__WHAT_FILE;
+	req.file = &q;
+	return ask(f, &req, fd);
+}
+
+/*
+ * A file by identity: served from the registry only (a dup of the loader's fd
+ * and the path it was found by); a file it does not hold is ENOENT, whatever
+ * exists on disk; an identity invalid on its face is refused on the record.
+ */
+static void test_file(void **state)
+{
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL, NULL};
+	struct file_registry *reg = file_registry_new(4);
+	struct lowprof_file_id id, other;
+	Lowprof__Sym__SymReply *rep;
+	struct stat st, want;
+	struct fx f;
+	int fd, before;
+
+	(void)state;
+	assert_non_null(reg);
+	assert_int_equal(stat(child_exe, &want), 0);
+	id.ino = want.st_ino;
+	id.dev = file_registry_kdev(want.st_dev);
+	id.gen = 0;
+	/* Without a registry every file is unknown. */
+	start(&f);
+	expect_error(ask_file(&f, &id, &fd), &fd, ENOENT);
+	stop(&f);
+
+	cfg.files = reg;
+	start_cfg(&f, &cfg);
+	before = test_fd_count();
+	/* Not registered yet: the exporter cannot have it, though it is on disk. */
+	expect_error(ask_file(&f, &id, &fd), &fd, ENOENT);
+	fd = open(child_exe, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(file_registry_add(reg, &id, fd, "/the/path (deleted)", NULL), 0);
+	rep = ask_file(&f, &id, &fd);
+	assert_int_equal(rep->error, 0);
+	assert_string_equal(rep->path, "/the/path (deleted)");
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(st.st_ino == want.st_ino && st.st_dev == want.st_dev);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+	close(fd);
+	sym_wire_free_reply(rep);
+	/* Another generation of the same inode is another file. */
+	other = id;
+	other.gen = 5;
+	expect_error(ask_file(&f, &other, &fd), &fd, ENOENT);
+	/* Forgotten: gone for the exporter too. */
+	file_registry_forget(reg, &id);
+	expect_error(ask_file(&f, &id, &fd), &fd, ENOENT);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 0);
+	/* Inode 0 names nothing: refused before the registry is asked, and audited. */
+	other.ino = 0;
+	expect_error(ask_file(&f, &other, &fd), &fd, EINVAL);
+	assert_int_equal(test_audit_count(f.audit, "\"request\":\"file\""), 1);
+	assert_int_equal(test_audit_count(f.audit, "request_refused"), 1);
+	assert_int_equal(test_fd_count(), before);
+	stop(&f);
+	file_registry_free(reg);
+}
+
 static void test_debug_file(void **state)
 {
 	char root[] = "/tmp/lowprof-debug-XXXXXX", path[256];
-	struct symbol_broker_config cfg = {"/proc", NULL, false, 0, 0, 0, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", NULL, false, 0, 0, 0, 0, NULL, NULL, NULL};
 	Lowprof__Sym__SymReply *rep;
 	struct stat st, want;
 	struct fx f;
@@ -478,7 +553,7 @@ static void test_malformed(void **state)
 
 static void test_flood(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 10, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 10, 0, NULL, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -533,7 +608,7 @@ static void test_flood(void **state)
 
 static void test_rate_counts_malformed(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 5, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 10, 5, 0, NULL, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -557,7 +632,7 @@ static void test_rate_counts_malformed(void **state)
 
 static void test_peer_uid(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 12345, 0, 0, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 12345, 0, 0, 0, NULL, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -594,7 +669,7 @@ static void test_peer_uid(void **state)
  * survey the others (maps, mapped files, exe and cgroup). */
 static void test_only_sampled_pids(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", false, 0, 0, 0, 0, NULL, NULL, NULL};
 	struct seen_pids seen;
 	Lowprof__Sym__SymReply *rep;
 	struct fx f;
@@ -627,7 +702,7 @@ static void test_only_sampled_pids(void **state)
  * child of the supervisor (here: of our parent). */
 static void test_peer_program(void **state)
 {
-	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 0, 0, 0, 0, NULL, NULL};
+	struct symbol_broker_config cfg = {"/proc", "/usr/lib/debug", true, 0, 0, 0, 0, NULL, NULL, NULL};
 	Lowprof__Sym__SymRequest req;
 	Lowprof__Sym__KallsymsRequest k;
 	Lowprof__Sym__SymReply *rep;
@@ -757,6 +832,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps),
 		cmocka_unit_test(test_mapped_file),
+		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_debug_file),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_process),

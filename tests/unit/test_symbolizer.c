@@ -2,7 +2,9 @@
  * symbolizer_: real processes, real files. Names a function of this test, a
  * libc function, a vDSO function, a kernel symbol; a child that has exited;
  * unmapped and unnamed addresses; the maps refresh and its rate limit; the
- * cache bound.
+ * cache bound. Frames as (file, offset) by identity: this test's own binary
+ * named without any maps read, a file the source does not know, the window's
+ * expiry; vDSO offsets.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -27,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_clock.h"
+#include "exporter/symbols/proc_maps.h"
 #include "exporter/symbols/symbolizer.h"
 
 /* Non-static so the linker keeps a symbol for it. */
@@ -222,6 +226,134 @@ static void test_vdso_function(void **state)
 	assert_non_null(strstr(f.function, "clock_gettime"));
 	assert_string_equal(f.module, "[vdso]");
 	assert_int_equal(f.module_offset, addr + 1 - f.map_start);
+	symbolizer_free(s);
+}
+
+/* The vDSO kind: an offset from the vDSO's start, named from the exporter's own. */
+static void test_vdso_offset(void **state)
+{
+	struct symbolizer *s = new_sym();
+	uint64_t addr = vdso_symbol("__vdso_clock_gettime"), base = getauxval(AT_SYSINFO_EHDR);
+	struct symbolizer_stats st;
+	struct frame f;
+
+	(void)state;
+	if (!addr || !base) {
+		symbolizer_free(s);
+		skip();
+	}
+	assert_int_equal(symbolizer_vdso_frame(s, addr - base + 1, &f), 0);
+	assert_true(f.symbolized);
+	assert_non_null(strstr(f.function, "clock_gettime"));
+	assert_string_equal(f.module, "[vdso]");
+	assert_int_equal(f.module_offset, addr - base + 1);
+	assert_int_equal(f.map_start, 0);
+	assert_true(f.map_end > f.module_offset);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.maps_reads, 0);
+	symbolizer_free(s);
+}
+
+/* The file offset of addr in this process, from our own maps (not the symbolizer's). */
+static uint64_t own_file_offset(uint64_t addr, char *path, size_t pathlen)
+{
+	struct proc_maps *m = NULL;
+	const struct proc_maps_entry *e;
+	char err[128];
+	uint64_t off;
+
+	assert_int_equal(proc_maps_read_path("/proc/self/maps", &m, err, sizeof(err)), 0);
+	e = proc_maps_find(m, addr);
+	assert_non_null(e);
+	off = addr - e->start + e->offset;
+	snprintf(path, pathlen, "%s", e->path);
+	proc_maps_free(m);
+	return off;
+}
+
+/*
+ * This test's binary by identity, as a sample's file list names it: the
+ * symbol at a file offset (mapped to its ELF address through PT_LOAD), the
+ * module is the path the source found it by, the mapping is the whole file,
+ * and no process's maps are read, whatever pid the sample was of.
+ */
+static void test_file_frame(void **state)
+{
+	struct proc_source *src = direct("/usr/lib/debug", "/proc/kallsyms");
+	char err[256] = "", exe[4096], want_id[256];
+	struct symbolizer *s = symbolizer_new(src, err, sizeof(err));
+	struct lowprof_file_id id;
+	struct symbolizer_stats st;
+	struct stat sb;
+	struct frame f;
+	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe));
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(proc_source_direct_add_file(src, exe, &id), 0);
+	assert_int_equal(symbolizer_file_frame(s, &id, off + 3, &f), 0);
+	assert_true(f.symbolized);
+	assert_false(f.kernel);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	assert_string_equal(f.module, exe);
+	assert_int_equal(f.address, off + 3);
+	assert_int_equal(f.module_offset, off + 3);
+	assert_int_equal(f.map_start, 0);
+	assert_int_equal(f.map_file_offset, 0);
+	assert_int_equal(stat(exe, &sb), 0);
+	assert_int_equal(f.map_end, (uint64_t)sb.st_size);
+	readelf_build_id(exe, want_id, sizeof(want_id));
+	if (want_id[0])
+		assert_string_equal(f.build_id, want_id);
+	/* An offset in the file but in no function: "basename+0xOFF". */
+	assert_int_equal(symbolizer_file_frame(s, &id, 0x10, &f), 0);
+	assert_false(f.symbolized);
+	assert_non_null(strstr(f.function, "+0x10"));
+	/* The file was asked for once, and no maps at all. */
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.maps_reads, 0);
+	assert_int_equal(st.files_cached, 1);
+	assert_int_equal(st.file_errors, 0);
+	symbolizer_free(s);
+}
+
+/* A file the source does not know: named by its identity, and reported as
+ * provisional (1: not to be cached). Entries unused since a time expire. */
+static void test_file_unknown_and_expire(void **state)
+{
+	struct proc_source *src = direct("/usr/lib/debug", "/proc/kallsyms");
+	char err[256] = "", exe[4096];
+	struct symbolizer *s = symbolizer_new(src, err, sizeof(err));
+	struct lowprof_file_id id, ghost = {.ino = 424242, .dev = (8u << 20) | 2, .gen = 1};
+	struct symbolizer_stats st;
+	struct frame f;
+	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe)), t;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(symbolizer_file_frame(s, &ghost, 0x1136, &f), 1);
+	assert_string_equal(f.module, "[file 8:2 inode 424242]");
+	assert_string_equal(f.function, "[file 8:2 inode 424242]+0x1136");
+	assert_false(f.symbolized);
+	assert_null(f.build_id);
+	assert_int_equal(proc_source_direct_add_file(src, exe, &id), 0);
+	t = mono_ns();
+	assert_int_equal(symbolizer_file_frame(s, &id, off, &f), 0);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)getpid(), marker_addr(), &f), 0);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 3); /* the ghost, by identity, through the maps */
+	assert_int_equal(st.pids_cached, 1);
+	/* Only what was not used since t goes: the ghost. */
+	assert_int_equal(symbolizer_expire(s, t), 1);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 2);
+	assert_int_equal(st.expired, 1);
+	/* Nothing used after now: all goes, and comes back on demand. */
+	assert_int_equal(symbolizer_expire(s, mono_ns() + 1), 3);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached + st.pids_cached, 0);
+	assert_int_equal(symbolizer_file_frame(s, &id, off, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
 	symbolizer_free(s);
 }
 
@@ -659,6 +791,9 @@ int main(void)
 		cmocka_unit_test(test_trim_invalidates_stacks),
 		cmocka_unit_test(test_libc_function),
 		cmocka_unit_test(test_vdso_function),
+		cmocka_unit_test(test_vdso_offset),
+		cmocka_unit_test(test_file_frame),
+		cmocka_unit_test(test_file_unknown_and_expire),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
 		cmocka_unit_test(test_kernel_addresses_hidden),
