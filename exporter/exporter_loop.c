@@ -287,7 +287,8 @@ void exporter_write(struct exporter *ex)
 	if (ex->offcpu != NULL) {
 		profile_set_time(ex->offcpu, ex->start_unix_ns, now_unix);
 		offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR);
-		offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu);
+		offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu,
+						  ex->have_loader_stats ? &ex->loader : NULL);
 		ctx.offcpu_json = offcpu_json;
 	}
 	if (outputs_write_all(merged, &ctx) == 0 && ex->state_fd >= 0) {
