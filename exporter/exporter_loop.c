@@ -47,6 +47,7 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
 		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
 		targets.offcpu = ex->offcpu_window != NULL ? profile_window_current(ex->offcpu_window) : NULL;
+		targets.offcpu_interval = ex->otlp != NULL ? otlp_export_offcpu_profile(ex->otlp) : NULL;
 		targets.stacks = ex->stacks;
 		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
 		return;

@@ -70,6 +70,8 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 		ex->otlp = otlp_export_new(&ex->opt.otlp, ex->src, err, sizeof(err));
 		if (ex->otlp == NULL)
 			fatal(LOWPROF_EXIT_FAILURE, "otlp: %s", err);
+		if (ex->opt.off_cpu && otlp_export_enable_offcpu(ex->otlp) != 0)
+			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	}
 	/* The supervisor starts us as --user with nothing; run by hand as root, drop
 	 * every capability all the same. Then the filter, before any sample is read. */
