@@ -22,15 +22,22 @@ print(sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1])
 
 # --cpu-budget 100 and --no-throttle: the switch path stays attached and
 # unguarded whatever else loads the host (test_offcpu.sh says why).
+# start_and_sleep NAME OPTION...: lowprof --off-cpu into $work/NAME, a 3 s
+# sleeper once it samples, then one write (2 s intervals) after it ended.
+start_and_sleep() {
+	name=$1
+	shift
+	"$BIN/lowprof" --interval 2 --off-cpu --no-throttle --cpu-budget 100 "$@" \
+		--output "$work/$name" --run-dir "$work/run-$name" 2>"$work/$name.stderr" &
+	sup=$!
+	track "$sup"
+	wait_profiling "$work/$name.stderr"
+	"$BIN/offcpu_sleeper" 3
+	sleep 2.5
+}
+
 # 1. Restart.
-"$BIN/lowprof" --duration 16 --interval 2 --off-cpu --no-throttle --cpu-budget 100 \
-	--output "$work/restart" --run-dir "$work/run1" 2>"$work/restart.stderr" &
-sup=$!
-track "$sup"
-wait_profiling "$work/restart.stderr"
-"$BIN/offcpu_sleeper" 3
-# One write after it ended: what the files hold of it before the kill.
-sleep 2.5
+start_and_sleep restart --duration 16
 cp "$work/restart/offcpu.folded" "$work/before-kill.folded"
 pid=$(child_pid lowprof-exporter)
 [ -n "$pid" ] || fail "no exporter child to kill"
@@ -45,13 +52,7 @@ echo "off-CPU under offcpu_sleep_here: $before us before the kill, $after us at 
 grep -q "off_cpu_ns" "$work/restart/summary.json" || fail "summary.json without off_cpu"
 
 # 2. The window: the sleeper's time leaves once it is older than 4 s.
-"$BIN/lowprof" --duration 14 --interval 2 --window 4 --off-cpu --no-throttle --cpu-budget 100 \
-	--output "$work/window" --run-dir "$work/run2" 2>"$work/window.stderr" &
-sup=$!
-track "$sup"
-wait_profiling "$work/window.stderr"
-"$BIN/offcpu_sleeper" 3
-sleep 2.5
+start_and_sleep window --duration 14 --window 4
 in_window=$(sleep_us "$work/window/offcpu.folded")
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/window.stderr"))"
 at_end=$(sleep_us "$work/window/offcpu.folded")
