@@ -149,6 +149,9 @@ int control_client_stats(struct control_client *cc, struct control_stats *out)
 	out->ringbuf_used_bytes = st->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = st->ringbuf_size_bytes;
 	out->online_cpus = st->online_cpus;
+	out->offcpu_run_time_ns = st->offcpu_run_time_ns;
+	out->offcpu_records = st->offcpu_records;
+	out->offcpu_switches = st->offcpu_switches;
 	wire_free(ans);
 	return 0;
 }

@@ -43,6 +43,9 @@ struct control_stats {
 	uint64_t ringbuf_used_bytes;
 	uint64_t ringbuf_size_bytes;
 	uint32_t online_cpus;
+	uint64_t offcpu_run_time_ns; /* part of bpf_run_time_ns */
+	uint64_t offcpu_records;
+	uint64_t offcpu_switches;
 };
 
 /* Use fd (checked to be a socket, made non-blocking). 0, or -errno with why in err. */

@@ -74,6 +74,15 @@ static int controller_read_stats(struct controller *c, struct policy_signals *si
 		sig->stats_valid = true;
 		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
 		sig->overhead_pct = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns) / capacity * 100.0;
+		/* Off-CPU's cost: its own BPF time, and the agent's CPU in the proportion
+		 * of the records it wrote (draining and symbolizing cost per record). */
+		sig->offcpu_ran = st.offcpu_switches > 0;
+		if (sig->offcpu_ran) {
+			double recs = (double)st.offcpu_records + (double)st.samples_submitted;
+			double agent = recs > 0 ? (double)st.agent_cpu_ns * (double)st.offcpu_records / recs : 0;
+
+			sig->offcpu_overhead_pct = ((double)st.offcpu_run_time_ns + agent) / capacity * 100.0;
+		}
 		/* The host load that drives the tiers is everyone else's: lowprof's own
 		 * CPU, start-ups included, is its budget's business (and the in-BPF
 		 * guard's), not a sign that the host is busy. */
@@ -85,12 +94,13 @@ static int controller_read_stats(struct controller *c, struct policy_signals *si
 		}
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
-		  "agent %llu ns, start-up %llu ns, over %.3f s",
+		  "agent %llu ns, start-up %llu ns, off-CPU %llu ns %llu records %llu switches, over %.3f s",
 		  (unsigned long long)st.samples_submitted, (unsigned long long)st.reserve_failures,
 		  (unsigned long long)st.ringbuf_used_bytes, (unsigned long long)st.ringbuf_size_bytes,
 		  (unsigned long long)st.bpf_run_time_ns, (unsigned long long)st.bpf_run_count,
 		  (unsigned long long)st.agent_cpu_ns, (unsigned long long)st.startup_cpu_ns,
-		  (double)st.interval_ns / 1e9);
+		  (unsigned long long)st.offcpu_run_time_ns, (unsigned long long)st.offcpu_records,
+		  (unsigned long long)st.offcpu_switches, (double)st.interval_ns / 1e9);
 	return 0;
 }
 
@@ -156,6 +166,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	if (rc != 0)
 		return errbuf_fail(rc, err, errlen, "no answer from the loader: %s", strerror(-rc));
 	policy_state_init(&c->state, &c->set);
+	/* A restarted controller keeps the off-CPU probability its predecessor reached. */
+	if (c->set.offcpu_max_ppm > 0 && c->sent.offcpu_prob_ppm > 0 &&
+	    c->sent.offcpu_prob_ppm < c->set.offcpu_max_ppm) {
+		c->state.offcpu_ppm = c->sent.offcpu_prob_ppm;
+		c->state.current.offcpu_prob_ppm = c->sent.offcpu_prob_ppm;
+	}
 	/* The first /proc/stat snapshot: the first interval compares against it. */
 	controller_read_host(c, &(struct policy_signals){0});
 	log_debug("every %g s: budget %g%%, -F %u Hz%s", c->interval_s, c->set.cpu_budget_pct,

@@ -15,6 +15,7 @@ int controller_options_parse(int argc, char **argv, struct controller_options *o
 		SETTINGS_OPT_NO_THROTTLE(&out->no_throttle),
 		SETTINGS_OPT_MAX_DEPTH(&out->max_depth),
 		SETTINGS_OPT_VERBOSE(&out->verbose),
+		SETTINGS_OPT_OFF_CPU(&out->off_cpu, &out->off_cpu_min_us, &out->off_cpu_prob_pct),
 		{.name = NULL},
 	};
 	const struct option_parser parser = {.specs = specs, .first = 1};
@@ -24,5 +25,7 @@ int controller_options_parse(int argc, char **argv, struct controller_options *o
 	out->cpu_budget_pct = SETTINGS_CPU_BUDGET_PCT;
 	out->frequency_hz = SETTINGS_FREQUENCY_HZ;
 	out->max_depth = SETTINGS_MAX_DEPTH;
+	out->off_cpu_min_us = SETTINGS_OFFCPU_MIN_US;
+	out->off_cpu_prob_pct = SETTINGS_OFFCPU_PROBABILITY_PCT;
 	return option_table_parse(&parser, argc, argv, err, errlen) != 0 ? LOWPROF_EXIT_USAGE : 0;
 }

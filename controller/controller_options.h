@@ -11,6 +11,9 @@ struct controller_options {
 	unsigned frequency_hz;  /* --frequency: the user's -F, the healthy tier's */
 	unsigned max_depth;     /* --max-depth: the healthy tier's depth, every tier's ceiling */
 	bool no_throttle;       /* --no-throttle: measure only */
+	bool off_cpu;           /* --off-cpu: the loader runs the switch program */
+	unsigned off_cpu_min_us; /* --off-cpu-min-us (accepted with the others; unused here) */
+	double off_cpu_prob_pct; /* --off-cpu-probability: the ceiling of the probability */
 	bool verbose;           /* -v */
 };
 

@@ -11,7 +11,8 @@
  *
  * Inherited fds (ipc/lowprof_fds.h): NOTIFY, CONTROL (a SOCK_SEQPACKET socket
  * to the loader, controller/control_client.h). Options:
- * --control-interval=SECONDS --cpu-budget=PCT --frequency=HZ [--no-throttle] [-v].
+ * --control-interval=SECONDS --cpu-budget=PCT --frequency=HZ [--no-throttle]
+ * [--off-cpu --off-cpu-probability=PCT] [-v].
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +38,9 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 	c->set.tiers[THROTTLE_TIER_HEALTHY].max_depth = o.max_depth;
 	c->set.cpu_budget_pct = o.cpu_budget_pct;
 	c->set.no_throttle = o.no_throttle;
+	/* The same ppm as the loader's ceiling. */
+	if (o.off_cpu)
+		c->set.offcpu_max_ppm = throttle_offcpu_ppm(o.off_cpu_prob_pct);
 	if (policy_settings_check(&c->set, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

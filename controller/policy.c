@@ -1,5 +1,7 @@
 #include "controller/policy.h"
 
+#include "bpf/offcpu.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +58,9 @@ static bool is_power_of_two(uint32_t v)
 	return v != 0 && (v & (v - 1)) == 0;
 }
 
+/* The lowest off-CPU probability the policy asks for: 0.01%. */
+#define POLICY_OFFCPU_MIN_PPM 100u
+
 void policy_settings_default(struct policy_settings *set, uint32_t user_frequency_hz)
 {
 	memset(set, 0, sizeof(*set));
@@ -73,6 +78,12 @@ void policy_settings_default(struct policy_settings *set, uint32_t user_frequenc
 	set->budget_recover_intervals = 1;
 	set->budget_backoff_max = 32;
 	set->no_throttle = false;
+	set->offcpu_max_ppm = 0;
+	set->offcpu_min_ppm = POLICY_OFFCPU_MIN_PPM;
+	set->offcpu_high_share = 0.5;
+	set->offcpu_low_share = 0.25;
+	set->offcpu_raise_intervals = 5;
+	set->offcpu_backoff_max = 80;
 }
 
 int policy_settings_check(const struct policy_settings *set, char *err, size_t errlen)
@@ -137,6 +148,14 @@ int policy_settings_check(const struct policy_settings *set, char *err, size_t e
 			 LOWPROF_MAX_USER_DEPTH);
 		return -EINVAL;
 	}
+	if (set->offcpu_max_ppm > LOWPROF_OFFCPU_PPM_ONE || set->offcpu_min_ppm < 1 ||
+	    !(set->offcpu_low_share > 0.0 && set->offcpu_low_share < set->offcpu_high_share) ||
+	    set->offcpu_raise_intervals < 1 || set->offcpu_backoff_max < set->offcpu_raise_intervals) {
+		snprintf(err, errlen, "off-CPU: probability %u ppm above %u, floor 0, shares not 0 < low (%g) < high (%g), or waits under 1",
+			 set->offcpu_max_ppm, LOWPROF_OFFCPU_PPM_ONE, set->offcpu_low_share,
+			 set->offcpu_high_share);
+		return -EINVAL;
+	}
 	if (!(set->pressure_high_pct >= 0.0 && set->pressure_high_pct <= 100.0)) {
 		snprintf(err, errlen, "pressure threshold %g outside [0, 100]", set->pressure_high_pct);
 		return -EINVAL;
@@ -163,6 +182,7 @@ static void compose(const struct policy_settings *set, const struct policy_state
 {
 	throttle_for_tier(set->tiers, st->tier, out);
 	out->sample_divisor = st->divisor;
+	out->offcpu_prob_ppm = st->offcpu_ppm;
 	apply_budget(set, level, out);
 }
 
@@ -175,6 +195,8 @@ void policy_state_init(struct policy_state *state, const struct policy_settings 
 	state->since_relax = UINT32_MAX;
 	state->budget_level = POLICY_BUDGET_NONE;
 	state->budget_wait = set->budget_recover_intervals;
+	state->offcpu_ppm = set->offcpu_max_ppm;
+	state->offcpu_wait = set->offcpu_raise_intervals;
 	compose(set, state, state->budget_level, &state->current);
 }
 
@@ -402,6 +424,61 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 		   st->budget_wait, budget_name(budget_undo_names, from));
 }
 
+/*
+ * The off-CPU probability. The switch program's cost grows with the share of
+ * switch-outs it unwinds (and the records the exporter then symbolizes), so
+ * the probability is the lever that keeps off-CPU profiling inside the
+ * budget without giving it up. Above offcpu_high_share of the budget it is cut
+ * at once by the power of two that brings the cost under offcpu_low_share
+ * (one interval over, not one per halving); while the cost stays under the
+ * low share and the whole overhead under half the budget, it doubles back
+ * after offcpu_wait calm intervals, a wait that doubles when a doubling is
+ * cut in the very next interval. Intervals in which the program was detached
+ * (the budget steps and the tiers do that) measure nothing: all is held.
+ */
+static void update_offcpu(const struct policy_settings *set, struct policy_state *st,
+			  const struct policy_signals *sig, struct reason *r)
+{
+	const double high = set->cpu_budget_pct * set->offcpu_high_share;
+	const double low = set->cpu_budget_pct * set->offcpu_low_share;
+	const double cost = sig->offcpu_overhead_pct;
+	uint32_t old = st->offcpu_ppm, floor = min_u32(set->offcpu_min_ppm, set->offcpu_max_ppm);
+	uint64_t f = 2;
+
+	if (set->offcpu_max_ppm == 0 || !sig->offcpu_ran)
+		return;
+	if (st->offcpu_just_raised) {
+		st->offcpu_just_raised = false;
+		if (cost > high)
+			st->offcpu_wait = min_u32(st->offcpu_wait * 2, set->offcpu_backoff_max);
+		else
+			st->offcpu_wait = set->offcpu_raise_intervals;
+	}
+	if (cost > high) {
+		st->offcpu_calm = 0;
+		if (old <= floor)
+			return;
+		while (f < LOWPROF_OFFCPU_PPM_ONE && cost / (double)f > low)
+			f *= 2;
+		st->offcpu_ppm = old / f > floor ? (uint32_t)(old / f) : floor;
+		reason_add(r, "off-CPU %.3f%% > %g%% (%g of the budget): probability %g%% -> %g%%", cost,
+			   high, set->offcpu_high_share, old / 1e4, st->offcpu_ppm / 1e4);
+		return;
+	}
+	if (cost >= low || sig->overhead_pct >= set->cpu_budget_pct / 2) {
+		st->offcpu_calm = 0;
+		return;
+	}
+	bump(&st->offcpu_calm);
+	if (old >= set->offcpu_max_ppm || st->offcpu_calm < st->offcpu_wait)
+		return;
+	st->offcpu_ppm = old > set->offcpu_max_ppm / 2 ? set->offcpu_max_ppm : old * 2;
+	st->offcpu_calm = 0;
+	st->offcpu_just_raised = true;
+	reason_add(r, "off-CPU %.3f%% < %g%% for %u intervals: probability %g%% -> %g%%", cost, low,
+		   st->offcpu_wait, old / 1e4, st->offcpu_ppm / 1e4);
+}
+
 void policy_step(const struct policy_settings *set, struct policy_state *state,
 		 const struct policy_signals *sig, struct policy_decision *out)
 {
@@ -413,6 +490,7 @@ void policy_step(const struct policy_settings *set, struct policy_state *state,
 		state->tier = THROTTLE_TIER_HEALTHY;
 		state->divisor = 1;
 		state->budget_level = POLICY_BUDGET_NONE;
+		state->offcpu_ppm = set->offcpu_max_ppm;
 		reason_add(&r, "no-throttle: fixed healthy settings");
 		goto done;
 	}
@@ -425,6 +503,7 @@ void policy_step(const struct policy_settings *set, struct policy_state *state,
 	if (sig->stats_valid) {
 		update_divisor(set, state, sig, &r);
 		update_budget(set, state, sig, &r);
+		update_offcpu(set, state, sig, &r);
 	} else {
 		reason_add(&r, "loader stats unavailable: divisor and budget held");
 	}

@@ -13,7 +13,9 @@
  *    drop_recover_pct;
  *  - the budget level, steps below the tier (halve frequency, frame pointers,
  *    depth 16, pause) taken one per interval while overhead exceeds the
- *    budget, given back one at a time while it stays under half the budget.
+ *    budget, given back one at a time while it stays under half the budget;
+ *  - the off-CPU probability, cut when the switch program's cost is a large
+ *    share of the budget, doubled back slowly while it is a small one.
  */
 #ifndef LOWPROF_CONTROLLER_POLICY_H
 #define LOWPROF_CONTROLLER_POLICY_H
@@ -56,6 +58,13 @@ struct policy_settings {
 	uint32_t budget_recover_intervals; /* calm intervals before a step back up (1) */
 	uint32_t budget_backoff_max;   /* cap of that wait after failed recoveries (32) */
 	bool no_throttle;              /* hold the healthy tier, divisor 1, never pause */
+	/* Off-CPU (docs/THROTTLE.md, "Off-CPU"); offcpu_max_ppm 0: no off-CPU profiling. */
+	uint32_t offcpu_max_ppm;       /* the user's --off-cpu-probability: the ceiling, in ppm */
+	uint32_t offcpu_min_ppm;       /* the floor of the cuts (100 ppm = 0.01%) */
+	double offcpu_high_share;      /* off-CPU cost above this share of the budget: cut (0.5) */
+	double offcpu_low_share;       /* a cut aims under this share; under it, calm (0.25) */
+	uint32_t offcpu_raise_intervals; /* calm intervals before each doubling (5) */
+	uint32_t offcpu_backoff_max;   /* cap of that wait after doublings that failed (80) */
 };
 
 /* What the policy reads each interval. */
@@ -68,6 +77,10 @@ struct policy_signals {
 	bool stats_valid;       /* the loader answered: drop_pct and overhead_pct are real */
 	double drop_pct;        /* failures / (failures + submitted) x 100 */
 	double overhead_pct;    /* (BPF + agent CPU) / (online CPUs x interval) x 100 */
+	bool offcpu_ran;        /* the switch program ran in the interval (it was attached) */
+	/* Its cost, % of capacity: its BPF time (part of overhead_pct) and its
+	 * records' share of the agent's CPU. */
+	double offcpu_overhead_pct;
 };
 
 /* Carried from one interval to the next; initialise with policy_state_init. */
@@ -91,6 +104,10 @@ struct policy_state {
 	uint32_t budget_calm;            /* consecutive intervals under half the budget */
 	uint32_t budget_wait;            /* calm intervals needed for the next step up */
 	bool budget_just_raised;         /* the last interval stepped up */
+	uint32_t offcpu_ppm;             /* the off-CPU probability decided; 0 without off-CPU */
+	uint32_t offcpu_calm;            /* consecutive measured intervals under the low share */
+	uint32_t offcpu_wait;            /* calm intervals needed for the next doubling */
+	bool offcpu_just_raised;         /* the last measured interval doubled it */
 };
 
 struct policy_decision {

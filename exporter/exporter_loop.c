@@ -47,7 +47,8 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 		targets.cumulative = profile_window_current(ex->window);
 		targets.interval = ex->otlp != NULL ? otlp_export_interval_profile(ex->otlp) : NULL;
 		targets.procs = ex->otlp != NULL ? otlp_export_procs(ex->otlp) : NULL;
-		targets.offcpu = ex->offcpu;
+		targets.offcpu = ex->offcpu_window != NULL ? profile_window_current(ex->offcpu_window) : NULL;
+		targets.offcpu_interval = ex->otlp != NULL ? otlp_export_offcpu_profile(ex->otlp) : NULL;
 		targets.stacks = ex->stacks;
 		ingest_sample(&targets, ex->sym, &sv, &ex->ingest);
 		return;
@@ -304,11 +305,19 @@ void exporter_write(struct exporter *ex)
 	ctx.ingest = &ex->ingest;
 	ctx.timeline = ex->timeline;
 	ctx.start_mono_ns = ex->start_mono_ns;
-	if (ex->offcpu != NULL) {
-		profile_set_time(ex->offcpu, ex->start_unix_ns, now_unix);
-		offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR);
-		offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu);
-		ctx.offcpu_json = offcpu_json;
+	if (ex->offcpu_window != NULL) {
+		/* The same window as the on-CPU files: rolled at the same instant. */
+		profile_window_roll(ex->offcpu_window, now_unix);
+		ex->offcpu = profile_window_merged(ex->offcpu_window, now_unix);
+		if (ex->offcpu == NULL) {
+			log_error("out of memory: the off-CPU profile was not written");
+		} else {
+			if (offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR) == 0)
+				profile_get_time(ex->offcpu, &ex->state.offcpu_window_start_ns, NULL);
+			offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu,
+							  ex->have_loader_stats ? &ex->loader : NULL);
+			ctx.offcpu_json = offcpu_json;
+		}
 	}
 	if (outputs_write_all(merged, &ctx) == 0 && ex->state_fd >= 0) {
 		/* From now on a restart may reload profile.pb.gz (exporter_state.h). */

@@ -35,7 +35,11 @@ struct exporter {
 	struct profile *profile;      /* the merge last written (the window's), NULL before */
 	struct profile *restored;     /* the previous exporter's window, until it joins ours */
 	struct archive *archive;      /* NULL without --archive */
-	struct profile *offcpu;       /* the run's off-CPU profile; NULL without --off-cpu */
+	/* --off-cpu: the off-CPU profile's window (NULL without the flag), windowed
+	 * like the on-CPU one; its merge last written; the previous exporter's. */
+	struct profile_window *offcpu_window;
+	struct profile *offcpu;
+	struct profile *offcpu_restored;
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;
@@ -86,6 +90,7 @@ void exporter_print_summary(struct exporter *ex);
  * At start, after the ring is attached (exporter_restore.c): opens the state
  * file; when it names this run, reloads the profile.pb.gz the previous
  * exporter wrote into ex->restored (a refused one is moved aside and counted),
+ * and offcpu.pb.gz into ex->offcpu_restored with --off-cpu,
  * takes the run's start time back, and counts the samples the previous
  * exporter read but never wrote into ex->state.lost_total. Never fatal.
  */

@@ -32,36 +32,50 @@ static void exporter_set_aside(struct exporter *ex, const char *name)
 	log_warn("restart: %s moved aside to %s.aside.1", name, name);
 }
 
-/* The previous exporter's window: into ex->restored, to join the new window. */
-static void exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
+/* A window file the previous exporter wrote (its time_nanos start_ns), or NULL:
+ * a file refused or replaced by hand since is moved aside, never overwritten. */
+static struct profile *exporter_reload_file(struct exporter *ex, const char *name,
+					    uint64_t start_ns)
 {
 	struct profile *p = NULL;
-	struct profile_totals totals;
 	uint64_t start;
 	char err[256];
 	int rc;
 
-	if (old->flushes == 0)
-		return; /* it died before writing anything: nothing of this run to reload */
-	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_PPROF, &p, err, sizeof(err));
+	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, name, &p, err, sizeof(err));
 	if (rc != 0) {
-		log_error("restart: profile.pb.gz refused, starting a fresh profile: %s", err);
+		log_error("restart: %s refused, starting afresh: %s", name, err);
 		if (rc != -ENOENT)
-			exporter_set_aside(ex, OUTPUT_FILE_PPROF);
-		return;
+			exporter_set_aside(ex, name);
+		return NULL;
 	}
 	profile_get_time(p, &start, NULL);
-	if (start != old->window_start_ns) {
-		/* Replaced by hand since: not ours to continue, nor to overwrite. */
-		log_error("restart: profile.pb.gz is not the one this run wrote (start %llu, expected %llu), starting a fresh profile",
-			  (unsigned long long)start, (unsigned long long)old->window_start_ns);
+	if (start != start_ns) {
+		log_error("restart: %s is not the one this run wrote (start %llu, expected %llu), starting afresh",
+			  name, (unsigned long long)start, (unsigned long long)start_ns);
 		profile_free(p);
-		exporter_set_aside(ex, OUTPUT_FILE_PPROF);
-		return;
+		exporter_set_aside(ex, name);
+		return NULL;
 	}
-	ex->restored = p;
-	profile_get_totals(p, &totals);
-	ex->reloaded_samples = totals.samples;
+	return p;
+}
+
+/* The previous exporter's windows: into ex->restored (and ex->offcpu_restored),
+ * to join the new windows. */
+static void exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
+{
+	struct profile_totals totals;
+
+	if (old->flushes == 0)
+		return; /* it died before writing anything: nothing of this run to reload */
+	ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
+	if (ex->restored != NULL) {
+		profile_get_totals(ex->restored, &totals);
+		ex->reloaded_samples = totals.samples;
+	}
+	if (ex->opt.off_cpu && old->offcpu_window_start_ns != 0)
+		ex->offcpu_restored = exporter_reload_file(ex, OUTPUT_FILE_OFFCPU_PPROF,
+							   old->offcpu_window_start_ns);
 }
 
 /* A state file that cannot be read is kept aside; a fresh one takes its place. */
@@ -121,6 +135,7 @@ void exporter_restore(struct exporter *ex)
 		ex->state.flushes = old.flushes;
 		ex->state.written_samples = old.written_samples;
 		ex->state.window_start_ns = old.window_start_ns;
+		ex->state.offcpu_window_start_ns = old.offcpu_window_start_ns;
 		if (ex->restored != NULL) {
 			/* The run's clock: durations and the timeline count from its start. */
 			now_unix = exporter_unix_ns();
@@ -141,26 +156,37 @@ void exporter_restore(struct exporter *ex)
 		log_warn("%s: %s", EXPORTER_STATE_FILE, strerror(-rc));
 }
 
-void exporter_window_start(struct exporter *ex)
+/* A window of the run's shape; *restored (taken) its oldest interval. */
+static struct profile_window *exporter_new_window(struct exporter *ex, struct profile **restored,
+						  uint64_t now_unix)
 {
-	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
+	struct profile_window *w;
 	uint64_t start, end;
 
 	/* A fresh run's window starts with it; a restart's, now, after the one reloaded. */
-	ex->window = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
-					(uint64_t)ex->opt.interval_s * NSEC_PER_SEC,
-					ex->opt.window.max_stacks,
-					ex->restored != NULL ? now_unix : ex->start_unix_ns);
-	if (ex->window == NULL)
+	w = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
+			       (uint64_t)ex->opt.interval_s * NSEC_PER_SEC, ex->opt.window.max_stacks,
+			       *restored != NULL ? now_unix : ex->start_unix_ns);
+	if (w == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-	if (ex->restored != NULL) {
-		profile_get_time(ex->restored, &start, &end);
+	if (*restored != NULL) {
+		profile_get_time(*restored, &start, &end);
 		if (end < start || end > now_unix)
 			end = now_unix;
-		if (profile_window_adopt(ex->window, ex->restored, start, end) != 0)
+		if (profile_window_adopt(w, *restored, start, end) != 0)
 			log_warn("restart: the reloaded window could not be kept");
-		ex->restored = NULL;
+		*restored = NULL;
 	}
+	return w;
+}
+
+void exporter_window_start(struct exporter *ex)
+{
+	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
+
+	ex->window = exporter_new_window(ex, &ex->restored, now_unix);
+	if (ex->opt.off_cpu)
+		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored, now_unix);
 	if (ex->opt.window.archive) {
 		ex->archive = archive_new(LOWPROF_FD_OUTDIR,
 					  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,

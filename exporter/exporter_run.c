@@ -70,6 +70,8 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 		ex->otlp = otlp_export_new(&ex->opt.otlp, ex->src, err, sizeof(err));
 		if (ex->otlp == NULL)
 			fatal(LOWPROF_EXIT_FAILURE, "otlp: %s", err);
+		if (ex->opt.off_cpu && otlp_export_enable_offcpu(ex->otlp) != 0)
+			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	}
 	/* The supervisor starts us as --user with nothing; run by hand as root, drop
 	 * every capability all the same. Then the filter, before any sample is read. */
@@ -96,13 +98,6 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 	ex->timeline = timeline_new(TIMELINE_MAX_ENTRIES);
 	if (ex->timeline == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-	if (ex->opt.off_cpu) {
-		/* The run's whole off-CPU profile (not windowed), under the same cap. */
-		ex->offcpu = profile_new();
-		if (ex->offcpu == NULL)
-			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
-		profile_set_max_stacks(ex->offcpu, ex->opt.window.max_stacks);
-	}
 	ex->start_mono_ns = mono_ns();
 	ex->start_unix_ns = exporter_unix_ns();
 	/* A restart of this run picks up the window its predecessor wrote. */
@@ -198,7 +193,7 @@ void exporter_stop(struct exporter *ex)
 	if (ex->state_fd >= 0)
 		close(ex->state_fd);
 	profile_window_free(ex->window);
-	profile_free(ex->offcpu);
+	profile_window_free(ex->offcpu_window);
 	archive_free(ex->archive);
 	timeline_free(ex->timeline);
 	stack_cache_free(ex->stacks);

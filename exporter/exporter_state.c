@@ -10,8 +10,8 @@
 #include "common/errbuf.h"
 #include "common/hash.h"
 
-#define STATE_MAGIC "LPEXST02"
-#define STATE_NFIELDS 10
+#define STATE_MAGIC "LPEXST03"
+#define STATE_NFIELDS 11
 /* magic, run id, the u64 fields, checksum: little-endian, no padding. */
 #define STATE_RECORD_SIZE (8 + 32 + 8 * STATE_NFIELDS + 8)
 
@@ -33,6 +33,7 @@ static void state_fields(const struct exporter_state *st, uint64_t f[STATE_NFIEL
 	f[7] = st->written_samples;
 	f[8] = st->window_start_ns;
 	f[9] = st->set_aside;
+	f[10] = st->offcpu_window_start_ns;
 }
 
 int exporter_state_open(int dirfd)
@@ -102,6 +103,7 @@ int exporter_state_load(int fd, struct exporter_state *out)
 	out->written_samples = f[7];
 	out->window_start_ns = f[8];
 	out->set_aside = f[9];
+	out->offcpu_window_start_ns = f[10];
 	if (out->pos_before > out->pos_after || out->accepted_before > out->accepted_after)
 		return -EINVAL;
 	return 0;

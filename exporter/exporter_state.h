@@ -40,6 +40,7 @@ struct exporter_state {
 	uint64_t written_samples; /* of the accepted ones, those the files held when last written */
 	uint64_t window_start_ns; /* the time_nanos of the profile.pb.gz last written */
 	uint64_t set_aside;       /* files this run could not restore, moved aside */
+	uint64_t offcpu_window_start_ns; /* the time_nanos of the offcpu.pb.gz last written; 0: none */
 };
 
 /* Files a restart could not take back are renamed NAME.aside.1 (the newest)

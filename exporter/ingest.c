@@ -152,6 +152,11 @@ static int ingest_offcpu(const struct ingest_targets *t, const struct sample_vie
 				h->period_ns);
 	if (rc == 0)
 		st->offcpu++;
+	if (rc == 0 && t->offcpu_interval != NULL &&
+	    profile_add_sample(t->offcpu_interval, h->pid, h->tid, sv->comm, frames, n,
+			       (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
+			       h->period_ns) != 0)
+		st->interval_refused++;
 	return rc;
 }
 

@@ -25,6 +25,7 @@ struct ingest_targets {
 	struct profile *interval;          /* NULL: not exporting */
 	struct process_info_cache *procs;  /* NULL: not exporting */
 	struct profile *offcpu;            /* off-CPU records (--off-cpu); NULL: dropped */
+	struct profile *offcpu_interval;   /* ... and the OTLP interval's; NULL: not exporting */
 	struct stack_cache *stacks;        /* symbolized stacks seen before; NULL: none */
 };
 

@@ -1,4 +1,4 @@
-/* The exporter's restart record (.lowprof-exporter-state, 104 bytes) on
+/* The exporter's restart record (.lowprof-exporter-state, 136 bytes) on
  * arbitrary file contents: the output directory is the previous exporter's,
  * and a record is checked like any input. The loader reads an fd, so the
  * bytes go through a memfd.
@@ -24,14 +24,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FUZZ_STATE_SIZE 104
+/* magic, run id, 11 fields, checksum (exporter/exporter_state.c) */
+#define FUZZ_STATE_SIZE (8 + 32 + 11 * 8 + 8)
 
 static bool fuzz_state_equal(const struct exporter_state *a, const struct exporter_state *b)
 {
 	return strcmp(a->run_id, b->run_id) == 0 && a->start_unix_ns == b->start_unix_ns &&
 	       a->pos_before == b->pos_before && a->pos_after == b->pos_after &&
 	       a->accepted_before == b->accepted_before && a->accepted_after == b->accepted_after &&
-	       a->lost_total == b->lost_total && a->flushes == b->flushes;
+	       a->lost_total == b->lost_total && a->flushes == b->flushes &&
+	       a->written_samples == b->written_samples && a->window_start_ns == b->window_start_ns &&
+	       a->set_aside == b->set_aside && a->offcpu_window_start_ns == b->offcpu_window_start_ns;
 }
 
 static int fuzz_memfd(const void *data, size_t size)
@@ -88,8 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(st.accepted_before <= st.accepted_after);
 		fuzz_store_load(&st);
 	}
-	/* The input as a state: 32 bytes of run id, then the seven fields. */
-	if (size >= 32 + 7 * 8) {
+	/* The input as a state: 32 bytes of run id, then the eleven fields. */
+	if (size >= 32 + 11 * 8) {
 		memset(&st, 0, sizeof(st));
 		memcpy(st.run_id, data, 32);
 		memcpy(&st.start_unix_ns, data + 32, 8);
@@ -99,6 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&st.accepted_after, data + 64, 8);
 		memcpy(&st.lost_total, data + 72, 8);
 		memcpy(&st.flushes, data + 80, 8);
+		memcpy(&st.written_samples, data + 88, 8);
+		memcpy(&st.window_start_ns, data + 96, 8);
+		memcpy(&st.set_aside, data + 104, 8);
+		memcpy(&st.offcpu_window_start_ns, data + 112, 8);
 		if (strspn(st.run_id, "0123456789abcdef") == strlen(st.run_id) &&
 		    st.pos_before <= st.pos_after && st.accepted_before <= st.accepted_after)
 			fuzz_store_load(&st);

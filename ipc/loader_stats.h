@@ -14,7 +14,7 @@ enum lowprof_record_type {
 	LOWPROF_REC_TIMELINE = 3,     /* struct lowprof_timeline_entry */
 };
 
-#define LOWPROF_LOADER_STATS_VERSION 2
+#define LOWPROF_LOADER_STATS_VERSION 3
 
 /* All counters are cumulative since the BPF program was loaded. */
 struct lowprof_loader_stats {
@@ -36,9 +36,20 @@ struct lowprof_loader_stats {
 	/* This loader's start, in its own CPU time (not cumulative counters). */
 	__u64 bpf_load_ns;       /* opening, verifying and attaching the BPF program */
 	__u64 tables_ns;         /* DWARF tables built in the first control interval */
+	/* The off-CPU program (all zero without --off-cpu): struct lowprof_offcpu_stats. */
+	__u64 offcpu_switches;       /* context switches it ran at */
+	__u64 offcpu_sampled;        /* switch-outs the probability chose */
+	__u64 offcpu_stashed;        /* ... whose stack was taken */
+	__u64 offcpu_guard_skipped;  /* ... skipped by the budget guard */
+	__u64 offcpu_short;          /* blocked periods under --off-cpu-min-us */
+	__u64 offcpu_submitted;      /* off-CPU records written to the BPF ring */
+	__u64 offcpu_reserve_failures; /* off-CPU records lost: BPF ring full */
+	__u64 offcpu_run_time_ns;    /* its share of bpf_run_time_ns */
+	__u32 offcpu_prob_ppm;       /* the probability in force (not cumulative) */
+	__u32 offcpu_attached;       /* 1 while the switch program is attached */
 };
 
-#define LOWPROF_TIMELINE_VERSION 2
+#define LOWPROF_TIMELINE_VERSION 3
 
 enum lowprof_timeline_flags {
 	/* The loader applied the critical tier itself: the controller was silent or gone. */
@@ -75,6 +86,13 @@ struct lowprof_timeline_entry {
 	__u64 bpf_run_time_ns;    /* self-timed BPF run time, summed over CPUs */
 	__u64 agent_cpu_ns;       /* CPU of every lowprof process (ns), start-ups left out */
 	__u64 startup_cpu_ns;     /* CPU of lowprof processes that started (or restarted) */
+	/* Off-CPU (zero without --off-cpu): the probability in force at the end of
+	 * the interval, in ppm, and the switch program's run time (part of
+	 * bpf_run_time_ns) and records in the interval. */
+	__u32 offcpu_prob_ppm;
+	__u32 offcpu_attached;    /* 0 or 1: the switch program at the end of the interval */
+	__u64 offcpu_run_time_ns;
+	__u64 offcpu_records;
 };
 
 /* 0 if buf is a well-formed stats record (copied into *out), else -EINVAL. */

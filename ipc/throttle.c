@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "bpf/offcpu.h"
 #include "ipc/wire.h"
 
 static const char *const throttle_tier_names[THROTTLE_TIER_COUNT] = {"healthy", "high", "critical"};
@@ -42,6 +43,7 @@ void throttle_for_tier(const struct throttle_tier_settings tiers[THROTTLE_TIER_C
 	out->max_depth = h->max_depth;
 	out->sample_divisor = 1;
 	out->paused = false;
+	out->offcpu_prob_ppm = 0;
 	/*
 	 * Walk up from healthy so each tier is capped by the one below it: above
 	 * the high threshold the rate is always lower than what the user asked,
@@ -59,18 +61,32 @@ void throttle_for_tier(const struct throttle_tier_settings tiers[THROTTLE_TIER_C
 	}
 }
 
+uint32_t throttle_offcpu_ppm(double pct)
+{
+	double ppm = pct / 100.0 * LOWPROF_OFFCPU_PPM_ONE + 0.5;
+
+	if (!(ppm >= 1.0))
+		return 1;
+	return ppm >= LOWPROF_OFFCPU_PPM_ONE ? LOWPROF_OFFCPU_PPM_ONE : (uint32_t)ppm;
+}
+
 bool throttle_equal(const struct throttle *a, const struct throttle *b)
 {
 	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
 	       a->unwind_mode == b->unwind_mode && a->max_depth == b->max_depth &&
-	       a->sample_divisor == b->sample_divisor && a->paused == b->paused;
+	       a->sample_divisor == b->sample_divisor && a->paused == b->paused &&
+	       a->offcpu_prob_ppm == b->offcpu_prob_ppm;
 }
 
 void throttle_describe(const struct throttle *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s %u Hz %s depth %u divisor %u%s", throttle_tier_name(t->tier),
+	char off[32] = "";
+
+	if (t->offcpu_prob_ppm > 0)
+		snprintf(off, sizeof(off), " off-cpu %g%%", (double)t->offcpu_prob_ppm / 1e4);
+	snprintf(buf, len, "%s %u Hz %s depth %u divisor %u%s%s", throttle_tier_name(t->tier),
 		 t->frequency_hz, throttle_unwind_name(t->unwind_mode), t->max_depth,
-		 t->sample_divisor, t->paused ? " paused" : "");
+		 t->sample_divisor, t->paused ? " paused" : "", off);
 }
 
 void throttle_to_wire(const struct throttle *t, Lowprof__Ctl__ThrottleState *out)
@@ -82,6 +98,7 @@ void throttle_to_wire(const struct throttle *t, Lowprof__Ctl__ThrottleState *out
 	out->max_depth = t->max_depth;
 	out->sample_divisor = t->sample_divisor;
 	out->paused = t->paused;
+	out->offcpu_prob_ppm = t->offcpu_prob_ppm;
 }
 
 int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *out)
@@ -97,5 +114,6 @@ int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *o
 	out->max_depth = st->max_depth;
 	out->sample_divisor = st->sample_divisor;
 	out->paused = st->paused;
+	out->offcpu_prob_ppm = st->offcpu_prob_ppm;
 	return known ? 0 : -EINVAL;
 }

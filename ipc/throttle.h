@@ -36,6 +36,12 @@ struct throttle {
 	uint32_t max_depth;
 	uint32_t sample_divisor;
 	bool paused;
+	/*
+	 * Off-CPU sampling probability in parts per million (LOWPROF_OFFCPU_PPM_ONE
+	 * is every switch-out). 0: no off-CPU profiling; in a request, keep the
+	 * probability in force.
+	 */
+	uint32_t offcpu_prob_ppm;
 };
 
 /* One row of the tier table. */
@@ -68,9 +74,13 @@ const char *throttle_tier_name(unsigned tier);
 /* "dwarf" or "fp". */
 const char *throttle_unwind_name(unsigned unwind_mode);
 
+/* --off-cpu-probability (a percentage) in ppm, clamped to [1, LOWPROF_OFFCPU_PPM_ONE]:
+ * the loader's ceiling and the controller's, computed alike. */
+uint32_t throttle_offcpu_ppm(double pct);
+
 bool throttle_equal(const struct throttle *a, const struct throttle *b);
 
-/* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused" appended), for logs. */
+/* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused", " off-cpu 50%" appended), for logs. */
 void throttle_describe(const struct throttle *t, char *buf, size_t len);
 
 /* The wire message of t. */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bpf/offcpu.h"
+
 static void put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
@@ -311,6 +313,11 @@ int wire_validate_throttle_state(const Lowprof__Ctl__ThrottleState *st,
 	/* protobuf-c unpacks bools as 0/1, but a caller may hand us its own struct. */
 	if (st->paused != 0 && st->paused != 1) {
 		snprintf(err, errlen, "paused is %d, not 0 or 1", (int)st->paused);
+		return -EINVAL;
+	}
+	if (st->offcpu_prob_ppm > LOWPROF_OFFCPU_PPM_ONE) {
+		snprintf(err, errlen, "off-CPU probability %u ppm above %u", st->offcpu_prob_ppm,
+			 LOWPROF_OFFCPU_PPM_ONE);
 		return -EINVAL;
 	}
 	return 0;

@@ -107,7 +107,8 @@ void wire_free(Lowprof__Ctl__Envelope *env);
  * tier and unwind mode are known values (not UNSPECIFIED),
  * 1 <= frequency_hz <= limits->max_frequency_hz,
  * 1 <= max_depth <= LOWPROF_MAX_USER_DEPTH,
- * sample_divisor a power of two in [1, limits->max_divisor], paused 0 or 1.
+ * sample_divisor a power of two in [1, limits->max_divisor], paused 0 or 1,
+ * offcpu_prob_ppm at most LOWPROF_OFFCPU_PPM_ONE (0: keep the one in force).
  * Returns 0, or -EINVAL with the first violation in err.
  */
 int wire_validate_throttle_state(const Lowprof__Ctl__ThrottleState *st,

@@ -163,7 +163,8 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 	s->throttle = (struct throttle){.frequency_hz = set->frequency_hz,
 					.unwind_mode = set->unwind_mode,
 					.max_depth = set->max_depth,
-					.sample_divisor = 1};
+					.sample_divisor = 1,
+					.offcpu_prob_ppm = set->offcpu.enabled ? s->offcpu.prob_ppm : 0};
 	bpf_session_map_positions(s);
 	return 0;
 fail:
@@ -190,6 +191,17 @@ int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 			return rc;
 		}
 		s->throttle.paused = true;
+	}
+	/* The probability before the link: a re-attach writes the one in force. */
+	if (s->offcpu.enabled && t->offcpu_prob_ppm != 0 &&
+	    t->offcpu_prob_ppm != s->throttle.offcpu_prob_ppm) {
+		rc = offcpu_set_probability(s->skel, t->offcpu_prob_ppm);
+		if (rc != 0) {
+			snprintf(err, errlen, "writing the off-CPU probability: %s", strerror(-rc));
+			return rc;
+		}
+		s->offcpu.prob_ppm = t->offcpu_prob_ppm;
+		s->throttle.offcpu_prob_ppm = t->offcpu_prob_ppm;
 	}
 	rc = offcpu_follow_throttle(s->skel, &s->offcpu, offcpu_allowed(&s->offcpu, t),
 				    &s->offcpu_link, err, errlen);

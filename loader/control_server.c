@@ -94,6 +94,9 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->bpf_run_count = CONTROL_DELTA(bpf_run_count);
 	out->agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
 	out->startup_cpu_ns = CONTROL_DELTA(startup_cpu_ns);
+	out->offcpu_run_time_ns = CONTROL_DELTA(offcpu_run_time_ns);
+	out->offcpu_records = CONTROL_DELTA(offcpu_records);
+	out->offcpu_switches = CONTROL_DELTA(offcpu_switches);
 #undef CONTROL_DELTA
 	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
@@ -131,6 +134,9 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 	st.ringbuf_used_bytes = d.ringbuf_used_bytes;
 	st.ringbuf_size_bytes = d.ringbuf_size_bytes;
 	st.online_cpus = d.online_cpus;
+	st.offcpu_run_time_ns = d.offcpu_run_time_ns;
+	st.offcpu_records = d.offcpu_records;
+	st.offcpu_switches = d.offcpu_switches;
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
@@ -165,6 +171,13 @@ static int control_handle_set_throttle(void *server, const void *msg, uint64_t n
 	/* The user's --max-depth is a ceiling like -F: deeper requests are cut to it. */
 	if (t.max_depth > cs->cfg.max_depth)
 		t.max_depth = cs->cfg.max_depth;
+	/* So is --off-cpu-probability; 0 asks for no change. */
+	if (cs->cfg.offcpu_max_ppm == 0)
+		t.offcpu_prob_ppm = 0;
+	else if (t.offcpu_prob_ppm == 0)
+		t.offcpu_prob_ppm = cs->applied.offcpu_prob_ppm;
+	else if (t.offcpu_prob_ppm > cs->cfg.offcpu_max_ppm)
+		t.offcpu_prob_ppm = cs->cfg.offcpu_max_ppm;
 	if (throttle_equal(&t, &cs->applied))
 		return control_send_reply(cs, 0, NULL);
 	if (cs->cfg.fixed)
@@ -236,6 +249,7 @@ static int control_dispatch(struct control_server *cs, const Lowprof__Ctl__Envel
 
 static void control_enter_failsafe(struct control_server *cs, const char *why)
 {
+	struct throttle fs = cs->cfg.failsafe;
 	char err[200];
 
 	cs->hello = false;
@@ -246,7 +260,9 @@ static void control_enter_failsafe(struct control_server *cs, const char *why)
 	if (cs->failsafe)
 		return;
 	log_warn("%s: applying the critical tier until a controller says hello", why);
-	if (control_apply(cs, &cs->cfg.failsafe, "loader fail-safe", err, sizeof(err)) == 0)
+	/* The critical tier detaches the switch program; its probability stays. */
+	fs.offcpu_prob_ppm = cs->applied.offcpu_prob_ppm;
+	if (control_apply(cs, &fs, "loader fail-safe", err, sizeof(err)) == 0)
 		cs->failsafe = true;
 }
 

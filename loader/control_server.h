@@ -67,6 +67,10 @@ struct control_counters {
 	uint64_t ringbuf_used_bytes; /* instantaneous */
 	uint64_t ringbuf_size_bytes;
 	uint32_t online_cpus;
+	/* The off-CPU program (zero without --off-cpu); its run time is also in bpf_run_time_ns. */
+	uint64_t offcpu_run_time_ns;
+	uint64_t offcpu_records;
+	uint64_t offcpu_switches;
 };
 
 /*
@@ -88,6 +92,9 @@ struct control_ops {
 struct control_server_config {
 	struct wire_limits limits;  /* max frequency = the user's -F; divisor cap */
 	unsigned max_depth;         /* the user's --max-depth: deeper requests are cut to it */
+	/* The user's --off-cpu-probability in ppm: higher requests are cut to it;
+	 * 0 without --off-cpu (the field is then always 0). */
+	uint32_t offcpu_max_ppm;
 	uint64_t interval_ns;       /* the control interval (silence clock) */
 	bool fixed;                 /* --no-throttle: refuse any change, no fail-safe */
 	struct throttle failsafe; /* the critical tier */

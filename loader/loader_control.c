@@ -76,6 +76,20 @@ static int loader_counters(void *arg, struct control_counters *out)
 	out->ringbuf_used_bytes = bpf_session_ringbuf_used(&l->sess);
 	out->ringbuf_size_bytes = (uint64_t)l->opt.ringbuf_kb * 1024u;
 	out->online_cpus = (uint32_t)l->sess.events.count;
+	if (l->sess.offcpu.enabled) {
+		struct lowprof_offcpu_stats os;
+
+		/* Unreadable: the off-CPU share reads as unchanged, the rest stands. */
+		if (offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0) {
+			out->offcpu_run_time_ns = os.run_time_ns;
+			out->offcpu_records = os.submitted;
+			out->offcpu_switches = os.switches;
+		} else {
+			out->offcpu_run_time_ns = l->tl_base.offcpu_run_time_ns;
+			out->offcpu_records = l->tl_base.offcpu_records;
+			out->offcpu_switches = l->tl_base.offcpu_switches;
+		}
+	}
 	return 0;
 }
 
@@ -137,6 +151,10 @@ static void loader_timeline_entry(struct loader *l)
 	e.bpf_run_time_ns = d.bpf_run_time_ns;
 	e.agent_cpu_ns = d.agent_cpu_ns;
 	e.startup_cpu_ns = d.startup_cpu_ns;
+	e.offcpu_prob_ppm = l->sess.offcpu.enabled ? l->sess.offcpu.prob_ppm : 0;
+	e.offcpu_attached = l->sess.offcpu_link != NULL;
+	e.offcpu_run_time_ns = d.offcpu_run_time_ns;
+	e.offcpu_records = d.offcpu_records;
 	l->tl_base = now;
 	if (!l->first_entry_done) {
 		/* The running processes' tables are built in the first interval: start-up. */
@@ -170,6 +188,12 @@ void loader_control_start(struct loader *l)
 	cfg.limits.max_frequency_hz = l->opt.frequency_hz;
 	cfg.limits.max_divisor = 64;
 	cfg.max_depth = l->opt.max_depth;
+	if (l->opt.off_cpu) {
+		struct offcpu_settings user;
+
+		offcpu_settings_from_options(&l->opt, &user);
+		cfg.offcpu_max_ppm = user.prob_ppm;
+	}
 	cfg.interval_ns = l->control_interval_ns;
 	cfg.fixed = l->opt.no_throttle;
 	/* The monitor's checks: only the supervisor's controller child, at a bounded rate. */
@@ -200,10 +224,22 @@ void loader_control_start(struct loader *l)
 static void loader_notify_state(const struct loader *l)
 {
 	const struct throttle *t = &l->cs.applied;
+	struct lowprof_offcpu_stats os;
+	char off[256] = "";
 
-	notify_state("tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d",
+	/* Off-CPU: records, blocked periods under the threshold, switch-outs the
+	 * probability passed over, records lost to a full ring, the probability. */
+	if (l->sess.offcpu.enabled && offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0)
+		snprintf(off, sizeof(off),
+			 " offcpu_records=%llu offcpu_short=%llu offcpu_sampled_out=%llu "
+			 "offcpu_drops=%llu offcpu_probability_pct=%.4f offcpu_attached=%d",
+			 (unsigned long long)os.submitted, (unsigned long long)os.short_dropped,
+			 (unsigned long long)(os.switches > os.sampled ? os.switches - os.sampled : 0),
+			 (unsigned long long)os.reserve_failures, (double)l->sess.offcpu.prob_ppm / 1e4,
+			 l->sess.offcpu_link != NULL);
+	notify_state("tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d%s",
 		     throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
-		     t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0);
+		     t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0, off);
 }
 
 void loader_control_tick(struct loader *l, uint64_t now_ns)

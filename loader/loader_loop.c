@@ -124,6 +124,22 @@ static void loader_publish_stats(struct loader *l)
 	st.frequency_hz = l->sess.throttle.frequency_hz;
 	st.bpf_load_ns = l->bpf_load_ns;
 	st.tables_ns = l->tables_ns;
+	if (l->sess.offcpu.enabled) {
+		struct lowprof_offcpu_stats os;
+
+		if (offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0) {
+			st.offcpu_switches = os.switches;
+			st.offcpu_sampled = os.sampled;
+			st.offcpu_stashed = os.stashed;
+			st.offcpu_guard_skipped = os.guard_skipped;
+			st.offcpu_short = os.short_dropped;
+			st.offcpu_submitted = os.submitted;
+			st.offcpu_reserve_failures = os.reserve_failures;
+			st.offcpu_run_time_ns = os.run_time_ns;
+		}
+		st.offcpu_prob_ppm = l->sess.offcpu.prob_ppm;
+		st.offcpu_attached = l->sess.offcpu_link != NULL;
+	}
 	if (drain_put_record(&l->dr, LOWPROF_REC_LOADER_STATS, &st, sizeof(st)) != 0)
 		log_warn_f("shared ring full: statistics record not delivered");
 }

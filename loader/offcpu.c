@@ -14,7 +14,7 @@ void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_
 {
 	out->enabled = o->off_cpu;
 	out->min_ns = (__u64)o->off_cpu_min_us * 1000u;
-	out->prob_ppm = (__u32)(o->off_cpu_prob_pct / 100.0 * LOWPROF_OFFCPU_PPM_ONE + 0.5);
+	out->prob_ppm = throttle_offcpu_ppm(o->off_cpu_prob_pct);
 	out->full_frequency_hz = o->frequency_hz;
 }
 

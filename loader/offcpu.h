@@ -21,7 +21,9 @@ struct loader_options;
 struct offcpu_settings {
 	bool enabled;     /* --off-cpu */
 	__u64 min_ns;     /* --off-cpu-min-us, in ns */
-	__u32 prob_ppm;   /* the starting probability, parts per million */
+	/* The probability in force, parts per million: the user's (also the
+	 * ceiling) until the controller changes it; a re-attach writes this one. */
+	__u32 prob_ppm;
 	unsigned full_frequency_hz; /* the user's -F: the healthy tier's rate */
 };
 

@@ -128,6 +128,17 @@ int status_report_text(const struct status_meta *meta, const struct component *c
 			sb_printf(&b, "\nthrottle: tier %s, %s Hz, %s unwinding, overhead %s%%, drops %s%%\n",
 				  tier, f ? f : "?", u ? u : "?", o ? o : "?", d ? d : "?");
 		}
+		if (status_find(c, "offcpu_probability_pct") != NULL) {
+			const char *pr = status_find(c, "offcpu_probability_pct");
+			const char *rec = status_find(c, "offcpu_records"), *sh = status_find(c, "offcpu_short");
+			const char *so = status_find(c, "offcpu_sampled_out"), *dr = status_find(c, "offcpu_drops");
+			const char *at = status_find(c, "offcpu_attached");
+
+			sb_printf(&b, "\noff-CPU: probability %s%%%s, %s records, %s below the threshold, "
+				      "%s switches sampled out, %s dropped\n",
+				  pr, at != NULL && strcmp(at, "0") == 0 ? " (detached by the throttle)" : "",
+				  rec ? rec : "?", sh ? sh : "?", so ? so : "?", dr ? dr : "?");
+		}
 		sb_printf(&b, "%s reports:", c->name);
 		for (j = 0; j < c->nstate_pairs; j++)
 			sb_printf(&b, " %s=%s", c->state_pairs[j].key, c->state_pairs[j].value);

@@ -149,6 +149,11 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ct, "--verbose");
 	if (o->no_throttle)
 		component_add_arg(ct, "--no-throttle");
+	/* The user's probability is the controller's ceiling, like -F. */
+	if (o->off_cpu) {
+		component_add_arg(ct, "--off-cpu");
+		component_add_arg(ct, "--off-cpu-probability=%g", o->off_cpu_prob_pct);
+	}
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
 	ct->run_as = &sv->user;
 

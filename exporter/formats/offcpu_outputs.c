@@ -103,8 +103,32 @@ static void offcpu_stack_json(FILE *f, const struct profile *p, const struct pro
 	fputs("]}", f);
 }
 
-char *offcpu_summary_json(const struct profile *p, uint64_t records)
+void offcpu_collection_json(const struct lowprof_loader_stats *l, char *buf, size_t len)
 {
+	if (l == NULL) {
+		snprintf(buf, len, "null");
+		return;
+	}
+	/* sampled_out: switches whose outgoing task the probability passed over
+	 * (with the idle task and filtered pids, which are never recorded). */
+	snprintf(buf, len,
+		 "{\"switches\": %" PRIu64 ", \"sampled_out\": %" PRIu64 ", \"stashed\": %" PRIu64
+		 ", \"guard_skipped\": %" PRIu64 ", \"below_threshold\": %" PRIu64
+		 ", \"records\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"bpf_run_time_ns\": %" PRIu64
+		 ", \"probability_pct\": %.4f, \"attached\": %s}",
+		 (uint64_t)l->offcpu_switches,
+		 (uint64_t)(l->offcpu_switches > l->offcpu_sampled ? l->offcpu_switches - l->offcpu_sampled : 0),
+		 (uint64_t)l->offcpu_stashed, (uint64_t)l->offcpu_guard_skipped,
+		 (uint64_t)l->offcpu_short, (uint64_t)l->offcpu_submitted,
+		 (uint64_t)l->offcpu_reserve_failures, (uint64_t)l->offcpu_run_time_ns,
+		 (l->offcpu_prob_ppm > 1000000 ? 1000000 : l->offcpu_prob_ppm) / 1e4,
+		 l->offcpu_attached ? "true" : "false");
+}
+
+char *offcpu_summary_json(const struct profile *p, uint64_t records,
+			  const struct lowprof_loader_stats *loader)
+{
+	char collection[512];
 	struct profile_totals t;
 	size_t n = profile_stack_count(p), i, *order, len = 0;
 	char *buf = NULL;
@@ -122,8 +146,9 @@ char *offcpu_summary_json(const struct profile *p, uint64_t records)
 		order[i] = i;
 	qsort_r(order, n, sizeof(*order), offcpu_cmp_ns, (void *)p);
 	profile_get_totals(p, &t);
+	offcpu_collection_json(loader, collection, sizeof(collection));
 	fprintf(f, "{\"records\": %" PRIu64 ", \"off_cpu_ns\": %" PRIu64 ", \"stacks\": %zu, "
-		   "\"top_stacks\": [", records, t.cpu_ns, t.stacks);
+		   "\"collection\": %s, \"top_stacks\": [", records, t.cpu_ns, t.stacks, collection);
 	for (i = 0; i < n && i < OFFCPU_SUMMARY_TOP; i++) {
 		if (i > 0)
 			fputs(", ", f);

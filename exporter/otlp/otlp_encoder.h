@@ -16,6 +16,10 @@
  *                  i.e. counts weighted by the effective sampling period.
  *   Both have period_type cpu/nanoseconds, period, time and duration, and the
  *   profile attributes lowprof.throttle.tier and lowprof.sampling.frequency.
+ *   An off-CPU model (meta->off_cpu) is one Profile instead: sample_type and
+ *   period_type off_cpu/nanoseconds, values = the stack's blocked time (its
+ *   cpu_ns, already divided by the sampling probability), period 0, and the
+ *   attribute lowprof.offcpu.probability (parts per million) when known.
  * - per sample: process.pid, process.executable.name, process.executable.path
  *   (when known), thread.id (when the stack saw one thread), thread.name
  *   (the comm), container.id (when known);
@@ -26,6 +30,7 @@
 #ifndef LOWPROF_EXPORTER_OTLP_ENCODER_H
 #define LOWPROF_EXPORTER_OTLP_ENCODER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +46,8 @@ struct otlp_encoder_meta {
 	const char *os_type;        /* os.type ("linux") */
 	const char *scope_version;  /* InstrumentationScope.version (lowprof's version) */
 	const char *tier;           /* throttle tier in force: "healthy", "high", "critical" */
+	bool off_cpu;               /* the model is an off-CPU profile (one Profile, above) */
+	uint32_t offcpu_prob_ppm;   /* the off-CPU probability in force; 0 = omitted */
 	uint32_t frequency_hz;      /* sampling frequency in force; 0 = omitted */
 	/* Executable path and container id per pid; NULL = names from comm only.
 	 * Not const: a pid not seen before is read (and cached) on the way. */

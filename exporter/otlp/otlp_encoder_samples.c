@@ -1,6 +1,7 @@
 /*
  * The samples and the two profiles over them (samples/count and
- * cpu/nanoseconds: v1development allows one sample_type per Profile). Each
+ * cpu/nanoseconds: v1development allows one sample_type per Profile), or the
+ * one off_cpu/nanoseconds profile of an off-CPU model. Each
  * model stack becomes one sample per profile, sharing the stack and the
  * attributes; the model keys stacks by pid and comm as well, OTLP by
  * locations only, so stacks of different processes running the same code
@@ -128,9 +129,13 @@ int otlp_encoder_build_profiles(struct otlp_build *b, otlp_scope_profiles *sp)
 	static const char *const types[OTLP_NPROFILES][2] = {
 		{ "samples", "count" }, { "cpu", "nanoseconds" },
 	};
+	/* Off-CPU: the time profile alone (its count is microseconds, no sample count). */
+	static const char *const offcpu_type[2] = { "off_cpu", "nanoseconds" };
+	const bool off = b->meta->off_cpu;
+	const size_t nprof = off ? 1 : OTLP_NPROFILES;
 	otlp_profile *profs = otlp_encoder_alloc(b, OTLP_NPROFILES, sizeof(*profs));
 	otlp_profile **ptrs = otlp_encoder_alloc(b, OTLP_NPROFILES, sizeof(*ptrs));
-	int32_t *pattrs = otlp_encoder_alloc(b, 2, sizeof(*pattrs));
+	int32_t *pattrs = otlp_encoder_alloc(b, 3, sizeof(*pattrs));
 	uint8_t *ids = otlp_encoder_alloc(b, OTLP_NPROFILES, 16);
 	otlp_sample **samples[OTLP_NPROFILES];
 	int64_t *values[OTLP_NPROFILES];
@@ -143,13 +148,16 @@ int otlp_encoder_build_profiles(struct otlp_build *b, otlp_scope_profiles *sp)
 		return -ENOMEM;
 	ret = otlp_build_samples(b, samples, values);
 	if (ret == 0)
-		ret = otlp_make_value_type(b, &period_type, "cpu", "nanoseconds");
+		ret = otlp_make_value_type(b, &period_type, off ? offcpu_type[0] : "cpu", "nanoseconds");
 	if (ret == 0 && b->meta->tier != NULL && b->meta->tier[0] != '\0')
 		ret = otlp_encoder_attribute_str(b, "lowprof.throttle.tier", b->meta->tier,
 						 &pattrs[npattrs++]);
 	if (ret == 0 && b->meta->frequency_hz != 0)
 		ret = otlp_encoder_attribute_int(b, "lowprof.sampling.frequency", "Hz",
 						 b->meta->frequency_hz, &pattrs[npattrs++]);
+	if (ret == 0 && off && b->meta->offcpu_prob_ppm != 0)
+		ret = otlp_encoder_attribute_int(b, "lowprof.offcpu.probability", "ppm",
+						 b->meta->offcpu_prob_ppm, &pattrs[npattrs++]);
 	if (ret != 0)
 		return ret;
 	/* A random id lets a backend drop a payload delivered twice (a retry after
@@ -159,17 +167,20 @@ int otlp_encoder_build_profiles(struct otlp_build *b, otlp_scope_profiles *sp)
 	else if (getrandom(ids, OTLP_NPROFILES * 16, GRND_NONBLOCK) != OTLP_NPROFILES * 16)
 		ids = NULL;
 	profile_get_time(b->p, &start, &end);
-	for (i = 0; i < OTLP_NPROFILES && ret == 0; i++) {
+	for (i = 0; i < nprof && ret == 0; i++) {
 		otlp_profile *op = &profs[i];
+		const char *const *ty = off ? offcpu_type : types[i];
 
 		lowprof__otlp__profile__init(op);
-		ret = otlp_make_value_type(b, &op->sample_type, types[i][0], types[i][1]);
-		op->samples = samples[i];
+		ret = otlp_make_value_type(b, &op->sample_type, ty[0], ty[1]);
+		/* Off-CPU values are the time (the model's cpu_ns): the second array. */
+		op->samples = samples[off ? 1 : i];
 		op->n_samples = profile_stack_count(b->p);
 		op->time_unix_nano = start;
 		op->duration_nano = end > start ? end - start : 0;
 		op->period_type = period_type;
-		op->period = (int64_t)profile_period_ns(b->p);
+		/* Blocked periods are measured, not sampled at a period. */
+		op->period = off ? 0 : (int64_t)profile_period_ns(b->p);
 		if (ids != NULL) {
 			op->profile_id.data = ids + 16 * i;
 			op->profile_id.len = 16;
@@ -179,6 +190,6 @@ int otlp_encoder_build_profiles(struct otlp_build *b, otlp_scope_profiles *sp)
 		ptrs[i] = op;
 	}
 	sp->profiles = ptrs;
-	sp->n_profiles = OTLP_NPROFILES;
+	sp->n_profiles = nprof;
 	return ret;
 }

@@ -16,6 +16,7 @@ struct otlp_export {
 	struct otlp_client *client;
 	struct process_info_cache *procs;
 	struct profile *interval;
+	struct profile *offcpu;  /* NULL without --off-cpu */
 	struct otlp_encoder_meta meta;
 	char host_name[OTLP_ENCODER_HOST_NAME_MAX];
 };
@@ -53,6 +54,7 @@ void otlp_export_free(struct otlp_export *x)
 	otlp_client_free(x->client);
 	process_info_free(x->procs);
 	profile_free(x->interval);
+	profile_free(x->offcpu);
 	free(x);
 }
 
@@ -61,15 +63,27 @@ struct profile *otlp_export_interval_profile(struct otlp_export *x)
 	return x->interval;
 }
 
+int otlp_export_enable_offcpu(struct otlp_export *x)
+{
+	if (x->offcpu == NULL)
+		x->offcpu = profile_new();
+	return x->offcpu != NULL ? 0 : -ENOMEM;
+}
+
+struct profile *otlp_export_offcpu_profile(struct otlp_export *x)
+{
+	return x->offcpu;
+}
+
 struct process_info_cache *otlp_export_procs(struct otlp_export *x)
 {
 	return x->procs;
 }
 
-int otlp_export_interval(struct otlp_export *x, const struct timeline *tl, unsigned default_hz,
-			 uint64_t start_unix_ns, uint64_t end_unix_ns)
+/* Encode and queue *pp (an interval's profile), then replace it by an empty one. */
+static int otlp_export_send(struct otlp_export *x, struct profile **pp, uint64_t start_unix_ns,
+			    uint64_t end_unix_ns)
 {
-	struct lowprof_timeline_entry te;
 	struct profile_totals totals;
 	struct profile *fresh;
 	uint8_t *body = NULL;
@@ -77,19 +91,11 @@ int otlp_export_interval(struct otlp_export *x, const struct timeline *tl, unsig
 	char err[256];
 	int rc;
 
-	profile_get_totals(x->interval, &totals);
+	profile_get_totals(*pp, &totals);
 	if (totals.samples == 0)
 		return 0;
-	/* The settings in force now: the controller may have changed them since the
-	 * interval began, but a profile carries one tier and one frequency. */
-	x->meta.tier = "healthy";
-	x->meta.frequency_hz = default_hz;
-	if (tl != NULL && timeline_latest(tl, &te) == 0) {
-		x->meta.tier = timeline_tier_name(te.tier);
-		x->meta.frequency_hz = te.frequency_hz;
-	}
-	profile_set_time(x->interval, start_unix_ns, end_unix_ns);
-	rc = otlp_encoder_encode(x->interval, &x->meta, &body, &len, err, sizeof(err));
+	profile_set_time(*pp, start_unix_ns, end_unix_ns);
+	rc = otlp_encoder_encode(*pp, &x->meta, &body, &len, err, sizeof(err));
 	if (rc == 0) {
 		rc = otlp_client_enqueue(x->client, body, len);
 		if (rc == -E2BIG)
@@ -107,9 +113,35 @@ int otlp_export_interval(struct otlp_export *x, const struct timeline *tl, unsig
 		log_error("out of memory: the interval profile keeps growing");
 		return -ENOMEM;
 	}
-	profile_free(x->interval);
-	x->interval = fresh;
+	profile_free(*pp);
+	*pp = fresh;
 	return rc;
+}
+
+int otlp_export_interval(struct otlp_export *x, const struct timeline *tl, unsigned default_hz,
+			 uint64_t start_unix_ns, uint64_t end_unix_ns)
+{
+	struct lowprof_timeline_entry te;
+	int rc, rc_off = 0;
+
+	/* The settings in force now: the controller may have changed them since the
+	 * interval began, but a profile carries one tier and one frequency. */
+	x->meta.tier = "healthy";
+	x->meta.frequency_hz = default_hz;
+	x->meta.offcpu_prob_ppm = 0;
+	if (tl != NULL && timeline_latest(tl, &te) == 0) {
+		x->meta.tier = timeline_tier_name(te.tier);
+		x->meta.frequency_hz = te.frequency_hz;
+		x->meta.offcpu_prob_ppm = te.offcpu_prob_ppm <= 1000000 ? te.offcpu_prob_ppm : 0;
+	}
+	x->meta.off_cpu = false;
+	rc = otlp_export_send(x, &x->interval, start_unix_ns, end_unix_ns);
+	if (x->offcpu != NULL) {
+		x->meta.off_cpu = true;
+		rc_off = otlp_export_send(x, &x->offcpu, start_unix_ns, end_unix_ns);
+		x->meta.off_cpu = false;
+	}
+	return rc != 0 ? rc : rc_off;
 }
 
 void otlp_export_poll(struct otlp_export *x)

@@ -31,13 +31,20 @@ void otlp_export_free(struct otlp_export *x);
 /* Where ingest puts the interval's samples and per-pid metadata. The interval
  * profile changes at every otlp_export_interval(). */
 struct profile *otlp_export_interval_profile(struct otlp_export *x);
+/* --off-cpu: an off-CPU interval profile beside it, sent as its own request
+ * (sample type off_cpu/nanoseconds) after the on-CPU one. 0 or -ENOMEM. */
+int otlp_export_enable_offcpu(struct otlp_export *x);
+/* The off-CPU interval profile; NULL unless enabled. */
+struct profile *otlp_export_offcpu_profile(struct otlp_export *x);
 struct process_info_cache *otlp_export_procs(struct otlp_export *x);
 
 /*
  * End the interval [start_unix_ns, end_unix_ns): encode its profile with the
  * tier and frequency of the newest timeline entry (else "healthy" and
- * default_hz), queue it, start a new one. An interval without samples sends
- * nothing. Returns 0, or a negative errno (logged; the interval is dropped).
+ * default_hz), queue it, start a new one; the same for the off-CPU profile
+ * when enabled (with the off-CPU probability in force). A profile without
+ * samples sends nothing. Returns 0, or a negative errno (logged; the
+ * interval is dropped).
  */
 int otlp_export_interval(struct otlp_export *x, const struct timeline *tl, unsigned default_hz,
 			 uint64_t start_unix_ns, uint64_t end_unix_ns);

@@ -272,12 +272,25 @@ static void timeline_entry_json(FILE *f, const struct lowprof_timeline_entry *e,
 		fputs("\"host_cpu_pct\": null, ", f);
 	fprintf(f, "\"drop_pct\": %.2f, \"overhead_pct\": %.4f, \"failsafe\": %s, "
 		   "\"interval_s\": %.3f, \"events\": %llu, \"samples\": %llu, \"lost\": %llu, "
-		   "\"bpf_run_time_ns\": %llu, \"agent_cpu_ns\": %llu, \"startup_cpu_ns\": %llu}",
+		   "\"bpf_run_time_ns\": %llu, \"agent_cpu_ns\": %llu, \"startup_cpu_ns\": %llu",
 		timeline_drop_pct(e), timeline_overhead_pct(e),
 		(e->flags & LOWPROF_TIMELINE_FAILSAFE) ? "true" : "false", (double)e->interval_ns / 1e9,
 		(unsigned long long)e->events, (unsigned long long)e->submitted,
 		(unsigned long long)e->reserve_failures, (unsigned long long)e->bpf_run_time_ns,
 		(unsigned long long)e->agent_cpu_ns, (unsigned long long)e->startup_cpu_ns);
+	/* With --off-cpu: the probability the throttle keeps (capped here: the
+	 * decoder does not range-check it) and the switch program's share. */
+	if (e->offcpu_prob_ppm > 0) {
+		uint32_t ppm = e->offcpu_prob_ppm > 1000000 ? 1000000 : e->offcpu_prob_ppm;
+
+		fprintf(f, ", \"offcpu_probability_pct\": %.4f, \"offcpu_attached\": %s, "
+			   "\"offcpu_bpf_pct\": %.4f, \"offcpu_records\": %llu",
+			ppm / 1e4, e->offcpu_attached ? "true" : "false",
+			(double)e->offcpu_run_time_ns /
+				((double)e->online_cpus * (double)e->interval_ns) * 100.0,
+			(unsigned long long)e->offcpu_records);
+	}
+	fputc('}', f);
 }
 
 char *timeline_entries_json(const struct timeline *tl, uint64_t start_mono_ns)

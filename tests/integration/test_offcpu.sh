@@ -5,8 +5,9 @@
 #     under offcpu_sleep_here (within 20%), and the on-CPU profile shows
 #     offcpu_spin_here;
 #  3. a switch storm (two threads bouncing a byte over pipes): the budget
-#     holds (at most one interval over) and both threads' blocking stacks
-#     are in the off-CPU profile.
+#     holds (at most one interval over), the controller lowers the off-CPU
+#     probability after an interval over the budget, both threads' blocking
+#     stacks are in the off-CPU profile, and summary.json counts the switches.
 #   usage: test_offcpu.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -36,13 +37,23 @@ wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/off.stderr"))"
 [ ! -e "$work/off/offcpu.folded" ] || fail "offcpu.folded written without --off-cpu"
 
 # 2. Spin and sleep; --no-throttle: the throttle detaches the switch path in
-# the critical tier, which a host loaded by other tests reaches.
-"$BIN/lowprof" --duration 9 --off-cpu --no-throttle --output "$work/sleep" 2>"$work/sleep.stderr" &
+# the critical tier, which a host loaded by other tests reaches. --cpu-budget
+# 100 turns the in-BPF guard off: on a loaded VM an unwind takes several
+# times longer, the guard's window runs out and the switch-outs it skips
+# (a fifth of them in one run here) take their blocked time with them.
+# A loaded host can take seconds to verify the programs: wait for the link
+# (up to 12 s), and give the run room for the sleeper's 6 s after it.
+"$BIN/lowprof" --duration 20 --off-cpu --no-throttle --cpu-budget 100 --output "$work/sleep" 2>"$work/sleep.stderr" &
 sup=$!
 track "$sup"
-sleep 1.5
+i=0
+while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
 [ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
 "$BIN/offcpu_sleeper" 6
+kill -TERM "$sup"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/sleep.stderr"))"
 python3 - "$work/sleep" <<'PY' || fail "spin/sleep profile"
 import json, sys
@@ -90,8 +101,30 @@ else:
             sys.exit(f"FAIL: no off-CPU stack under {fn}")
 over = [e for e in tl if e.get("overhead_pct", 0) > 1.0 * 1.1]
 print(f"intervals: {len(tl)}, over the 1% budget: {len(over)}")
+print("probability per interval:",
+      [(e.get("offcpu_probability_pct"), e.get("offcpu_attached"), round(e["overhead_pct"], 3))
+       for e in tl])
 if len(over) > 1:
     sys.exit(f"FAIL: {len(over)} intervals over the budget: {over}")
+# The controller lowers the probability when off-CPU's share of the budget is
+# high: once an interval ran the switch program over the budget, the
+# probability (at the end of each interval: the cut may land in that same
+# interval) falls below the user's 100%.
+if any(e.get("offcpu_probability_pct") is None for e in tl):
+    sys.exit("FAIL: a timeline entry without the off-CPU probability")
+ran_over = [i for i, e in enumerate(tl) if e.get("offcpu_records", 0) > 0 and e["overhead_pct"] > 1.0]
+if ran_over:
+    lowest = min(e["offcpu_probability_pct"] for e in tl[ran_over[0]:])
+    if lowest >= 100.0:
+        sys.exit("FAIL: the off-CPU probability did not go down after an interval over the budget")
+    print(f"probability 100% -> {lowest}%")
+c = s["off_cpu"]["collection"]
+for k in ("switches", "sampled_out", "below_threshold", "records", "drops", "probability_pct"):
+    if k not in c:
+        sys.exit(f"FAIL: summary.json off_cpu.collection lacks {k}")
+ran = any(e.get("offcpu_records", 0) > 0 for e in tl)
+if (ran and c["switches"] < 1000) or c["probability_pct"] != tl[-1]["offcpu_probability_pct"]:
+    sys.exit(f"FAIL: off_cpu.collection {c}")
 print("PASS storm")
 PY
 echo PASS

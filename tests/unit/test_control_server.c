@@ -56,8 +56,8 @@ struct fixture {
 	uint64_t now;
 };
 
-static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false};
-static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false, 0};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false, 0};
 
 static void fixture_start(struct fixture *fx, bool fixed)
 {
@@ -327,6 +327,58 @@ static void test_stats_are_deltas(void **state)
 	wire_free(ans);
 }
 
+/* The off-CPU probability: cut to --off-cpu-probability, 0 keeps it, above
+ * one million refused, always 0 without --off-cpu; the fail-safe keeps it. */
+static void test_offcpu_probability(void **state)
+{
+	struct fixture *fx = *state;
+	struct throttle t = healthy, bad = healthy;
+
+	fx->cs.cfg.offcpu_max_ppm = 500000; /* --off-cpu-probability 50 */
+	fx->cs.applied.offcpu_prob_ppm = 500000;
+	fx->cs.applied.max_depth = 48;
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	t.max_depth = 48;
+	t.offcpu_prob_ppm = 800000;
+	assert_int_equal(set_throttle(fx, &t), 0);
+	expect_reply(fx, 0);
+	/* Cut to 50%: the same as in force, nothing applied. */
+	assert_int_equal(fx->fake.applies, 0);
+	t.offcpu_prob_ppm = 31250;
+	assert_int_equal(set_throttle(fx, &t), 0);
+	expect_reply(fx, 0);
+	assert_int_equal(fx->fake.applies, 1);
+	assert_int_equal(fx->fake.applied.offcpu_prob_ppm, 31250);
+	/* 0: keep; a depth change carries the probability in force. */
+	t.offcpu_prob_ppm = 0;
+	t.max_depth = 32;
+	assert_int_equal(set_throttle(fx, &t), 0);
+	expect_reply(fx, 0);
+	assert_int_equal(fx->fake.applied.offcpu_prob_ppm, 31250);
+	assert_int_equal(fx->fake.applied.max_depth, 32);
+	bad.offcpu_prob_ppm = 1000001;
+	assert_int_equal(set_throttle(fx, &bad), 0);
+	expect_reply(fx, EINVAL);
+	assert_int_equal(fx->fake.applies, 2);
+	/* The fail-safe applies the critical tier with the probability in force. */
+	fx->now += 4 * SEC;
+	assert_true(control_server_tick(&fx->cs, fx->now));
+	assert_int_equal(fx->fake.applied.tier, 2);
+	assert_int_equal(fx->fake.applied.offcpu_prob_ppm, 31250);
+	/* Without --off-cpu the field is always 0. */
+	fx->cs.cfg.offcpu_max_ppm = 0;
+	fx->cs.applied = healthy;
+	fx->cs.applied.max_depth = 48;
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	t = critical;
+	t.offcpu_prob_ppm = 1000;
+	assert_int_equal(set_throttle(fx, &t), 0);
+	expect_reply(fx, 0);
+	assert_int_equal(fx->fake.applied.offcpu_prob_ppm, 0);
+}
+
 static void test_bad_hello_cuts_off(void **state)
 {
 	struct fixture *fx = *state;
@@ -449,6 +501,7 @@ int main(void)
 		T(test_bad_enums_refused),
 		T(test_unknown_types_refused),
 		T(test_stats_are_deltas),
+		T(test_offcpu_probability),
 		T(test_bad_hello_cuts_off),
 		T(test_malformed_frames_cut_off),
 		T(test_oversized_and_garbage_cut_off),

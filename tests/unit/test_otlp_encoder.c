@@ -128,6 +128,62 @@ static void test_decode(void **state)
 	profile_free(p);
 }
 
+/* An off-CPU model: one Profile, sample type off_cpu/nanoseconds, values the
+ * blocked time, period 0, the probability as a profile attribute; decoded
+ * against the official schema and checked like the on-CPU one. */
+static void test_decode_offcpu(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame s1[] = { ts_kernel_frame("__schedule", 0xffffffff81200000ULL),
+			      ts_pie_frame("read_wait", "/usr/bin/app", 0x1000),
+			      ts_pie_frame("main", "/usr/bin/app", 0x2000) };
+	struct frame s2[] = { ts_kernel_frame("__schedule", 0xffffffff81200000ULL),
+			      ts_pie_frame("lock_wait", "/usr/bin/app", 0x3000) };
+	struct otlp_encoder_meta meta;
+	char host[OTLP_ENCODER_HOST_NAME_MAX], err[256] = "", path[512], cmd[2048];
+	uint8_t *buf = NULL;
+	size_t len;
+	char *text;
+	int status;
+
+	(void)state;
+	assert_non_null(p);
+	/* count: microseconds, cpu_ns: the weighted blocked time (as ingest adds them) */
+	assert_int_equal(profile_add_sample(p, 100, 101, "app", s1, 3, false, 2500, 2500000000ULL), 0);
+	assert_int_equal(profile_add_sample(p, 100, 102, "app", s2, 2, false, 40, 40000000ULL), 0);
+	profile_set_time(p, 1700000000000000000ULL, 1700000010000000000ULL);
+	otlp_encoder_meta_defaults(&meta, host);
+	meta.host_name = "test-host";
+	meta.frequency_hz = 19;
+	meta.off_cpu = true;
+	meta.offcpu_prob_ppm = 62500;
+	assert_int_equal(otlp_encoder_encode(p, &meta, &buf, &len, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/offcpu.pb", ts_tmpdir);
+	ts_write_file(path, buf, len);
+	free(buf);
+	snprintf(cmd, sizeof(cmd), TS_OTLP_DECODE " < %s", path);
+	text = ts_run(cmd, &status);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(text, "string_table: \"off_cpu\""));
+	assert_non_null(strstr(text, "string_table: \"lowprof.offcpu.probability\""));
+	assert_non_null(strstr(text, "string_table: \"ppm\""));
+	assert_non_null(strstr(text, "int_value: 62500"));
+	/* One profile: no samples/count type, no period. */
+	assert_null(strstr(text, "string_table: \"samples\""));
+	assert_null(strstr(text, "period: "));
+	free(text);
+	snprintf(cmd, sizeof(cmd), TS_OTLP_DECODE " < %s | python3 " CHECKER, path);
+	text = ts_run(cmd, &status);
+	printf("%s", text);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(text, "samples 2 stacks 3\n")); /* with the zero element */
+	/* Leaf first: both stacks end in __schedule; the values are nanoseconds. */
+	assert_non_null(strstr(text, "total nanoseconds 2540000000\n"));
+	assert_null(strstr(text, "total count"));
+	free(text);
+	profile_free(p);
+}
+
 static void test_empty(void **state)
 {
 	struct profile *p = profile_new();
@@ -154,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_offcpu),
 		cmocka_unit_test(test_empty),
 	};
 

@@ -117,6 +117,17 @@ static void test_status_report(void **state __attribute__((unused)))
 	assert_non_null(strstr(buf, "throttle: tier critical, 5 Hz, fp unwinding, overhead 0.3%, drops 7.5%"));
 	assert_non_null(strstr(buf, "killed by signal 9"));
 	assert_int_equal(status_report_json(&meta, comps, 2, buf, 64), -1);
+	/* The loader's off-CPU counters (--off-cpu): a line of their own. */
+	assert_int_equal(parse("state tier=healthy frequency_hz=19 unwind=dwarf max_depth=64 "
+			       "sample_divisor=1 paused=0 failsafe=0 offcpu_records=120 offcpu_short=4000 "
+			       "offcpu_sampled_out=90000 offcpu_drops=0 offcpu_probability_pct=6.2500 "
+			       "offcpu_attached=0", &m), 0);
+	memcpy(comps[0].state_pairs, m.pairs, sizeof(m.pairs));
+	comps[0].nstate_pairs = m.npairs;
+	n = status_report_text(&meta, comps, 2, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "off-CPU: probability 6.2500% (detached by the throttle), 120 records, "
+				    "4000 below the threshold, 90000 switches sampled out, 0 dropped"));
 }
 
 static void test_sd_notify(void **state __attribute__((unused)))

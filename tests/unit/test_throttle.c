@@ -69,7 +69,7 @@ static void test_wire_round_trip(void **state)
 	(void)state;
 	for (tier = 0; tier < THROTTLE_TIER_COUNT; tier++) {
 		in = (struct throttle){tier, 7 + tier, tier == 0 ? LOWPROF_UNWIND_DWARF : LOWPROF_UNWIND_FP,
-				       16 * (tier + 1), 1u << tier, tier == 2};
+				       16 * (tier + 1), 1u << tier, tier == 2, 250000u * tier};
 		throttle_to_wire(&in, &st);
 		assert_int_equal(st.tier, LOWPROF__CTL__TIER__TIER_HEALTHY + (int)tier);
 		memset(&out, 0xff, sizeof(out));

@@ -77,6 +77,29 @@ static void test_overhead_and_entries(void **state)
 	timeline_free(tl);
 }
 
+/* With --off-cpu an entry says the probability, the link and the switch
+ * program's share; without it (probability 0) the entry is as before. */
+static void test_offcpu_fields(void **state)
+{
+	struct timeline *tl = timeline_new(8);
+	struct lowprof_timeline_entry a = entry(1, 2000000, 0), b = entry(2, 2000000, 0);
+	char *t;
+
+	(void)state;
+	b.offcpu_prob_ppm = 62500;
+	b.offcpu_attached = 1;
+	b.offcpu_run_time_ns = 1000000; /* 1 ms of 2 s: 0.05% */
+	b.offcpu_records = 17;
+	assert_int_equal(timeline_add(tl, &a), 0);
+	assert_int_equal(timeline_add(tl, &b), 0);
+	t = timeline_entries_json(tl, 0);
+	assert_non_null(strstr(t, "\"startup_cpu_ns\": 0}"));
+	assert_non_null(strstr(t, "\"startup_cpu_ns\": 0, \"offcpu_probability_pct\": 6.2500, "
+				  "\"offcpu_attached\": true, \"offcpu_bpf_pct\": 0.0500, \"offcpu_records\": 17}"));
+	free(t);
+	timeline_free(tl);
+}
+
 static void test_bounded(void **state)
 {
 	struct timeline *tl = timeline_new(3);
@@ -151,6 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_overhead_and_entries),
+		cmocka_unit_test(test_offcpu_fields),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_decode_refuses),
 		cmocka_unit_test(test_sampling),

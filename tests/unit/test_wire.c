@@ -448,6 +448,14 @@ static void test_validate_set_throttle(void **unused)
 	expect_invalid(&set, &lim, "paused is 2");
 	st.paused = 0;
 	assert_int_equal(wire_validate_set_throttle(&set, &lim, err, sizeof(err)), 0);
+
+	/* The off-CPU probability: 0 (keep) to one million ppm. */
+	st.offcpu_prob_ppm = 1000001;
+	expect_invalid(&set, &lim, "off-CPU probability 1000001 ppm");
+	st.offcpu_prob_ppm = 1000000;
+	assert_int_equal(wire_validate_set_throttle(&set, &lim, err, sizeof(err)), 0);
+	st.offcpu_prob_ppm = 0;
+	assert_int_equal(wire_validate_set_throttle(&set, &lim, err, sizeof(err)), 0);
 }
 
 /* Out-of-range values survive the codec: refusing them is the validator's job. */

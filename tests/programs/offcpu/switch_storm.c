@@ -5,10 +5,12 @@
  * read() goes through storm_read(): a frame-pointer walk from the libc leaf
  * loses its caller, which must not be the named one.
  *   usage: switch_storm SECONDS
+ * Prints the bounces done (bench/offcpu reads it as the work done).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,5 +78,6 @@ int main(int argc, char **argv)
 	/* The ponger is blocked in read(): one more byte lets it see stop. */
 	(void)!write(ping[1], &c, 1);
 	pthread_join(th, NULL);
+	printf("%lu\n", n);
 	return 0;
 }

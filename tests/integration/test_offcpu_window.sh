@@ -1,0 +1,62 @@
+#!/bin/sh
+# The off-CPU profile is windowed and survives an exporter restart like the
+# on-CPU one:
+#  1. kill -9 the exporter after a write: the off-CPU time a sleeper spent
+#     before the kill (offcpu_sleep_here) is still in the final offcpu.folded
+#     (reloaded from offcpu.pb.gz through the state file);
+#  2. --window 4 --interval 2: off-CPU time older than the window has left
+#     offcpu.folded at the end of the run.
+#   usage: test_offcpu_window.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
+require_bpf
+
+work_dir offcpuwin
+
+# Microseconds under offcpu_sleep_here in a folded file.
+sleep_us() {
+	python3 -c '
+import sys
+print(sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[1])
+          if l.startswith("offcpu_sleeper;") and "offcpu_sleep_here" in l))' "$1"
+}
+
+# --cpu-budget 100 and --no-throttle: the switch path stays attached and
+# unguarded whatever else loads the host (test_offcpu.sh says why).
+# start_and_sleep NAME OPTION...: lowprof --off-cpu into $work/NAME, a 3 s
+# sleeper once it samples, then one write (2 s intervals) after it ended.
+start_and_sleep() {
+	name=$1
+	shift
+	"$BIN/lowprof" --interval 2 --off-cpu --no-throttle --cpu-budget 100 "$@" \
+		--output "$work/$name" --run-dir "$work/run-$name" 2>"$work/$name.stderr" &
+	sup=$!
+	track "$sup"
+	wait_profiling "$work/$name.stderr"
+	"$BIN/offcpu_sleeper" 3
+	sleep 2.5
+}
+
+# 1. Restart.
+start_and_sleep restart --duration 16
+cp "$work/restart/offcpu.folded" "$work/before-kill.folded"
+pid=$(child_pid lowprof-exporter)
+[ -n "$pid" ] || fail "no exporter child to kill"
+kill -9 "$pid"
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/restart.stderr"))"
+grep -q "restart: reloaded" "$work/restart.stderr" || fail "the restarted exporter reloaded nothing: $(cat "$work/restart.stderr")"
+before=$(sleep_us "$work/before-kill.folded")
+after=$(sleep_us "$work/restart/offcpu.folded")
+echo "off-CPU under offcpu_sleep_here: $before us before the kill, $after us at the end"
+[ "$before" -gt 500000 ] || fail "the sleeper's off-CPU time was not written before the kill ($before us)"
+[ "$after" -eq "$before" ] || fail "off-CPU time lost or changed across the restart ($before -> $after us)"
+grep -q "off_cpu_ns" "$work/restart/summary.json" || fail "summary.json without off_cpu"
+
+# 2. The window: the sleeper's time leaves once it is older than 4 s.
+start_and_sleep window --duration 14 --window 4
+in_window=$(sleep_us "$work/window/offcpu.folded")
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/window.stderr"))"
+at_end=$(sleep_us "$work/window/offcpu.folded")
+echo "off-CPU under offcpu_sleep_here: $in_window us while in the window, $at_end us at the end"
+[ "$in_window" -gt 500000 ] || fail "the sleeper's off-CPU time never written ($in_window us)"
+[ "$at_end" -eq 0 ] || fail "off-CPU time older than the window still in offcpu.folded ($at_end us)"
+echo PASS
