@@ -16,6 +16,20 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define GUARD_WINDOW_NS 100000000ULL /* the budget guard's accounting window: 100 ms */
+/*
+ * One process's share of a CPU's guard window: once a process's samples on
+ * a CPU have cost budget / GUARD_PROC_SHARE_DIV in the window, its further
+ * samples there go without the user stack until the window ends. A process
+ * can make its own samples expensive (stacks 128 frames deep without frame
+ * pointers, a row search in every frame): without a share it would spend the
+ * whole budget and every other process on that CPU would lose its stacks.
+ * Half leaves the other half to everyone else on the CPU, and a process
+ * alone there still half of what the budget allows.
+ */
+#define GUARD_PROC_SHARE_DIV 2
+/* Processes a CPU tells apart per window; further ones share one entry. A
+ * window holds about 100 samples per CPU at -F 999, of a few processes. */
+#define GUARD_PROC_SLOTS 16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -54,6 +68,28 @@ struct {
 	__type(value, struct scratch_sample);
 } scratch SEC(".maps");
 
+/* What one process's samples cost on this CPU in the current guard window. */
+struct guard_proc {
+	__u64 window_start_ns; /* the window it counts; another one's: a free slot */
+	__u64 run_ns;
+	__u32 tgid;
+	__u32 reserved;
+};
+
+/* Slots are taken in order within a window and all fall free when it ends,
+ * so the window's processes are a prefix: a lookup stops at the first free. */
+struct guard_procs {
+	struct guard_proc slot[GUARD_PROC_SLOTS];
+	struct guard_proc overflow; /* every process past the slots, together */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct guard_procs);
+} guard_procs SEC(".maps");
+
 /* Thread group ids to profile when config.filter_pids is set (-p). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -89,6 +125,51 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 	return st->window_run_ns < cfg->budget_ns_per_window;
 }
 
+/* tgid's entry for the current window of this CPU (taken if it has none). */
+static __always_inline struct guard_proc *guard_proc_entry(const struct lowprof_cpu_stats *st,
+							   __u32 tgid)
+{
+	struct guard_procs *t;
+	struct guard_proc *e;
+	__u32 zero = 0;
+	int i;
+
+	t = bpf_map_lookup_elem(&guard_procs, &zero);
+	if (!t)
+		return NULL;
+	e = &t->overflow;
+	for (i = 0; i < GUARD_PROC_SLOTS; i++) {
+		if (t->slot[i].window_start_ns != st->window_start_ns) {
+			e = &t->slot[i];
+			break;
+		}
+		if (t->slot[i].tgid == tgid)
+			return &t->slot[i];
+	}
+	if (e->window_start_ns != st->window_start_ns) {
+		e->window_start_ns = st->window_start_ns;
+		e->run_ns = 0;
+		e->tgid = tgid;
+	}
+	return e;
+}
+
+/* True while tgid has spent less than its share of this CPU's window (after
+ * guard_allows_unwind, which starts the windows). *gp: where to charge the
+ * sample's cost, NULL without a guard. */
+static __always_inline bool guard_proc_allows(const struct lowprof_cpu_stats *st,
+					      const struct lowprof_config *cfg, __u32 tgid,
+					      struct guard_proc **gp)
+{
+	struct guard_proc *e;
+
+	if (cfg->budget_ns_per_window == 0)
+		return true;
+	e = guard_proc_entry(st, tgid);
+	*gp = e;
+	return !e || e->run_ns < cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV;
+}
+
 /*
  * The user stack by frame pointers (the kernel's own walk) into the frames
  * after kdepth kernel ones; depth is 1..LOWPROF_MAX_USER_DEPTH. Returns the
@@ -119,6 +200,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
+	struct guard_proc *gp = NULL;
 	__u32 zero = 0, tgid, tid, depth;
 	__u64 pid_tgid, elapsed, kdepth = 0, udepth = 0, size;
 	long ret;
@@ -169,6 +251,9 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (!guard_allows_unwind(st, cfg, start)) {
 		st->guard_skipped++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
+	} else if (!guard_proc_allows(st, cfg, tgid, &gp)) {
+		st->guard_proc_capped++;
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
 	} else {
 		depth = cfg->max_depth;
 		if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
@@ -208,6 +293,8 @@ out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
+	if (gp)
+		gp->run_ns += elapsed;
 	return 0;
 }
 

@@ -35,6 +35,11 @@
 #define UW_SIGFRAME_RSP (40 + 15 * 8)
 #define UW_SIGFRAME_RIP (40 + 16 * 8)
 
+/* A signal frame's saved RSP lies just above the frame (the red zone, the
+ * xsave area, the frame itself: tens of KiB at most) on the same stack;
+ * further, below, or not 8-byte aligned, it is not believed. */
+#define UW_SIGFRAME_MAX_GAP (1ULL << 20)
+
 /* A frame-pointer step trusts RBP only this far above RSP: further is almost
  * surely not a frame pointer but a register used for data. */
 #define UW_FP_MAX_FRAME (8ULL << 20)
@@ -121,6 +126,7 @@ struct dwarf_walk {
 	bool bp_valid;
 	bool truncated;
 	bool pending_sent;
+	bool left_altstack; /* a signal frame took the walk off the sigaltstack */
 };
 
 /*
@@ -325,6 +331,44 @@ static __always_inline int dwarf_fp_step(struct dwarf_walk *w)
 	return 0;
 }
 
+/*
+ * May the walk go on at a signal frame's saved sp and pc? Only upwards on
+ * the same stack (above the frame, by at most UW_SIGFRAME_MAX_GAP, aligned),
+ * at a user address, or once per walk from the thread's sigaltstack (as the
+ * kernel has it, not as the frame says) to outside it. Anything else could
+ * send the walk anywhere, or round in circles, on a stack the process wrote.
+ */
+static __always_inline bool dwarf_sigframe_plausible(struct dwarf_walk *w, __u64 sp, __u64 pc)
+{
+	struct task_struct *task;
+	__u64 ss_lo, ss_hi;
+
+	if ((sp & 7) || pc < 4096 || pc >= 0x800000000000ULL)
+		return false;
+	if (sp > w->sp && sp - w->sp <= UW_SIGFRAME_MAX_GAP)
+		return true;
+	if (w->left_altstack)
+		return false;
+	task = bpf_get_current_task_btf();
+	ss_lo = task->sas_ss_sp;
+	ss_hi = ss_lo + task->sas_ss_size;
+	if (task->sas_ss_size == 0 || w->sp < ss_lo || w->sp >= ss_hi || (sp >= ss_lo && sp < ss_hi))
+		return false;
+	w->left_altstack = true;
+	return true;
+}
+
+/* Counted beside the guard's counters: the loader reports them together. */
+static __always_inline void dwarf_sigframe_refused(void)
+{
+	struct lowprof_cpu_stats *cs;
+	__u32 zero = 0;
+
+	cs = bpf_map_lookup_elem(&cpu_stats, &zero);
+	if (cs)
+		cs->sigframe_refused++;
+}
+
 /* Returns 0 to go on with w->pc, 1 at the outermost frame, -1 when stuck. */
 static __always_inline int dwarf_step(struct dwarf_walk *w)
 {
@@ -379,6 +423,10 @@ found:
 
 		if (bpf_probe_read_user(block, sizeof(block), (void *)(w->sp + UW_SIGFRAME_RBP)) != 0) {
 			w->st->read_errors++;
+			return -1;
+		}
+		if (!dwarf_sigframe_plausible(w, block[5], block[6])) {
+			dwarf_sigframe_refused();
 			return -1;
 		}
 		w->bp = block[0];

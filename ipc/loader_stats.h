@@ -14,7 +14,7 @@ enum lowprof_record_type {
 	LOWPROF_REC_TIMELINE = 3,     /* struct lowprof_timeline_entry */
 };
 
-#define LOWPROF_LOADER_STATS_VERSION 2
+#define LOWPROF_LOADER_STATS_VERSION 3
 
 /* All counters are cumulative since the BPF program was loaded. */
 struct lowprof_loader_stats {
@@ -36,6 +36,9 @@ struct lowprof_loader_stats {
 	/* This loader's start, in its own CPU time (not cumulative counters). */
 	__u64 bpf_load_ns;       /* opening, verifying and attaching the BPF program */
 	__u64 tables_ns;         /* DWARF tables built in the first control interval */
+	/* Cumulative, like the counters above. */
+	__u64 guard_proc_capped; /* user stack skipped: the process spent its share of the guard */
+	__u64 sigframe_refused;  /* DWARF walks stopped at an implausible signal frame */
 };
 
 #define LOWPROF_TIMELINE_VERSION 2
