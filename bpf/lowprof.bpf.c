@@ -27,8 +27,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * alone there still half of what the budget allows.
  */
 #define GUARD_PROC_SHARE_DIV 2
-/* Processes a CPU tells apart per window; further ones share one entry. A
- * window holds about 100 samples per CPU at -F 999, of a few processes. */
+/* Processes a CPU tells apart per window (a power of two); the last slot is
+ * shared by any further ones. A window holds about 100 samples per CPU at
+ * -F 999, of a few processes. */
 #define GUARD_PROC_SLOTS 16
 
 struct {
@@ -77,10 +78,15 @@ struct guard_proc {
 };
 
 /* Slots are taken in order within a window and all fall free when it ends,
- * so the window's processes are a prefix: a lookup stops at the first free. */
+ * so the window's processes are a prefix: a lookup stops at the first free.
+ * The last slot counts every process past the others, together. */
 struct guard_procs {
 	struct guard_proc slot[GUARD_PROC_SLOTS];
-	struct guard_proc overflow; /* every process past the slots, together */
+	/* 1 + the slot the running sample is charged to at its end; 0: none.
+	 * Kept here, not in a variable: a pointer or index alive across the walk
+	 * would make the verifier check the walk once per value it can take. */
+	__u32 charge;
+	__u32 reserved;
 };
 
 struct {
@@ -125,49 +131,71 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 	return st->window_run_ns < cfg->budget_ns_per_window;
 }
 
-/* tgid's entry for the current window of this CPU (taken if it has none). */
-static __always_inline struct guard_proc *guard_proc_entry(const struct lowprof_cpu_stats *st,
-							   __u32 tgid)
-{
+struct guard_proc_search {
 	struct guard_procs *t;
+	__u64 window_start_ns;
+	__u32 tgid;
+	__u32 idx; /* the process's slot, or the first free one */
+};
+
+/* A bpf_loop step: the verifier checks it once, not once per slot. */
+static long guard_proc_search_cb(__u64 i, void *ctx)
+{
+	struct guard_proc_search *q = ctx;
+	struct guard_proc *e = &q->t->slot[i & (GUARD_PROC_SLOTS - 1)];
+
+	if (e->window_start_ns != q->window_start_ns || e->tgid == q->tgid) {
+		q->idx = i;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 while tgid has spent less than share_ns of this CPU's window (which
+ * guard_allows_unwind started at window_start_ns), else 0; 1 without a
+ * share (no guard). The sample's cost is then charged to tgid by
+ * guard_proc_charge. Global functions, not inlined: the verifier checks each
+ * once on its own, and its callers see one unknown result, not each path.
+ */
+__noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tgid)
+{
+	struct guard_proc_search q = {};
 	struct guard_proc *e;
 	__u32 zero = 0;
-	int i;
 
-	t = bpf_map_lookup_elem(&guard_procs, &zero);
-	if (!t)
-		return NULL;
-	e = &t->overflow;
-	for (i = 0; i < GUARD_PROC_SLOTS; i++) {
-		if (t->slot[i].window_start_ns != st->window_start_ns) {
-			e = &t->slot[i];
-			break;
-		}
-		if (t->slot[i].tgid == tgid)
-			return &t->slot[i];
-	}
-	if (e->window_start_ns != st->window_start_ns) {
-		e->window_start_ns = st->window_start_ns;
+	if (share_ns == 0)
+		return 1;
+	q.t = bpf_map_lookup_elem(&guard_procs, &zero);
+	if (!q.t)
+		return 1;
+	q.window_start_ns = window_start_ns;
+	q.tgid = tgid;
+	q.idx = GUARD_PROC_SLOTS - 1;
+	bpf_loop(GUARD_PROC_SLOTS - 1, guard_proc_search_cb, &q, 0);
+	q.idx &= GUARD_PROC_SLOTS - 1;
+	e = &q.t->slot[q.idx];
+	if (e->window_start_ns != window_start_ns) {
+		e->window_start_ns = window_start_ns;
 		e->run_ns = 0;
 		e->tgid = tgid;
 	}
-	return e;
+	q.t->charge = q.idx + 1;
+	return e->run_ns < share_ns;
 }
 
-/* True while tgid has spent less than its share of this CPU's window (after
- * guard_allows_unwind, which starts the windows). *gp: where to charge the
- * sample's cost, NULL without a guard. */
-static __always_inline bool guard_proc_allows(const struct lowprof_cpu_stats *st,
-					      const struct lowprof_config *cfg, __u32 tgid,
-					      struct guard_proc **gp)
+/* Add the sample's BPF time to the process guard_proc_allows looked up. */
+__noinline int guard_proc_charge(__u64 elapsed)
 {
-	struct guard_proc *e;
+	struct guard_procs *t;
+	__u32 zero = 0;
 
-	if (cfg->budget_ns_per_window == 0)
-		return true;
-	e = guard_proc_entry(st, tgid);
-	*gp = e;
-	return !e || e->run_ns < cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV;
+	t = bpf_map_lookup_elem(&guard_procs, &zero);
+	if (!t || t->charge == 0)
+		return 0;
+	t->slot[(t->charge - 1) & (GUARD_PROC_SLOTS - 1)].run_ns += elapsed;
+	t->charge = 0;
+	return 0;
 }
 
 /*
@@ -200,7 +228,6 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
-	struct guard_proc *gp = NULL;
 	__u32 zero = 0, tgid, tid, depth;
 	__u64 pid_tgid, elapsed, kdepth = 0, udepth = 0, size;
 	long ret;
@@ -251,7 +278,8 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (!guard_allows_unwind(st, cfg, start)) {
 		st->guard_skipped++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
-	} else if (!guard_proc_allows(st, cfg, tgid, &gp)) {
+	} else if (!guard_proc_allows(st->window_start_ns,
+				      cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV, tgid)) {
 		st->guard_proc_capped++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
 	} else {
@@ -293,8 +321,7 @@ out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
-	if (gp)
-		gp->run_ns += elapsed;
+	guard_proc_charge(elapsed);
 	return 0;
 }
 
