@@ -8,8 +8,10 @@
  *   far        64 MiB above the frame
  *   misalign   just above the frame, not 8-byte aligned
  *   legit      just above the frame, aligned (a frame the walker follows)
- * and the saved rip is forge_bogus_MODE (forge_legit_target for legit):
- * a function that appears in a stack only if the walker believed the frame.
+ * and the saved rip is inside forge_bogus_MODE (forge_legit_target for
+ * legit; one byte in, since a caller's frame is named by its return address
+ * minus one): a function that appears in a stack only if the walker
+ * believed the frame.
  * Real: a SIGALRM handler spins, entered from forge_interrupted on the
  * thread's stack (handler) or on a sigaltstack (altstack); the walk must go
  * through libc's __restore_rt back to main.
@@ -82,17 +84,17 @@ __attribute__((noinline)) static void forge_run(const char *mode, double seconds
 	frame[FORGE_RBP] = 0;
 	if (strcmp(mode, "below") == 0) {
 		frame[FORGE_RSP] = (uint64_t)(uintptr_t)heap + 4096;
-		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_below;
+		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_below + 1;
 	} else if (strcmp(mode, "far") == 0) {
 		frame[FORGE_RSP] = (uint64_t)(uintptr_t)frame + (64u << 20);
-		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_far;
+		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_far + 1;
 	} else if (strcmp(mode, "misalign") == 0) {
 		frame[FORGE_RSP] = (uint64_t)(uintptr_t)&frame[40] + 4;
-		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_misalign;
+		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_bogus_misalign + 1;
 	} else {
 		/* The caller's frame just above: where a real one would point. */
 		frame[FORGE_RSP] = (uint64_t)(uintptr_t)&frame[40];
-		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_legit_target;
+		frame[FORGE_RIP] = (uint64_t)(uintptr_t)forge_legit_target + 1;
 	}
 	while (forge_now() < end)
 		forge_spin(frame, 200000000UL);
