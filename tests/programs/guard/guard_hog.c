@@ -1,11 +1,13 @@
 /*
  * A process whose samples are as expensive as a DWARF walk can be: two
  * functions calling each other argv[2] (default 300) deep, past
- * --max-depth, then spinning for argv[1] seconds (default 10). Built -O2
+ * --max-depth, then spinning for argv[1] seconds (default 10), in argv[3]
+ * threads (default 1: more take a larger part of a shared CPU). Built -O2
  * -fomit-frame-pointer: every frame needs a table row, and the return
  * address alternates between two call sites, so the walker's one-row cache
  * never hits and each frame costs a row search.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -56,11 +58,31 @@ __attribute__((noinline)) unsigned long hog_b(int depth, double seconds)
 	return r * 3 + (unsigned long)depth;
 }
 
+static double hog_seconds;
+static int hog_depth;
+
+static void *hog_thread(void *arg)
+{
+	(void)arg;
+	hog_sink += hog_a(hog_depth, hog_seconds);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 10.0;
-	int depth = argc > 2 ? atoi(argv[2]) : 300;
+	int threads = argc > 3 ? atoi(argv[3]) : 1;
+	pthread_t t[16];
+	int i;
 
-	hog_sink = hog_a(depth, seconds);
+	hog_seconds = argc > 1 ? atof(argv[1]) : 10.0;
+	hog_depth = argc > 2 ? atoi(argv[2]) : 300;
+	if (threads < 1 || threads > 16)
+		return 2;
+	for (i = 1; i < threads; i++)
+		if (pthread_create(&t[i], NULL, hog_thread, NULL) != 0)
+			return 1;
+	hog_thread(NULL);
+	for (i = 1; i < threads; i++)
+		pthread_join(t[i], NULL);
 	return 0;
 }
