@@ -9,8 +9,8 @@
  *    time is now known; at least min_ns, its stack goes to the samples ring
  *    with weight blocked / probability; either way the entry goes;
  *  - the task going out (prev, the current task): with probability prob_ppm,
- *    and while the budget guard (and its process's share of it) allows it, its kernel and user stacks and the
- *    time are stashed under its tid.
+ *    and while the budget guard (and its process's share of it) allows it,
+ *    its kernel and user stacks and the time are stashed under its tid.
  * The stack must be taken at switch-out: only then is the task current (its
  * user memory readable). The loader attaches this program only with --off-cpu.
  */
