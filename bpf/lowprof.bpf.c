@@ -24,7 +24,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * pointers, a row search in every frame): without a share it would spend the
  * whole budget and every other process on that CPU would lose its stacks.
  * Half leaves the other half to everyone else on the CPU, and a process
- * alone there still half of what the budget allows.
+ * alone there still gets half of what the budget allows.
  */
 #define GUARD_PROC_SHARE_DIV 2
 /* Processes a CPU tells apart per window (a power of two); the last slot is
