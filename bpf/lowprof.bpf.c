@@ -16,6 +16,21 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define GUARD_WINDOW_NS 100000000ULL /* the budget guard's accounting window: 100 ms */
+/*
+ * One process's share of a CPU's guard window: once a process's samples on
+ * a CPU have cost budget / GUARD_PROC_SHARE_DIV in the window, its further
+ * samples there go without the user stack until the window ends. A process
+ * can make its own samples expensive (stacks 128 frames deep without frame
+ * pointers, a row search in every frame): without a share it would spend the
+ * whole budget and every other process on that CPU would lose its stacks.
+ * Half leaves the other half to everyone else on the CPU, and a process
+ * alone there still gets half of what the budget allows.
+ */
+#define GUARD_PROC_SHARE_DIV 2
+/* Processes a CPU tells apart per window (a power of two); the last slot is
+ * shared by any further ones. A window holds about 100 samples per CPU at
+ * -F 999, of a few processes. */
+#define GUARD_PROC_SLOTS 16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -54,6 +69,33 @@ struct {
 	__type(value, struct scratch_sample);
 } scratch SEC(".maps");
 
+/* What one process's samples cost on this CPU in the current guard window. */
+struct guard_proc {
+	__u64 window_start_ns; /* the window it counts; another one's: a free slot */
+	__u64 run_ns;
+	__u32 tgid;
+	__u32 reserved;
+};
+
+/* Slots are taken in order within a window and all fall free when it ends,
+ * so the window's processes are a prefix: a lookup stops at the first free.
+ * The last slot counts every process past the others, together. */
+struct guard_procs {
+	struct guard_proc slot[GUARD_PROC_SLOTS];
+	/* 1 + the slot the running sample is charged to at its end; 0: none.
+	 * Kept here, not in a variable: a pointer or index alive across the walk
+	 * would make the verifier check the walk once per value it can take. */
+	__u32 charge;
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct guard_procs);
+} guard_procs SEC(".maps");
+
 /* Thread group ids to profile when config.filter_pids is set (-p). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -87,6 +129,73 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 	if (cfg->budget_ns_per_window == 0)
 		return true;
 	return st->window_run_ns < cfg->budget_ns_per_window;
+}
+
+struct guard_proc_search {
+	struct guard_procs *t;
+	__u64 window_start_ns;
+	__u32 tgid;
+	__u32 idx; /* the process's slot, or the first free one */
+};
+
+/* A bpf_loop step: the verifier checks it once, not once per slot. */
+static long guard_proc_search_cb(__u64 i, void *ctx)
+{
+	struct guard_proc_search *q = ctx;
+	struct guard_proc *e = &q->t->slot[i & (GUARD_PROC_SLOTS - 1)];
+
+	if (e->window_start_ns != q->window_start_ns || e->tgid == q->tgid) {
+		q->idx = i;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 while tgid has spent less than share_ns of this CPU's window (which
+ * guard_allows_unwind started at window_start_ns), else 0; 1 without a
+ * share (no guard). The sample's cost is then charged to tgid by
+ * guard_proc_charge. Global functions, not inlined: the verifier checks each
+ * once on its own, and its callers see one unknown result, not each path.
+ */
+__noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tgid)
+{
+	struct guard_proc_search q = {};
+	struct guard_proc *e;
+	__u32 zero = 0;
+
+	if (share_ns == 0)
+		return 1;
+	q.t = bpf_map_lookup_elem(&guard_procs, &zero);
+	if (!q.t)
+		return 1;
+	q.window_start_ns = window_start_ns;
+	q.tgid = tgid;
+	q.idx = GUARD_PROC_SLOTS - 1;
+	bpf_loop(GUARD_PROC_SLOTS - 1, guard_proc_search_cb, &q, 0);
+	q.idx &= GUARD_PROC_SLOTS - 1;
+	e = &q.t->slot[q.idx];
+	if (e->window_start_ns != window_start_ns) {
+		e->window_start_ns = window_start_ns;
+		e->run_ns = 0;
+		e->tgid = tgid;
+	}
+	q.t->charge = q.idx + 1;
+	return e->run_ns < share_ns;
+}
+
+/* Add the sample's BPF time to the process guard_proc_allows looked up. */
+__noinline int guard_proc_charge(__u64 elapsed)
+{
+	struct guard_procs *t;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&guard_procs, &zero);
+	if (!t || t->charge == 0)
+		return 0;
+	t->slot[(t->charge - 1) & (GUARD_PROC_SLOTS - 1)].run_ns += elapsed;
+	t->charge = 0;
+	return 0;
 }
 
 /*
@@ -169,6 +278,10 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (!guard_allows_unwind(st, cfg, start)) {
 		st->guard_skipped++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
+	} else if (!guard_proc_allows(st->window_start_ns,
+				      cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV, tgid)) {
+		st->guard_proc_capped++;
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
 	} else {
 		depth = cfg->max_depth;
 		if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
@@ -208,6 +321,7 @@ out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
+	guard_proc_charge(elapsed);
 	return 0;
 }
 

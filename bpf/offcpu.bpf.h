@@ -9,8 +9,8 @@
  *    time is now known; at least min_ns, its stack goes to the samples ring
  *    with weight blocked / probability; either way the entry goes;
  *  - the task going out (prev, the current task): with probability prob_ppm,
- *    and while the budget guard allows it, its kernel and user stacks and the
- *    time are stashed under its tid.
+ *    and while the budget guard (and its process's share of it) allows it,
+ *    its kernel and user stacks and the time are stashed under its tid.
  * The stack must be taken at switch-out: only then is the task current (its
  * user memory readable). The loader attaches this program only with --off-cpu.
  */
@@ -125,6 +125,13 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 		os->guard_skipped++;
 		return;
 	}
+	/* The sampler's per-process share covers switch-outs too (a switch storm
+	 * with deep stacks is one more way to spend the window). */
+	if (!guard_proc_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV,
+			       tgid)) {
+		st->guard_proc_capped++;
+		return;
+	}
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!s)
 		return;
@@ -189,6 +196,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	os->run_time_ns += elapsed;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
+	guard_proc_charge(elapsed);
 	return 0;
 }
 

@@ -35,6 +35,11 @@
 #define UW_SIGFRAME_RSP (40 + 15 * 8)
 #define UW_SIGFRAME_RIP (40 + 16 * 8)
 
+/* A signal frame's saved RSP lies just above the frame (the red zone, the
+ * xsave area, the frame itself: tens of KiB at most) on the same stack;
+ * further, below, or not 8-byte aligned, it is not believed. */
+#define UW_SIGFRAME_MAX_GAP (1ULL << 20)
+
 /* A frame-pointer step trusts RBP only this far above RSP: further is almost
  * surely not a frame pointer but a register used for data. */
 #define UW_FP_MAX_FRAME (8ULL << 20)
@@ -88,6 +93,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lowprof_unwind_stats);
 } unwind_stats SEC(".maps");
+
+/* Per CPU: the walk (its sample's timestamp) that last left a sigaltstack.
+ * In a map, not in the walk's state: a flag there would make the verifier
+ * check the walk once more per value it can hold. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_altstack_walk SEC(".maps");
 
 /* Row idx of the whole array, or NULL (its chunk not there, or out of range). */
 static __always_inline struct lowprof_unwind_row *dwarf_row(__u32 idx)
@@ -325,6 +340,44 @@ static __always_inline int dwarf_fp_step(struct dwarf_walk *w)
 	return 0;
 }
 
+/*
+ * May the walk go on at a signal frame's saved sp and pc, the frame being
+ * at cur_sp? Only upwards on the same stack (above the frame, by at most
+ * UW_SIGFRAME_MAX_GAP, aligned), at a user address, or once per walk (walk:
+ * its sample's timestamp) from the thread's sigaltstack, as the kernel has
+ * it (not as the frame says), to outside it. Anything else could send the
+ * walk anywhere, or round in circles, on a stack the process wrote itself.
+ * 1: go on; 0: refused (counted). A global function: the verifier checks it
+ * once, and the walk sees one unknown result instead of each path.
+ */
+__noinline int dwarf_sigframe_check(__u64 cur_sp, __u64 sp, __u64 pc, __u64 walk)
+{
+	struct lowprof_cpu_stats *cs;
+	struct task_struct *task;
+	__u64 ss_lo, ss_size, *left;
+	__u32 zero = 0;
+
+	if ((sp & 7) || pc < 4096 || pc >= 0x800000000000ULL)
+		goto refuse;
+	if (sp > cur_sp && sp - cur_sp <= UW_SIGFRAME_MAX_GAP)
+		return 1;
+	task = bpf_get_current_task_btf();
+	ss_lo = task->sas_ss_sp;
+	ss_size = task->sas_ss_size;
+	left = bpf_map_lookup_elem(&unwind_altstack_walk, &zero);
+	if (left && *left != walk && ss_size != 0 && cur_sp - ss_lo < ss_size &&
+	    sp - ss_lo >= ss_size) {
+		*left = walk;
+		return 1;
+	}
+refuse:
+	/* Counted beside the guard's counters: the loader reports them together. */
+	cs = bpf_map_lookup_elem(&cpu_stats, &zero);
+	if (cs)
+		cs->sigframe_refused++;
+	return 0;
+}
+
 /* Returns 0 to go on with w->pc, 1 at the outermost frame, -1 when stuck. */
 static __always_inline int dwarf_step(struct dwarf_walk *w)
 {
@@ -381,6 +434,8 @@ found:
 			w->st->read_errors++;
 			return -1;
 		}
+		if (!dwarf_sigframe_check(w->sp, block[5], block[6], w->s->hdr.timestamp_ns))
+			return -1;
 		w->bp = block[0];
 		w->sp = block[5];
 		w->pc = block[6];

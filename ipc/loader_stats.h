@@ -47,6 +47,9 @@ struct lowprof_loader_stats {
 	__u64 offcpu_run_time_ns;    /* its share of bpf_run_time_ns */
 	__u32 offcpu_prob_ppm;       /* the probability in force (not cumulative) */
 	__u32 offcpu_attached;       /* 1 while the switch program is attached */
+	/* Cumulative, like the counters above. */
+	__u64 guard_proc_capped; /* user stack skipped: the process spent its share of the guard */
+	__u64 sigframe_refused;  /* DWARF walks stopped at an implausible signal frame */
 };
 
 #define LOWPROF_TIMELINE_VERSION 3

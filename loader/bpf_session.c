@@ -261,6 +261,8 @@ int bpf_session_read_stats(struct bpf_session *s, struct lowprof_cpu_stats *sum)
 		sum->filtered += per_cpu[i].filtered;
 		sum->idle += per_cpu[i].idle;
 		sum->guard_skipped += per_cpu[i].guard_skipped;
+		sum->guard_proc_capped += per_cpu[i].guard_proc_capped;
+		sum->sigframe_refused += per_cpu[i].sigframe_refused;
 		sum->run_time_ns += per_cpu[i].run_time_ns;
 	}
 out:

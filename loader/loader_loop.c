@@ -116,6 +116,8 @@ static void loader_publish_stats(struct loader *l)
 	st.filtered = sum.filtered;
 	st.idle = sum.idle;
 	st.guard_skipped = sum.guard_skipped;
+	st.guard_proc_capped = sum.guard_proc_capped;
+	st.sigframe_refused = sum.sigframe_refused;
 	st.bpf_run_time_ns = sum.run_time_ns;
 	st.drained = l->dr.drained;
 	st.shm_dropped = l->dr.shm_dropped;

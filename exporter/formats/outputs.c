@@ -78,13 +78,15 @@ static void outputs_collection_json(const struct outputs_context *ctx, char *buf
 	snprintf(buf, len,
 		 "{\"frequency_hz\": %llu, \"online_cpus\": %u, \"bpf_events\": %llu, "
 		 "\"submitted\": %llu, \"ringbuf_reserve_failures\": %llu, \"shm_dropped\": %llu, "
-		 "\"divisor_skipped\": %llu, \"guard_skipped\": %llu, \"bpf_run_time_ns\": %llu, "
+		 "\"divisor_skipped\": %llu, \"guard_skipped\": %llu, \"guard_proc_capped\": %llu, "
+		 "\"sigframe_refused\": %llu, \"bpf_run_time_ns\": %llu, "
 		 "\"bpf_ns_per_event\": %.1f, \"ringbuf_bytes\": %llu, "
 		 "\"rejected_records\": %llu, \"truncated_stacks\": %llu, \"no_user_stack\": %llu}",
 		 (unsigned long long)l->frequency_hz, l->online_cpus, (unsigned long long)l->events,
 		 (unsigned long long)l->submitted, (unsigned long long)l->reserve_failures,
 		 (unsigned long long)l->shm_dropped, (unsigned long long)l->divisor_skipped,
-		 (unsigned long long)l->guard_skipped, (unsigned long long)l->bpf_run_time_ns,
+		 (unsigned long long)l->guard_skipped, (unsigned long long)l->guard_proc_capped,
+		 (unsigned long long)l->sigframe_refused, (unsigned long long)l->bpf_run_time_ns,
 		 ns_per_sample, (unsigned long long)l->ringbuf_bytes,
 		 (unsigned long long)ctx->ingest->rejected, (unsigned long long)ctx->ingest->truncated,
 		 (unsigned long long)ctx->ingest->no_user_stack);

@@ -136,6 +136,8 @@ static void put_loader_stats(void)
 	l.filtered = 0;
 	l.idle = 11;
 	l.guard_skipped = 2;
+	l.guard_proc_capped = 3;
+	l.sigframe_refused = 1;
 	l.bpf_run_time_ns = 3456789;
 	l.drained = 400;
 	l.shm_dropped = 1;

@@ -1,0 +1,64 @@
+#!/bin/sh
+# One process cannot spend the in-BPF guard of its CPU for the others
+# (docs/SECURITY.md). An attacker whose every sample is as expensive as a
+# DWARF walk gets (`dwarf_recurse 60 300 2 alternate`: two functions
+# calling each other 300 deep without frame pointers, walked to --max-depth
+# 128 with a row search per frame, about 20 us a sample here; two threads,
+# so two thirds of the CPU)
+# and a victim (dwarf_chain, six frames) share one CPU (taskset) at -F 999,
+# under a budget of 0.6% (600 us per 100 ms window): the attacker alone
+# spends it less than halfway through each window, and then every sample on
+# that CPU, the victim's too, loses its user stack (with the share disabled
+# about 60% of the victim's samples kept it). With the share the attacker is
+# held to half the window and the victim keeps its stacks (100% measured):
+# at least 90% of its samples have user frames, the attacker's samples are
+# capped (guard_proc_capped in summary.json) and at most 80% of them keep
+# theirs (25-46% measured).
+#   usage: test_security_guard_share.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
+. "$(dirname "$0")/lib.sh"
+require_bpf
+command -v taskset >/dev/null || fail "taskset (util-linux) is needed"
+
+work_dir guard_share
+cpu=$(($(nproc) - 1))
+taskset -c "$cpu" "$BIN/dwarf_recurse" 60 300 2 alternate &
+attacker=$!
+taskset -c "$cpu" "$BIN/dwarf_chain" 60 &
+victim=$!
+track "$attacker" "$victim"
+# --no-throttle: the controller must not change the rate or the unwinding
+# mode while the guard is measured; the guard itself applies.
+"$BIN/lowprof" --unwind dwarf --no-throttle --max-depth 128 --cpu-budget 0.6 \
+	--pid "$attacker" --pid "$victim" --duration 6 --frequency 999 \
+	--output "$work/out" 2>"$work/err" || fail "lowprof failed: $(cat "$work/err")"
+
+python3 - "$SRC/tests/integration" "$work/out" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from folded_lib import fail, read_folded
+
+out = sys.argv[2]
+seen = {}
+for frames, count in read_folded(os.path.join(out, "profile.folded")):
+    t = seen.setdefault(frames[0], [0, 0])
+    t[0] += count
+    if any(not f.endswith("_[k]") for f in frames[1:]):
+        t[1] += count
+with open(os.path.join(out, "summary.json"), encoding="utf-8") as fh:
+    c = json.load(fh)["collection"]
+print(f"guard_skipped {c['guard_skipped']}, guard_proc_capped {c['guard_proc_capped']}")
+share = {}
+for comm in ("dwarf_recurse", "dwarf_chain"):
+    total, user = seen.get(comm, [0, 0])
+    if total < 500:
+        fail(f"only {total} samples of {comm}")
+    share[comm] = 100.0 * user / total
+    print(f"{comm}: {user}/{total} samples with user frames = {share[comm]:.1f}%")
+if share["dwarf_chain"] < 90:
+    fail(f"the victim kept its user stacks in only {share['dwarf_chain']:.1f}% of its samples")
+if c["guard_proc_capped"] == 0:
+    fail("the attacker was never capped (guard_proc_capped 0)")
+if share["dwarf_recurse"] > 80:
+    fail(f"the attacker kept its user stacks in {share['dwarf_recurse']:.1f}% of its samples")
+PY
+echo "PASS: the attacker is held to its share of the guard; the victim keeps its stacks"
