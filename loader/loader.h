@@ -18,7 +18,7 @@
 #include "loader/control_server.h"
 #include "loader/drain.h"
 #include "loader/loader_options.h"
-#include "loader/proc_tracker.h"
+#include "loader/file_tables.h"
 #include "loader/symbol_broker.h"
 #include "measure/agent_cpu.h"
 #include "measure/host_load.h"
@@ -29,7 +29,8 @@ struct loader {
 	struct bpf_session sess;
 	struct drain dr;
 	bool draining;                /* dr (and pt) started: loader_stop finishes them */
-	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
+	struct file_tables pt;        /* DWARF unwind tables (--unwind), by file */
+	struct file_registry *files;  /* the files sampled frames lie in, opened once each */
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */
