@@ -366,13 +366,14 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 		walk_stop(w->s, w->st, -rc);
 		return 1;
 	}
-	/* Address 0 as return address: the outermost frame (a thread entry
-	 * whose CFI does not say so); a kernel address: a bad frame. */
-	if (w->r.pc == 0) {
+	/* A "return address" in the first page: the outermost frame, whose CFI
+	 * does not say so (0 past a thread entry, argc past the dynamic
+	 * loader's _start); a kernel address: a bad frame. Neither is recorded. */
+	if (w->r.pc < 4096) {
 		w->st->complete++;
 		return 1;
 	}
-	if (w->r.pc < 4096 || w->r.pc >= 0x800000000000ULL) {
+	if (w->r.pc >= 0x800000000000ULL) {
 		walk_stop(w->s, w->st, LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
