@@ -32,6 +32,7 @@
 #define FT_EXPIRE_NS 1000000000ULL
 #define FT_REPORT_NS 30000000000ULL
 #define FT_SCAN_MAX 4096
+#define FT_SCAN_MAX_BYTES (16u << 20) /* start-up: larger files wait until sampled */
 
 struct ft_scan_item {
 	pid_t pid;
@@ -118,6 +119,25 @@ static int ft_maps_line(const char *proc_root, pid_t pid, uint64_t start, uint64
 	return rc;
 }
 
+/*
+ * The maps path resolved in the process's root, and then, if that fails, its
+ * shorter suffixes ("/a/b/lib/x.so", "/b/lib/x.so", "/lib/x.so"): a file on
+ * a mount of another mount namespace is named from that namespace's root,
+ * which its chroot may lie below. Only the very file mapped is accepted.
+ */
+static int ft_open_suffixes(const char *proc_root, pid_t pid, struct mapped_file *m,
+			    struct stat *st)
+{
+	int fd = mapped_file_open(proc_root, pid, m, true, st), first = fd;
+	char *p;
+
+	while (fd < 0 && !m->deleted && (p = strchr(m->path + 1, '/')) != NULL) {
+		memmove(m->path, p, strlen(p) + 1);
+		fd = mapped_file_open(proc_root, pid, m, true, st);
+	}
+	return fd >= 0 ? fd : first;
+}
+
 static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *id,
 		      uint64_t start, uint64_t end, bool learn_gen, char *path, size_t pathlen)
 {
@@ -151,7 +171,7 @@ static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *
 		if (m->ino != id->ino || ((uint32_t)m->major << 20 | m->minor) != id->dev) {
 			rc = -ESTALE;
 		} else {
-			fd = mapped_file_open(proc_root, pid, m, true, &st);
+			fd = ft_open_suffixes(proc_root, pid, m, &st);
 			rc = fd;
 			if (fd >= 0) {
 				rc = ft_check(fd, id, learn_gen);
@@ -201,7 +221,7 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 	char err[256];
 
 	if (!ft->have_client) {
-		unwind_maps_add_refused(&ft->maps, id, FT_UNREACHABLE_TTL_NS);
+		unwind_maps_add_refused(&ft->maps, id, ft->maps.refused_ttl_ns);
 		return;
 	}
 	res = unwinder_client_parse(&ft->client, fd,
@@ -209,9 +229,9 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 					    (size_t)ft->maps.capacity * sizeof(struct unwind_row),
 				    &t, seg, &nseg, err, sizeof(err));
 	if (res == UNWINDER_UNAVAILABLE) {
+		/* Nothing written: the walker asks again, the unwinder may be back. */
 		ft->st.files_unavailable++;
 		log_warn("unwind table of %s: %s", path, err);
-		unwind_maps_add_refused(&ft->maps, id, FT_UNREACHABLE_TTL_NS);
 		return;
 	}
 	if (res == UNWINDER_REFUSED || res == UNWINDER_STUCK) {
@@ -251,6 +271,30 @@ static void ft_take(struct file_tables *ft, const struct lowprof_file_id *id, in
 	file_tables_build(ft, id, fd, path);
 }
 
+/* Times the file of key could not be opened lately (this one included). */
+static uint32_t ft_missed(struct file_tables *ft, const struct lowprof_file_id *key)
+{
+	uint64_t now = mono_ns();
+	size_t i, oldest = 0;
+
+	for (i = 0; i < FT_MISSES; i++) {
+		struct ft_miss *m = &ft->miss[i];
+
+		if (m->id.ino == key->ino && m->id.dev == key->dev && m->id.gen == key->gen) {
+			if (now - m->last_ns > FT_UNREACHABLE_TTL_NS)
+				m->n = 0;
+			m->last_ns = now;
+			return ++m->n;
+		}
+		if (m->last_ns < ft->miss[oldest].last_ns)
+			oldest = i;
+	}
+	ft->miss[oldest].id = *key;
+	ft->miss[oldest].n = 1;
+	ft->miss[oldest].last_ns = now;
+	return 1;
+}
+
 /* One pending file. */
 static void ft_pending_one(struct file_tables *ft, const struct lowprof_file_id *key,
 			   const struct lowprof_unwind_pending *p)
@@ -267,8 +311,14 @@ static void ft_pending_one(struct file_tables *ft, const struct lowprof_file_id 
 		ft->st.files_unreachable++;
 		log_debug("file %u:%u inode %" PRIu64 " of pid %u: %s", id.dev >> 20, id.dev & 0xfffff,
 			  (uint64_t)id.ino, p->pid, strerror(-fd));
-		/* Frame pointers for it for a while, then asked for again. */
-		unwind_maps_add_refused(&ft->maps, key, FT_UNREACHABLE_TTL_NS);
+		/*
+		 * Most often the process has exited (a short-lived one can be gone
+		 * a few milliseconds after its sample): the next sample of another
+		 * process of the file asks again, with its pid. Only a file missed
+		 * again and again is given up for a while (frame pointers for it).
+		 */
+		if (ft_missed(ft, key) >= FT_MISSES_BEFORE_REFUSAL)
+			unwind_maps_add_refused(&ft->maps, key, FT_UNREACHABLE_TTL_NS);
 		return;
 	}
 	ft_take(ft, key, fd, path);
@@ -376,11 +426,18 @@ static void ft_scan_processes(struct file_tables *ft, const char *proc_root)
 static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
 {
 	char path[MAPPED_FILE_PATH_MAX];
+	struct stat st;
 	int fd;
 
 	fd = ft_open_id("/proc", it->pid, &it->id, it->start, it->end, true, path, sizeof(path));
 	if (fd < 0)
 		return;
+	/* A large file can hold the unwinder for its whole time limit: left to
+	 * the walker's request, if it is ever sampled. */
+	if (fstat(fd, &st) != 0 || st.st_size > FT_SCAN_MAX_BYTES) {
+		close(fd);
+		return;
+	}
 	ft->st.scanned++;
 	if (unwind_maps_find(&ft->maps, &it->id) == NULL)
 		ft_take(ft, &it->id, fd, path);

@@ -50,6 +50,16 @@ struct file_tables_stats {
 	uint64_t deferred_ticks; /* ticks that stopped at the time budget */
 };
 
+/* Files that could not be opened lately, with how often. */
+#define FT_MISSES 64
+#define FT_MISSES_BEFORE_REFUSAL 16
+
+struct ft_miss {
+	struct lowprof_file_id id;
+	uint32_t n;
+	uint64_t last_ns;
+};
+
 struct file_tables {
 	struct unwind_maps maps;
 	struct unwinder_client client;
@@ -65,6 +75,7 @@ struct file_tables {
 	bool busy;       /* the last tick found work: tick again soon */
 	bool have_client;
 	uint64_t audited_evictions, audited_expired; /* the cache's, as last audited */
+	struct ft_miss miss[FT_MISSES];
 };
 
 /* Before bpf_session_start: remember --unwind (enum loader_unwind_choice). */

@@ -2,7 +2,8 @@
 """Check the BPF walker's own records (tests/programs/unwind_files/sample_tap.c
 output) for one comm, without symbols from the exporter:
   leaf in the program  the leaf frame is a file frame whose offset lies in
-                       one of the program's functions (from --elf's symbols)
+                       one of the program's functions (from --elf's symbols);
+                       with --any-frame, any frame
   whole to main        no stop reason, not cut, and a later frame in the same
                        file lies in main
   marker               a stop reason (the outputs end the stack with it)
@@ -55,6 +56,8 @@ def main():
     ap.add_argument("--min-whole", type=float, default=0)
     ap.add_argument("--min-samples", type=int, default=20)
     ap.add_argument("--anon", action="store_true")
+    ap.add_argument("--any-frame", action="store_true",
+                    help="count samples with any frame (not only the leaf) in the program")
     a = ap.parse_args()
 
     rows = []
@@ -82,11 +85,11 @@ def main():
     reasons = {}
     example = None
     for stop, flags, frames, files in rows:
-        if not frames or not (1 <= frames[0][0] <= 15):
+        placed = [(k, v) for k, v in (frames if a.any_frame else frames[:1])
+                  if 1 <= k <= 15 and any(s <= v < e for s, e in own)]
+        if not placed:
             continue
-        kind, off = frames[0]
-        if not any(s <= off < e for s, e in own):
-            continue
+        kind = placed[0][0]
         stats["leaf"] += 1
         raw = any(k == 0 for k, _ in frames)
         reached = any(k == kind and main_r[0] <= v < main_r[1] for k, v in frames)
