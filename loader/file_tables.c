@@ -64,59 +64,30 @@ static int ft_check(int fd, struct lowprof_file_id *id, bool learn_gen)
 	return 0;
 }
 
-/* Open path (which may be a magic link of /proc: map_files, exe) without side
- * effects (O_PATH), check the inode, then read it through /proc/self/fd. */
+/* Open path (a magic link of /proc: map_files, exe) as mapped_file.h does
+ * (O_PATH first, no side effect), then check the identity exactly. */
 static int ft_open_magic(const char *proc_root, const char *path, struct lowprof_file_id *id,
 			 bool learn_gen)
 {
-	char self[128];
+	struct mapped_file *m = calloc(1, sizeof(*m));
 	struct stat st;
-	int pfd, fd, rc;
+	int fd, rc;
 
-	pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != id->ino ||
-	    st.st_dev != file_registry_udev(id->dev)) {
-		close(pfd);
-		return -ESTALE;
-	}
-	snprintf(self, sizeof(self), "%s/self/fd/%d", proc_root, pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	rc = fd < 0 ? -errno : 0;
-	close(pfd);
+	if (m == NULL)
+		return -ENOMEM;
+	m->ino = id->ino;
+	m->major = id->dev >> 20;
+	m->minor = id->dev & 0xfffff;
+	fd = mapped_file_open_checked(proc_root, AT_FDCWD, path, 0, m, &st);
+	free(m);
 	if (fd < 0)
-		return rc;
+		return fd;
 	rc = ft_check(fd, id, learn_gen);
 	if (rc != 0) {
 		close(fd);
 		return rc;
 	}
 	return fd;
-}
-
-/* The maps line of [start, end) of pid, or -errno. */
-static int ft_maps_line(const char *proc_root, pid_t pid, uint64_t start, uint64_t end,
-			struct mapped_file *m)
-{
-	char path[128], *line = NULL;
-	size_t cap = 0;
-	int rc = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (mapped_file_parse_line(line, m) && m->start == start && m->end == end) {
-			rc = 0;
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return rc;
 }
 
 /*
@@ -166,7 +137,7 @@ static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *
 	m = malloc(sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
-	rc = ft_maps_line(proc_root, pid, start, end, m);
+	rc = mapped_file_find(proc_root, pid, start, end, m);
 	if (rc == 0) {
 		if (m->ino != id->ino || ((uint32_t)m->major << 20 | m->minor) != id->dev) {
 			rc = -ESTALE;
