@@ -346,7 +346,7 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 	}
 	/* A return address may be just past a call ending its function (noreturn). */
 	lookup = w->r.signal_pc ? w->r.pc : w->r.pc - 1;
-	if (lowprof_walk_resolve(&w->f, lookup) != 0) {
+	if (!walk_in_current(&w->f, lookup) && lowprof_walk_resolve(&w->f, lookup) != 0) {
 		walk_stop(w->s, w->st, LOWPROF_STOP_NO_MAPPING);
 		return 1;
 	}

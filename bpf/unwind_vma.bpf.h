@@ -474,6 +474,14 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	return 0;
 }
 
+/* Is addr in the current VMA? Checked inline before a call of the global
+ * resolver: consecutive frames in one file are the common case, and a call
+ * per frame costs as much as the rest of a frame-pointer step. */
+static __always_inline bool walk_in_current(const struct walk_files *f, __u64 addr)
+{
+	return f->v.flags && addr >= f->v.start && addr < f->v.end;
+}
+
 /* The frame for pc in the current VMA. */
 static __always_inline __u64 walk_encode(const struct walk_files *f, __u64 pc)
 {
@@ -555,7 +563,7 @@ static long walk_fp_pass_cb(__u64 i, void *ctx)
 		return 1;
 	pc = p->s->frames[idx];
 	lookup = i == 0 ? pc : pc - 1;
-	if (lowprof_walk_resolve(&p->f, lookup) != 0)
+	if (!walk_in_current(&p->f, lookup) && lowprof_walk_resolve(&p->f, lookup) != 0)
 		return 0; /* raw: the file is not known cheaply */
 	idx = p->base + i;
 	if (idx >= LOWPROF_MAX_FRAMES)

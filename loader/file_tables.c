@@ -191,7 +191,9 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 	uint32_t nseg;
 	char err[256];
 
-	if (!ft->have_client) {
+	if (!ft->have_client || ft->choice == LOADER_UNWIND_FP) {
+		/* No tables (--unwind fp, or no parser): an entry without rows, so
+		 * that the walker stops asking; the file is registered all the same. */
 		unwind_maps_add_refused(&ft->maps, id, ft->maps.refused_ttl_ns);
 		return;
 	}
@@ -512,14 +514,14 @@ void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
 	struct throttle t;
 	char err[512];
 
-	if (ft->choice == LOADER_UNWIND_FP)
-		return;
+	/* With --unwind fp too: the files sampled frames lie in are opened and
+	 * registered for the exporter, only no table is built. */
 	if (file_tables_init(ft, sess->skel, reg, err, sizeof(err)) == 0) {
 		ft->active = true;
 		ft->busy = ft->nscan > 0;
-		log_debug("DWARF unwinding (--unwind=%s): %.0f MiB for tables, %zu files of running "
+		log_debug("unwind tables (--unwind=%s): %.0f MiB for tables, %zu files of running "
 			  "processes queued",
-			  ft->choice == LOADER_UNWIND_DWARF ? "dwarf" : "auto",
+			  ft->choice == LOADER_UNWIND_DWARF ? "dwarf" : ft->choice == LOADER_UNWIND_FP ? "fp" : "auto",
 			  (double)ft->maps.capacity * 16 / 1048576.0, ft->nscan);
 		return;
 	}
@@ -556,6 +558,8 @@ int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct fi
 		unwind_maps_fini(&ft->maps);
 		return -1;
 	}
+	if (ft->choice == LOADER_UNWIND_FP)
+		return 0; /* no parser, no start-up tables */
 	/* Without the parser every file stays on frame pointers; sampling goes on. */
 	if (unwinder_client_init(&ft->client, cerr, sizeof(cerr)) == 0)
 		ft->have_client = true;
