@@ -193,7 +193,8 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 			ret = unwind_dwarf_user(ctx, s, kdepth, depth, tgid);
 		if (ret >= 0) {
 			udepth = ret;
-			if (udepth == 0)
+			/* No frame at all, and no reason given: there was no user stack. */
+			if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 				s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 			goto record;
 		}

@@ -152,7 +152,7 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 		udepth = user_stack_fp(ctx, s, kdepth, depth);
 		udepth = walk_fp_encode(s, WALK_OFFCPU, kdepth, udepth, tgid);
 	}
-	if (udepth == 0)
+	if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 		s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
