@@ -46,6 +46,7 @@ struct walk_mm {
 	__u64 text_start, text_end; /* mm->start_code/end_code: the executable's text */
 	__u64 vdso_start, vdso_end;
 	__u64 mm, seq, start_time;  /* a cached VMA's validity */
+	__u64 start_stack;          /* mm->start_stack: where argc lies */
 	struct lowprof_file_id exe; /* mm->exe_file */
 };
 

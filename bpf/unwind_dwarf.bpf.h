@@ -86,6 +86,7 @@ struct dwarf_regs {
 	__u8 signal_pc; /* pc is exact (first frame, or interrupted by a signal) */
 	__u8 bp_valid;
 	__u8 pad;
+	__u32 which; /* the scratch of the sample (struct walk_files) */
 };
 
 /* The walk's state, on the program's stack, handed to every bpf_loop step. */
@@ -217,10 +218,15 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __
  * lies a little above RSP: a leaf without a frame leaves the caller's RBP,
  * and that still points into the stack above it.
  */
-static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st)
+static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
+					 __u64 start_stack)
 {
 	__u64 pair[2];
 
+	/* The process's entry point without a row (the dynamic loader's
+	 * _start): RBP 0 as the kernel left it, RSP at argc. */
+	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
+		return 1;
 	if (!w->bp_valid || w->bp < w->sp || w->bp - w->sp > UW_FP_MAX_FRAME || (w->bp & 7))
 		return -1;
 	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0) {
@@ -233,6 +239,16 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 	w->signal_pc = false;
 	st->fp_fallbacks++;
 	return 0;
+}
+
+/* A frame-pointer step's result (0 on, 1 outermost) or the stop reason given. */
+static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
+				       int stop)
+{
+	struct scratch_sample *s = walk_scratch(w->which);
+	int rc = dwarf_fp_step(w, st, s ? s->mm.start_stack : 0);
+
+	return rc >= 0 ? rc : stop;
 }
 
 /*
@@ -260,16 +276,16 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	if (!f->v.has_tab) {
 		/* The vDSO and anonymous code have no table: frame pointers, if any. */
 		if (f->v.vdso)
-			return dwarf_fp_step(w, st) == 0 ? 0 : -LOWPROF_STOP_UNWIND_FAILED;
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 		if (f->v.flags & LOWPROF_VMA_ANON)
-			return dwarf_fp_step(w, st) == 0 ? 0 : -LOWPROF_STOP_ANON;
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON);
 		return -LOWPROF_STOP_NO_TABLE; /* requested: the next samples have it */
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
-		return dwarf_fp_step(w, st) == 0 ? 0 : -LOWPROF_STOP_UNWIND_FAILED;
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	r = dwarf_find_row(t->first_row, t->nrows, vaddr, &idx);
 	if (!r)
-		return dwarf_fp_step(w, st) == 0 ? 0 : -LOWPROF_STOP_UNWIND_FAILED;
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	w->cached_lookup = lookup;
 	w->cached_row = idx;
 	w->cached = true;
@@ -307,7 +323,7 @@ found:
 		return 0;
 	}
 	default: /* NONE, UNSUPPORTED */
-		return dwarf_fp_step(w, st) == 0 ? 0 : -LOWPROF_STOP_UNWIND_FAILED;
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	}
 	/* The stack grows down: a caller's frame is above its callee's. */
 	if (cfa <= w->sp)
@@ -418,6 +434,7 @@ static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_
 	w->s = s;
 	w->base = base;
 	w->max = max;
+	w->r.which = w->f.which;
 	w->r.bp_valid = 1;
 	w->r.signal_pc = 1;
 	w->st->samples++;

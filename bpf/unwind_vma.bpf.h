@@ -154,6 +154,7 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 		return -1;
 	m->mm = (__u64)mm;
 	m->text_start = BPF_CORE_READ(mm, start_code);
+	m->start_stack = BPF_CORE_READ(mm, start_stack);
 	m->text_end = BPF_CORE_READ(mm, end_code);
 	m->vdso_start = (__u64)BPF_CORE_READ(mm, context.vdso);
 	img = BPF_CORE_READ(mm, context.vdso_image);
