@@ -48,6 +48,11 @@ struct walk_mm {
 	__u64 mm, seq, start_time;  /* a cached VMA's validity */
 	__u64 start_stack;          /* mm->start_stack: where argc lies */
 	struct lowprof_file_id exe; /* mm->exe_file */
+	/* Its table entry, copied at the first frame in the text: a walk that
+	 * returns to the executable (main, then _start) looks it up once. */
+	struct lowprof_unwind_file exe_tab;
+	__u32 exe_slot;
+	__u32 exe_state;            /* 0: not looked up, 1: exe_tab valid, 2: none */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

@@ -95,7 +95,7 @@ struct walk_files {
 	struct walk_vma v;
 	__u32 tgid;
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
-	__u8 have_mm, lookup_used, exe_absent, pad;
+	__u8 have_mm, lookup_used, pad[2];
 };
 
 #define WALK_SAMPLER 0
@@ -167,6 +167,7 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	m->exe.ino = 0;
 	m->exe.dev = 0;
 	m->exe.gen = 0;
+	m->exe_state = 0;
 	if (exe)
 		walk_id_of_inode(&m->exe, BPF_CORE_READ(exe, f_inode));
 	f->have_mm = 1;
@@ -203,7 +204,8 @@ static __always_inline __u32 walk_file_slot(struct scratch_sample *s,
 	struct walk_slot_search q = {.s = s, .id = id, .n = s->hdr.nfiles};
 	__u32 n = q.n;
 
-	bpf_loop(LOWPROF_SAMPLE_MAX_FILES, walk_slot_cb, &q, 0);
+	if (n > 0)
+		bpf_loop(LOWPROF_SAMPLE_MAX_FILES, walk_slot_cb, &q, 0);
 	if (q.found)
 		return q.found;
 	if (n >= LOWPROF_SAMPLE_MAX_FILES)
@@ -406,20 +408,28 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	struct walk_mm *m = &s->mm;
 	struct lowprof_unwind_file *t;
 
-	if (addr < m->text_start || addr >= m->text_end || m->exe.ino == 0 || f->exe_absent)
+	if (addr < m->text_start || addr >= m->text_end || m->exe.ino == 0 || m->exe_state == 2)
 		return false;
-	t = bpf_map_lookup_elem(&unwind_files, &m->exe);
-	if (!t || t->nsegs != 1) {
-		f->exe_absent = 1;
-		return false;
+	if (m->exe_state == 0) {
+		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
+		if (!t || t->nsegs != 1) {
+			m->exe_state = 2;
+			return false;
+		}
+		walk_take_table(f, t);
+		m->exe_tab = f->v.tab;
+		m->exe_slot = walk_file_slot(s, &m->exe);
+		m->exe_state = 1;
+	} else {
+		f->v.tab = m->exe_tab;
+		f->v.has_tab = true;
 	}
 	f->v.start = m->text_start;
 	f->v.end = m->text_end;
-	f->v.off = t->seg[0].off;
+	f->v.off = m->exe_tab.seg[0].off;
 	f->v.flags = LOWPROF_VMA_FILE;
 	f->v.vdso = false;
-	f->v.kind = walk_file_slot(s, &m->exe);
-	walk_take_table(f, t);
+	f->v.kind = m->exe_slot;
 	st->vma_text++;
 	return true;
 }
