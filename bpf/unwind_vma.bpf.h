@@ -95,7 +95,9 @@ struct walk_files {
 	struct walk_vma v;
 	__u32 tgid;
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
-	__u8 have_mm, lookup_used, pad[2];
+	__u8 have_mm, lookup_used;
+	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
+	__u8 pad;
 };
 
 #define WALK_SAMPLER 0
@@ -351,8 +353,10 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	c->n = 1;
 	c->next = 1;
 	c->v[0] = *v;
-	if (bpf_map_update_elem(&unwind_vma_cache, &f->tgid, c, BPF_ANY) == 0)
+	if (bpf_map_update_elem(&unwind_vma_cache, &f->tgid, c, BPF_ANY) == 0) {
 		st->cache_inserts++;
+		f->no_cache = 0;
+	}
 }
 
 struct walk_cache_search {
@@ -382,9 +386,13 @@ static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch
 	struct walk_cache_search q = {};
 	struct lowprof_vma *v;
 
-	q.c = walk_cache_get(f, s);
-	if (!q.c)
+	if (f->no_cache)
 		return false;
+	q.c = walk_cache_get(f, s);
+	if (!q.c) {
+		f->no_cache = 1;
+		return false;
+	}
 	q.addr = addr;
 	q.n = q.c->n;
 	bpf_loop(LOWPROF_VMA_CACHE_SLOTS, walk_cache_cb, &q, 0);
@@ -553,8 +561,9 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 
 /*
  * The frame-pointer tiers: the frames bpf_get_stack wrote at base..base+n as
- * (file, offset) where the file is known cheaply (and with the sample's one
- * lookup), raw addresses otherwise. A frame in a file known to keep no frame
+ * (file, offset) where the file is known cheaply (the previous frame's VMA,
+ * the executable's text, the vDSO, the process's cache; no bpf_find_vma),
+ * raw addresses otherwise. A frame in a file known to keep no frame
  * pointers is the last one that can be trusted: the stack ends after it,
  * with a marker.
  */
@@ -600,6 +609,10 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	p.s = s;
 	p.f.tgid = tgid;
 	p.f.which = which;
+	/* The cheap sources only: the frame-pointer tiers are the ones the
+	 * throttle falls back to under load. A frame they cannot place stays a
+	 * raw address (the exporter names it through the process's maps). */
+	p.f.lookup_used = 1;
 	p.base = base;
 	p.n = n;
 	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);
