@@ -55,11 +55,32 @@ struct {
  * never (set by the loader before load). */
 const volatile __u64 ringbuf_wakeup_bytes = 0;
 
+/* What a walk knows of the task's address space, read once per sample
+ * (bpf/unwind_vma.bpf.h). */
+struct walk_mm {
+	__u64 text_start, text_end; /* mm->start_code/end_code: the executable's text */
+	__u64 vdso_start, vdso_end;
+	__u64 mm, seq, start_time;  /* a cached VMA's validity */
+	__u64 start_stack;          /* mm->start_stack: where argc lies */
+	struct lowprof_file_id exe; /* mm->exe_file */
+	/* Its table entry, copied at the first frame in the text: a walk that
+	 * returns to the executable (main, then _start) looks it up once. */
+	struct lowprof_unwind_file exe_tab;
+	__u32 exe_slot;
+	__u32 exe_state;            /* 0: not looked up, 1: exe_tab valid, 2: none */
+};
+
+/* The file list's words after the frames: two per struct lowprof_file_id. */
+#define SCRATCH_FILE_WORDS (LOWPROF_SAMPLE_MAX_FILES * 2)
+
 /* Where a sample is built before bpf_ringbuf_output() copies its real length:
  * reserving the maximum size per sample would waste ring space. */
 struct scratch_sample {
 	struct lowprof_sample hdr; /* its frames[] runs into the array below */
-	__u64 frames[LOWPROF_MAX_FRAMES];
+	__u64 frames[LOWPROF_MAX_FRAMES + SCRATCH_FILE_WORDS]; /* then the file list */
+	/* Built by the walk, copied after the frames when the sample is recorded. */
+	struct lowprof_file_id files[LOWPROF_SAMPLE_MAX_FILES];
+	struct walk_mm mm;
 };
 
 struct {
@@ -291,19 +312,22 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 			ret = unwind_dwarf_user(ctx, s, kdepth, depth, tgid);
 		if (ret >= 0) {
 			udepth = ret;
-			if (udepth == 0)
+			/* No frame at all, and no reason given: there was no user stack. */
+			if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 				s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 			goto record;
 		}
 		udepth = user_stack_fp(ctx, s, kdepth, depth);
 		if (udepth == 0)
 			s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
+		udepth = walk_fp_encode(s, WALK_SAMPLER, kdepth, udepth, tgid);
 	}
 record:
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
 
 	size = sizeof(struct lowprof_sample) + (kdepth + udepth) * sizeof(__u64);
+	size += walk_put_files(s, kdepth + udepth);
 	/* Keep clang from folding the bound check away from the use the verifier sees. */
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))

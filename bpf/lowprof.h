@@ -147,12 +147,11 @@ struct lowprof_cpu_stats {
 /*
  * DWARF (.eh_frame) unwinding: the tables the loader writes and the BPF
  * walker reads (bpf/unwind_dwarf.bpf.h, loader/unwind_maps.c,
- * docs/UNWINDING.md).
+ * docs/UNWINDING.md). Tables are keyed by the file's identity (struct
+ * lowprof_file_id): the walker finds a pc's file from its VMA, so no table
+ * is per process.
  */
-/* Executable mappings per process the walker knows; more fall back to FP. */
-#define LOWPROF_UNWIND_MAX_MAPPINGS 128
-/* Binary-search bounds: 2^7 mappings, 2^23 rows per file (UNWIND_TABLE_MAX_ROWS is 2^22). */
-#define LOWPROF_UNWIND_MAPPING_STEPS 8
+/* Binary-search bound: 2^23 rows per file (UNWIND_TABLE_MAX_ROWS is 2^22). */
 #define LOWPROF_UNWIND_ROW_STEPS 23
 
 /*
@@ -183,32 +182,84 @@ struct lowprof_unwind_row {
 	__u8 rbp_kind;  /* enum unwind_rbp_kind */
 };
 
-struct lowprof_unwind_mapping {
-	__u64 start;     /* runtime addresses [start, end) */
-	__u64 end;
-	__u64 bias;      /* runtime address - ELF virtual address */
+/* Files with a table (or a known lack of one) the walker can hold at once. */
+#define LOWPROF_UNWIND_MAX_FILES 4096
+/* Executable segments a table translates file offsets through; a file with
+ * more gets none (frame pointers). */
+#define LOWPROF_UNWIND_FILE_SEGS 2
+
+enum lowprof_unwind_file_flags {
+	/* No usable rows (refused, over the budget): frame-pointer steps. */
+	LOWPROF_UNWIND_FILE_NO_ROWS = 1u << 0,
+	/* Its code keeps no frame pointers (almost no row computes the CFA from
+	 * RBP): a frame-pointer walk stops after its frame, with a marker. */
+	LOWPROF_UNWIND_FILE_NO_FP = 1u << 1,
+};
+
+/* File bytes [off, off + size) are ELF virtual addresses [vaddr, vaddr + size). */
+struct lowprof_unwind_seg {
+	__u64 off;
+	__u64 vaddr;
+	__u64 size;
+};
+
+/* Value of unwind_files (key: struct lowprof_file_id). */
+struct lowprof_unwind_file {
 	__u32 first_row; /* index of the file's first row in unwind_rows */
-	__u32 nrows;     /* 0: no table for this mapping (frame pointers) */
+	__u32 nrows;     /* 0: no rows (flags say why) */
+	__u32 flags;     /* enum lowprof_unwind_file_flags */
+	__u32 nsegs;     /* executable segments, <= LOWPROF_UNWIND_FILE_SEGS */
+	struct lowprof_unwind_seg seg[LOWPROF_UNWIND_FILE_SEGS];
+	/* Written by the walker: bpf_ktime_get_ns() >> 30 (about seconds) of
+	 * its last use, for the loader's least-recently-used eviction. */
+	__u64 last_used;
 };
 
-/* Value of unwind_procs (key: tgid); mappings sorted by start, disjoint. */
-struct lowprof_unwind_proc {
-	__u32 nmappings;
+/* Value of unwind_pending (key: struct lowprof_file_id): a process and the
+ * VMA through which the loader can reach the file (/proc/PID/map_files). */
+struct lowprof_unwind_pending {
+	__u32 pid;
 	__u32 reserved;
-	struct lowprof_unwind_mapping m[LOWPROF_UNWIND_MAX_MAPPINGS];
+	__u64 start, end; /* the VMA */
+	__u64 off;        /* file offset of start (vm_pgoff * 4096) */
 };
 
-/* Why a tgid is in unwind_pending (the loader reads and deletes them). */
-enum lowprof_unwind_pending_reason {
-	LOWPROF_UNWIND_PENDING_NEW = 1,     /* sampled, no table yet */
-	LOWPROF_UNWIND_PENDING_MAPPING = 2, /* a pc outside every known mapping (dlopen?) */
+/*
+ * The VMAs the walker learned of a process (unwind_vma_cache, key: tgid; an
+ * LRU map): bpf_find_vma works once per sample in a perf event handler (the
+ * mmap lock's release is deferred to an irq_work, and a second lookup finds
+ * it busy), so what one sample learns serves the next ones. The entry is
+ * valid while the process's mm, its mmap lock's sequence (bumped by every
+ * mmap, munmap, mprotect) and its leader's start time are those recorded.
+ */
+#define LOWPROF_VMA_CACHE_SLOTS 8
+#define LOWPROF_VMA_CACHE_PROCS 4096
+
+enum lowprof_vma_flags {
+	LOWPROF_VMA_FILE = 1u << 0, /* a file's pages: id names it */
+	LOWPROF_VMA_ANON = 1u << 1, /* executable memory without a file (JIT) */
 };
 
-/* Records of the unwind_events ring (sched_process_exec / _exit). */
+struct lowprof_vma {
+	__u64 start, end;
+	__u64 off;        /* file offset of start */
+	struct lowprof_file_id id;
+	__u32 flags;      /* enum lowprof_vma_flags; 0: empty slot */
+	__u32 tag;        /* a mix of the fields: a slot torn by two writers fails it */
+};
+
+struct lowprof_vma_cache {
+	__u64 mm;         /* the mm_struct's address: a new one after exec */
+	__u64 seq;        /* its mm_lock_seq when the entries were learned */
+	__u64 start_time; /* the leader's start time: a reused pid differs */
+	__u32 n, next;    /* slots used, next slot to replace */
+	struct lowprof_vma v[LOWPROF_VMA_CACHE_SLOTS];
+};
+
+/* Records of the unwind_events ring. */
 enum lowprof_proc_event_type {
-	LOWPROF_PROC_EXEC = 1,
-	LOWPROF_PROC_EXIT = 2,
-	/* A sampled process without tables: the only record that wakes the loader. */
+	/* A file without a table went to unwind_pending: the only record, it
+	 * wakes the loader. */
 	LOWPROF_PROC_PENDING = 3,
 };
 
@@ -217,18 +268,23 @@ struct lowprof_proc_event {
 	__u32 pid;  /* tgid */
 };
 
-/* Per-CPU counters of the DWARF walker; user space sums them. Monotonic. */
+/* Per-CPU counters of the DWARF walker (and of the frame encoding in both
+ * tiers); user space sums them. Monotonic. */
 struct lowprof_unwind_stats {
 	__u64 samples;        /* user stacks walked with the tables */
 	__u64 frames;         /* frames found by a table row */
 	__u64 fp_fallbacks;   /* frames found by a frame-pointer step */
-	__u64 complete;       /* walks that reached an END row (outermost frame) */
+	__u64 complete;       /* walks that reached the outermost frame */
 	__u64 truncated;      /* walks cut by max_depth */
-	__u64 stopped;        /* walks that ended on a frame they could not unwind */
-	__u64 missing_proc;   /* samples of a process without tables (FP stack instead) */
-	__u64 missing_table;  /* steps in a mapping whose file has no table */
-	__u64 missing_mapping;/* steps at a pc outside every known mapping */
+	__u64 stopped;        /* walks that ended early (stop[] says why) */
 	__u64 read_errors;    /* bpf_probe_read_user failures */
+	__u64 vma_lookups;    /* bpf_find_vma calls (at most one per sample) */
+	__u64 vma_failed;     /* of which failed (-EBUSY: the mmap lock or its irq_work) */
+	__u64 vma_cached;     /* VMAs found in the process's cache */
+	__u64 vma_text;       /* VMAs of the executable's text (mm->start_code) */
+	__u64 cache_inserts;  /* new unwind_vma_cache entries */
+	__u64 pending;        /* files sent to unwind_pending */
+	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

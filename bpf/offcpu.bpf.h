@@ -45,16 +45,6 @@ struct {
 	__type(value, struct scratch_sample);
 } offcpu_stash SEC(".maps");
 
-/* Where a switch-out's stack is built before it is copied into the stash
- * (a map value cannot be created in place). Not the sampler's scratch: the
- * two programs must never share a buffer. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch_sample);
-} offcpu_scratch SEC(".maps");
-
 /* The DWARF walk of a task in the kernel: from the registers saved at its
  * kernel entry (the walker's own entry reads them from a perf context). */
 static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 base, __u32 max,
@@ -63,7 +53,7 @@ static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_walk w = {};
 
-	if (dwarf_walk_begin(&w, tgid) != 0 || !task->mm || dwarf_walk_saved_regs(&w, task) != 0)
+	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !task->mm || dwarf_walk_saved_regs(&w, task) != 0)
 		return -1;
 	return dwarf_walk_run(&w, s, base, max);
 }
@@ -90,7 +80,8 @@ static __always_inline void offcpu_switch_in(struct task_struct *next,
 	}
 	e->hdr.period_ns = blocked * LOWPROF_OFFCPU_PPM_ONE / oc->prob_ppm;
 	size = sizeof(struct lowprof_sample) +
-	       ((__u64)e->hdr.kernel_depth + e->hdr.user_depth) * sizeof(__u64);
+	       ((__u64)e->hdr.kernel_depth + e->hdr.user_depth) * sizeof(__u64) +
+	       (__u64)e->hdr.nfiles * sizeof(struct lowprof_file_id);
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*e))
 		size = sizeof(*e);
@@ -162,11 +153,18 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	ret = -1;
 	if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
 		ret = offcpu_unwind_dwarf(s, kdepth, depth, tgid);
-	udepth = ret >= 0 ? ret : user_stack_fp(ctx, s, kdepth, depth);
-	if (udepth == 0)
+	if (ret >= 0) {
+		udepth = ret;
+	} else {
+		udepth = user_stack_fp(ctx, s, kdepth, depth);
+		udepth = walk_fp_encode(s, WALK_OFFCPU, kdepth, udepth, tgid);
+	}
+	if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 		s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
+	/* The file list after the frames now: the stash keeps the sample as recorded. */
+	walk_put_files(s, kdepth + udepth);
 	if (bpf_map_update_elem(&offcpu_stash, &tid, s, BPF_ANY) == 0)
 		os->stashed++;
 }

@@ -2,16 +2,16 @@
 /*
  * The DWARF (.eh_frame) user-stack walker, included by lowprof.bpf.c.
  *
- * The loader writes three things (loader/unwind_maps.c): every cached file's
- * rows into one big array (unwind_rows; each file owns a contiguous range),
- * and per process the sorted list of its executable mappings with the
- * file's row range and load bias (unwind_procs). The walker, per frame:
- * find the mapping, binary-search the row, compute the CFA, read the return
- * address at CFA - 8, restore RBP, continue with the caller (docs/UNWINDING.md).
+ * The loader writes every file's rows into one big array (unwind_rows; each
+ * file owns a contiguous range) and, keyed by the file's identity, its row
+ * range and executable segments (unwind_files, bpf/unwind_vma.bpf.h). The
+ * walker, per frame: the pc's VMA (the previous frame's, or found as
+ * bpf/unwind_vma.bpf.h says), the file offset, the ELF address, binary-search
+ * the row, compute the CFA, read the return address at CFA - 8, restore RBP,
+ * continue with the caller (docs/UNWINDING.md). A frame it cannot place in a
+ * file with a table ends the stack with a stop reason: never a guess.
  *
  * It runs as a bpf_loop() callback: the verifier checks one step, not 128.
- * Two raw tracepoint programs (no tracefs needed) forget a process's mappings at exec and exit and
- * tell the loader, which keeps its file reference counts.
  */
 #ifndef LOWPROF_UNWIND_DWARF_BPF_H
 #define LOWPROF_UNWIND_DWARF_BPF_H
@@ -64,35 +64,7 @@ struct {
 	__array(values, struct unwind_rows_chunk);
 } unwind_rows SEC(".maps");
 
-/* tgid -> mappings. Allocated as used (4 KiB each), not preallocated. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct lowprof_unwind_proc);
-} unwind_procs SEC(".maps");
-
-/* tgids whose tables the loader should (re)build; it deletes what it reads. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u32); /* enum lowprof_unwind_pending_reason */
-} unwind_pending SEC(".maps");
-
-/* exec / exit of thread groups, drained by the loader on its timer. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 << 10);
-} unwind_events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct lowprof_unwind_stats);
-} unwind_stats SEC(".maps");
+#include "bpf/unwind_vma.bpf.h"
 
 /* Per CPU: the walk (its sample's timestamp) that last left a sigaltstack.
  * In a map, not in the walk's state: a flag there would make the verifier
@@ -115,49 +87,34 @@ static __always_inline struct lowprof_unwind_row *dwarf_row(__u32 idx)
 	return bpf_map_lookup_elem(rows, &off);
 }
 
+/*
+ * The frame being unwound and the row found last: scalars only, handed by
+ * pointer to the global step function (see struct walk_files). The row
+ * cache: recursion (and a loop calling the same function) returns to the
+ * same address frame after frame, and then skips the search.
+ */
+struct dwarf_regs {
+	__u64 pc, sp, bp;
+	__u64 cached_lookup;
+	__u32 cached_row;
+	__u8 cached;
+	__u8 signal_pc; /* pc is exact (first frame, or interrupted by a signal) */
+	__u8 bp_valid;
+	__u8 pad;
+	__u32 which; /* the scratch of the sample (struct walk_files) */
+};
+
 /* The walk's state, on the program's stack, handed to every bpf_loop step. */
 struct dwarf_walk {
+	struct walk_files f; /* the current VMA, the sample's one lookup */
+	struct dwarf_regs r;
 	struct scratch_sample *s;
-	struct lowprof_unwind_proc *proc;
 	struct lowprof_unwind_stats *st;
-	__u64 pc, sp, bp;
-	__u32 tgid;
 	__u32 base;      /* index of the first user frame in s->frames */
 	__u32 n;         /* user frames recorded */
 	__u32 max;       /* max_depth */
-	__u32 last_map;  /* mapping of the previous frame: the next is often in it too */
-	/* The row found for the previous lookup address: recursion (and a loop
-	 * calling the same function) returns to the same address frame after
-	 * frame, and then skips both binary searches. */
-	__u64 cached_lookup;
-	__u32 cached_row;
-	bool cached;
-	bool signal_pc;  /* pc is exact (first frame, or interrupted by a signal) */
-	bool bp_valid;
 	bool truncated;
-	bool pending_sent;
 };
-
-/*
- * Ask the loader for (new) tables of this process: sampled without any yet,
- * or at a pc outside every known mapping (dlopen, or tables read just before
- * an exec). Wake it now (its timer may be a second away), so that the stacks
- * are whole from the next samples on. Once per walk; BPF_NOEXIST keeps the
- * first reason, and sends one wake-up, until the loader has read it.
- */
-static __always_inline void dwarf_mark_pending(struct dwarf_walk *w, __u32 reason)
-{
-	struct lowprof_proc_event ev;
-
-	if (w->pending_sent)
-		return;
-	w->pending_sent = true;
-	if (bpf_map_update_elem(&unwind_pending, &w->tgid, &reason, BPF_NOEXIST) != 0)
-		return;
-	ev.type = LOWPROF_PROC_PENDING;
-	ev.pid = w->tgid;
-	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP);
-}
 
 /*
  * Binary searches run as nested bpf_loop() callbacks: as plain loops the
@@ -166,28 +123,11 @@ static __always_inline void dwarf_mark_pending(struct dwarf_walk *w, __u32 reaso
  * A callback is checked once, with lo and hi as unknown scalars.
  */
 struct dwarf_search {
-	struct lowprof_unwind_proc *proc; /* mapping search */
 	__u64 key;
 	__u32 first; /* row search: the file's first row */
 	__u32 lo, hi;
 	__u32 n;     /* row search: the file's rows; its page index follows them */
 };
-
-/* Narrows [lo, hi) to the first entry whose start is above key. */
-static long dwarf_mapping_search_cb(__u64 i, void *ctx)
-{
-	struct dwarf_search *q = ctx;
-	__u32 mid;
-
-	if (q->lo >= q->hi)
-		return 1;
-	mid = (q->lo + q->hi) / 2;
-	if (q->proc->m[mid & (LOWPROF_UNWIND_MAX_MAPPINGS - 1)].start <= q->key)
-		q->lo = mid + 1;
-	else
-		q->hi = mid;
-	return 0;
-}
 
 /*
  * Word j of the page index that starts at row slot base (bpf/lowprof.h); -1
@@ -269,35 +209,6 @@ static long dwarf_row_search_cb(__u64 i, void *ctx)
 	return 0;
 }
 
-/* The mapping covering pc, or NULL. Mappings are sorted and disjoint. */
-static __always_inline struct lowprof_unwind_mapping *dwarf_find_mapping(struct dwarf_walk *w,
-									  __u64 pc)
-{
-	struct lowprof_unwind_proc *p = w->proc;
-	struct lowprof_unwind_mapping *m;
-	struct dwarf_search q = {};
-	__u32 i;
-
-	i = w->last_map & (LOWPROF_UNWIND_MAX_MAPPINGS - 1);
-	m = &p->m[i];
-	if (pc >= m->start && pc < m->end)
-		return m;
-	q.proc = p;
-	q.key = pc;
-	q.hi = p->nmappings;
-	if (q.hi > LOWPROF_UNWIND_MAX_MAPPINGS)
-		q.hi = LOWPROF_UNWIND_MAX_MAPPINGS;
-	bpf_loop(LOWPROF_UNWIND_MAPPING_STEPS, dwarf_mapping_search_cb, &q, 0);
-	if (q.lo == 0)
-		return NULL;
-	i = (q.lo - 1) & (LOWPROF_UNWIND_MAX_MAPPINGS - 1);
-	m = &p->m[i];
-	if (pc < m->start || pc >= m->end)
-		return NULL;
-	w->last_map = i;
-	return m;
-}
-
 /* The row covering the ELF address pc in [first, first + n) and its index, or NULL. */
 static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __u32 n, __u64 pc,
 								  __u32 *idx)
@@ -322,21 +233,26 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __
  * lies a little above RSP: a leaf without a frame leaves the caller's RBP,
  * and that still points into the stack above it.
  */
-static __always_inline int dwarf_fp_step(struct dwarf_walk *w)
+static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
+					 __u64 start_stack)
 {
 	__u64 pair[2];
 
+	/* The process's entry point without a row (the dynamic loader's
+	 * _start): RBP 0 as the kernel left it, RSP at argc. */
+	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
+		return 1;
 	if (!w->bp_valid || w->bp < w->sp || w->bp - w->sp > UW_FP_MAX_FRAME || (w->bp & 7))
 		return -1;
 	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0) {
-		w->st->read_errors++;
+		st->read_errors++;
 		return -1;
 	}
 	w->sp = w->bp + 16;
 	w->bp = pair[0];
 	w->pc = pair[1];
 	w->signal_pc = false;
-	w->st->fp_fallbacks++;
+	st->fp_fallbacks++;
 	return 0;
 }
 
@@ -378,34 +294,59 @@ refuse:
 	return 0;
 }
 
-/* Returns 0 to go on with w->pc, 1 at the outermost frame, -1 when stuck. */
-static __always_inline int dwarf_step(struct dwarf_walk *w)
+/* Tells walks apart for dwarf_sigframe_check: the timestamp of the sample being built. */
+static __always_inline __u64 dwarf_walk_id(struct dwarf_regs *w)
 {
-	struct lowprof_unwind_mapping *m;
+	struct scratch_sample *s = walk_scratch(w->which);
+
+	return s ? s->hdr.timestamp_ns : 0;
+}
+
+/* A frame-pointer step's result (0 on, 1 outermost) or the stop reason given. */
+static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
+				       int stop)
+{
+	struct scratch_sample *s = walk_scratch(w->which);
+	int rc = dwarf_fp_step(w, st, s ? s->mm.start_stack : 0);
+
+	return rc >= 0 ? rc : stop;
+}
+
+/*
+ * One step from the frame at w->pc, whose VMA (for lookup) is f's current
+ * one. Returns 0 to go on with w->pc, 1 at the outermost frame, or minus a
+ * stop reason. A global function: verified once, on its own.
+ */
+__noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __u64 lookup)
+{
+	struct lowprof_unwind_stats *st = walk_stats();
+	struct lowprof_unwind_file *t;
 	struct lowprof_unwind_row *r = NULL;
-	__u64 pc = w->pc, lookup, cfa, ra, bp;
+	__u64 pc, vaddr, cfa, ra, bp;
 	__u32 idx;
 	__u8 kind;
 
-	/* A return address may be just past a call ending its function (noreturn). */
-	lookup = w->signal_pc ? pc : pc - 1;
+	if (!w || !f || !st)
+		return -LOWPROF_STOP_UNWIND_FAILED;
+	t = &f->v.tab;
+	pc = w->pc;
 	if (w->cached && lookup == w->cached_lookup)
 		r = dwarf_row(w->cached_row);
 	if (r)
 		goto found;
-	m = dwarf_find_mapping(w, lookup);
-	if (!m) {
-		w->st->missing_mapping++;
-		dwarf_mark_pending(w, LOWPROF_UNWIND_PENDING_MAPPING);
-		return dwarf_fp_step(w);
+	if (!f->v.has_tab) {
+		/* The vDSO and anonymous code have no table: frame pointers, if any. */
+		if (f->v.vdso)
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+		if (f->v.flags & LOWPROF_VMA_ANON)
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON);
+		return -LOWPROF_STOP_NO_TABLE; /* requested: the next samples have it */
 	}
-	if (m->nrows == 0) {
-		w->st->missing_table++;
-		return dwarf_fp_step(w);
-	}
-	r = dwarf_find_row(m->first_row, m->nrows, lookup - m->bias, &idx);
+	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+	r = dwarf_find_row(t->first_row, t->nrows, vaddr, &idx);
 	if (!r)
-		return dwarf_fp_step(w);
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	w->cached_lookup = lookup;
 	w->cached_row = idx;
 	w->cached = true;
@@ -419,7 +360,7 @@ found:
 		break;
 	case UW_CFA_RBP:
 		if (!w->bp_valid)
-			return -1;
+			return -LOWPROF_STOP_UNWIND_FAILED;
 		cfa = w->bp + r->cfa_off;
 		break;
 	case UW_CFA_PLT:
@@ -431,33 +372,33 @@ found:
 		__u64 block[7];
 
 		if (bpf_probe_read_user(block, sizeof(block), (void *)(w->sp + UW_SIGFRAME_RBP)) != 0) {
-			w->st->read_errors++;
-			return -1;
+			st->read_errors++;
+			return -LOWPROF_STOP_UNWIND_FAILED;
 		}
-		if (!dwarf_sigframe_check(w->sp, block[5], block[6], w->s->hdr.timestamp_ns))
-			return -1;
+		if (!dwarf_sigframe_check(w->sp, block[5], block[6], dwarf_walk_id(w)))
+			return -LOWPROF_STOP_UNWIND_FAILED;
 		w->bp = block[0];
 		w->sp = block[5];
 		w->pc = block[6];
 		w->bp_valid = true;
 		w->signal_pc = true;
-		w->st->frames++;
+		st->frames++;
 		return 0;
 	}
 	default: /* NONE, UNSUPPORTED */
-		return dwarf_fp_step(w);
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	}
 	/* The stack grows down: a caller's frame is above its callee's. */
 	if (cfa <= w->sp)
-		return -1;
+		return -LOWPROF_STOP_UNWIND_FAILED;
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
-		w->st->read_errors++;
-		return -1;
+		st->read_errors++;
+		return -LOWPROF_STOP_UNWIND_FAILED;
 	}
 	if (r->rbp_kind == UW_RBP_AT_CFA) {
 		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + r->rbp_off)) != 0) {
-			w->st->read_errors++;
-			return -1;
+			st->read_errors++;
+			return -LOWPROF_STOP_UNWIND_FAILED;
 		}
 		w->bp = bp;
 		w->bp_valid = true;
@@ -467,13 +408,14 @@ found:
 	w->sp = cfa;
 	w->pc = ra;
 	w->signal_pc = false;
-	w->st->frames++;
+	st->frames++;
 	return 0;
 }
 
 static long dwarf_loop_cb(__u64 i, void *ctx)
 {
 	struct dwarf_walk *w = ctx;
+	__u64 lookup, frame;
 	__u32 idx;
 	int rc;
 
@@ -481,49 +423,55 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 		w->truncated = true;
 		return 1;
 	}
+	/* A return address may be just past a call ending its function (noreturn). */
+	lookup = w->r.signal_pc ? w->r.pc : w->r.pc - 1;
+	if (!walk_in_current(&w->f, lookup) && lowprof_walk_resolve(&w->f, lookup) != 0) {
+		walk_stop(w->s, w->st, LOWPROF_STOP_NO_MAPPING);
+		return 1;
+	}
+	frame = walk_encode(&w->f, w->r.pc);
 	idx = w->base + w->n;
+	asm volatile("" : "+r"(idx));
 	if (idx >= LOWPROF_MAX_FRAMES)
 		return 1;
-	w->s->frames[idx] = w->pc;
+	w->s->frames[idx] = frame;
 	w->n++;
-	rc = dwarf_step(w);
+	rc = lowprof_dwarf_step(&w->r, &w->f, lookup);
 	if (rc > 0) {
 		w->st->complete++;
 		return 1;
 	}
 	if (rc < 0) {
-		w->st->stopped++;
+		walk_stop(w->s, w->st, -rc);
 		return 1;
 	}
-	/* Address 0 or a kernel address as return address: the stack has ended. */
-	if (w->pc < 4096 || w->pc >= 0x800000000000ULL) {
-		w->st->stopped++;
+	/* A "return address" in the first page: the outermost frame, whose CFI
+	 * does not say so (0 past a thread entry, argc past the dynamic
+	 * loader's _start); a kernel address: a bad frame. Neither is recorded. */
+	if (w->r.pc < 4096) {
+		w->st->complete++;
+		return 1;
+	}
+	if (w->r.pc >= 0x800000000000ULL) {
+		walk_stop(w->s, w->st, LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
 	return 0;
 }
 
 /*
- * The two ends every walk shares. begin: the per-CPU statistics and the
- * process's mappings, or -1 (no tables yet: the loader is told once, the
- * caller takes the frame-pointer stack). run: once w->pc, sp and bp hold the
- * task's user registers, the frames into s->frames[base...]; their number,
- * or -1 without a user pc.
+ * The two ends every walk shares. begin: the per-CPU statistics, or -1.
+ * run: once w->pc, sp and bp hold the task's user registers, the frames into
+ * s->frames[base...] and the sample's file list; their number, or -1 without
+ * a user pc.
  */
-static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid)
+static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid, __u32 which)
 {
-	__u32 zero = 0;
-
-	w->st = bpf_map_lookup_elem(&unwind_stats, &zero);
+	w->st = walk_stats();
 	if (!w->st)
 		return -1;
-	w->tgid = tgid;
-	w->proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!w->proc) {
-		w->st->missing_proc++;
-		dwarf_mark_pending(w, LOWPROF_UNWIND_PENDING_NEW);
-		return -1;
-	}
+	w->f.tgid = tgid;
+	w->f.which = which;
 	return 0;
 }
 
@@ -535,22 +483,23 @@ static __always_inline int dwarf_walk_saved_regs(struct dwarf_walk *w, struct ta
 
 	if (!regs)
 		return -1;
-	w->pc = regs->ip;
-	w->sp = regs->sp;
-	w->bp = regs->bp;
+	w->r.pc = regs->ip;
+	w->r.sp = regs->sp;
+	w->r.bp = regs->bp;
 	return 0;
 }
 
 static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_sample *s,
 					   __u32 base, __u32 max)
 {
-	if (w->pc == 0)
+	if (w->r.pc == 0)
 		return -1;
 	w->s = s;
 	w->base = base;
 	w->max = max;
-	w->bp_valid = true;
-	w->signal_pc = true;
+	w->r.which = w->f.which;
+	w->r.bp_valid = 1;
+	w->r.signal_pc = 1;
 	w->st->samples++;
 	/* One more iteration than frames, to tell a cut stack from a complete one. */
 	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, w, 0);
@@ -558,14 +507,15 @@ static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_
 		w->st->truncated++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
 	}
+	if (s->hdr.user_stop != LOWPROF_STOP_NONE)
+		w->st->stopped++;
 	return w->n;
 }
 
 /*
  * Walk the user stack of the current task with the tables into
- * s->frames[base...]. Returns the number of frames, or -1 when the process
- * has no tables (the caller takes the frame-pointer stack instead) or no
- * user context.
+ * s->frames[base...]. Returns the number of frames, or -1 without a user
+ * context (a kernel thread): the caller takes bpf_get_stack's then.
  */
 static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 					      struct scratch_sample *s, __u32 base, __u32 max,
@@ -575,7 +525,7 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 	struct dwarf_walk w = {};
 	__u64 cs;
 
-	if (dwarf_walk_begin(&w, tgid) != 0)
+	if (dwarf_walk_begin(&w, tgid, WALK_SAMPLER) != 0)
 		return -1;
 	task = bpf_get_current_task_btf();
 	if (!task->mm)
@@ -584,47 +534,13 @@ static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
 	 * Load everything from ctx first so that clang cannot merge the two register
 	 * sources into one pointer (the verifier refuses a moved ctx pointer). */
 	cs = *(volatile __u64 *)((char *)&ctx->regs + offsetof(struct pt_regs, cs));
-	w.pc = ctx->regs.ip;
-	w.sp = ctx->regs.sp;
-	w.bp = ctx->regs.bp;
+	w.r.pc = ctx->regs.ip;
+	w.r.sp = ctx->regs.sp;
+	w.r.bp = ctx->regs.bp;
 	/* A sample taken in kernel mode: start from the registers saved at entry. */
 	if ((cs & 3) != 3 && dwarf_walk_saved_regs(&w, task) != 0)
 		return -1;
 	return dwarf_walk_run(&w, s, base, max);
-}
-
-/* A new program image: the old mappings are wrong from now on. */
-SEC("raw_tp/sched_process_exec")
-int lowprof_proc_exec(void *ctx)
-{
-	struct lowprof_proc_event ev;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	if (bpf_map_delete_elem(&unwind_procs, &tgid) != 0)
-		return 0; /* no tables for it: nothing to rebuild */
-	ev.type = LOWPROF_PROC_EXEC;
-	ev.pid = tgid;
-	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_NO_WAKEUP);
-	return 0;
-}
-
-/* The thread group is gone once its leader exits (sched_process_exit fires per thread). */
-SEC("raw_tp/sched_process_exit")
-int lowprof_proc_exit(void *ctx)
-{
-	struct lowprof_proc_event ev;
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-
-	if ((__u32)id != tgid)
-		return 0;
-	if (!bpf_map_lookup_elem(&unwind_procs, &tgid))
-		return 0; /* the loader never built tables for it: nothing to release */
-	bpf_map_delete_elem(&unwind_procs, &tgid);
-	ev.type = LOWPROF_PROC_EXIT;
-	ev.pid = tgid;
-	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_NO_WAKEUP);
-	return 0;
 }
 
 #endif /* LOWPROF_UNWIND_DWARF_BPF_H */

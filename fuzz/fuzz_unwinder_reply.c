@@ -2,7 +2,7 @@
  * hostile unwinder: lowprof-unwinder parses untrusted ELF files without
  * privileges, so the loader must assume it compromised.
  *
- * The whole client path runs, as proc_tracker calls it: the fuzzed reply
+ * The whole client path runs, as file_tables calls it: the fuzzed reply
  * (and a memfd holding the fuzzed table, sealed the way the unwinder seals it
  * or not) is queued on a SOCK_SEQPACKET socketpair before
  * unwinder_client_parse() sends its request, so the client reads it at once:

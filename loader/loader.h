@@ -19,13 +19,14 @@
 #include "loader/drain.h"
 #include "loader/file_registry.h"
 #include "loader/loader_options.h"
-#include "loader/proc_tracker.h"
+#include "loader/file_tables.h"
 #include "loader/symbol_broker.h"
 #include "measure/agent_cpu.h"
 #include "measure/host_load.h"
 
-/* Open files behind sampled frames the loader keeps (file_registry), at most. */
-#define LOADER_FILES_MAX 4096
+/* Open files behind sampled frames the loader keeps (file_registry), at most:
+ * as many as the unwind-table cache holds, so that every table's file stays open. */
+#define LOADER_FILES_MAX UNWIND_MAPS_MAX_FILES
 
 /* Everything the main loop and the control callbacks share. */
 struct loader {
@@ -33,7 +34,7 @@ struct loader {
 	struct bpf_session sess;
 	struct drain dr;
 	bool draining;                /* dr (and pt) started: loader_stop finishes them */
-	struct proc_tracker pt;       /* DWARF unwind tables (--unwind) */
+	struct file_tables pt;        /* DWARF unwind tables (--unwind), by file */
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */

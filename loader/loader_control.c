@@ -27,7 +27,7 @@ static int loader_apply(void *arg, const struct throttle *t, char *err, size_t e
 	struct audit_actor who;
 	int rc;
 
-	bt.unwind_mode = proc_tracker_unwind_mode(&l->pt, t->unwind_mode);
+	bt.unwind_mode = file_tables_unwind_mode(&l->pt, t->unwind_mode);
 	cfg_before = l->sess.config;
 	thr_before = l->sess.throttle;
 	rc = bpf_session_apply(&l->sess, &bt, err, errlen);

@@ -20,6 +20,7 @@
 #include "loader/audit_log.h"
 #include "loader/bpf_pins.h"
 #include "loader/loader.h"
+#include "loader/file_registry.h"
 #include "loader/loader_audit.h"
 
 /* At a clean stop, the symbol socket is served until it is quiet this long, at most the max. */
@@ -168,8 +169,8 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	set->frequency_hz = healthy.frequency_hz;
 	set->ringbuf_kb = l->opt.ringbuf_kb;
 	set->max_depth = healthy.max_depth;
-	proc_tracker_configure(&l->pt, l->opt.unwind);
-	set->unwind_mode = proc_tracker_unwind_mode(&l->pt, healthy.unwind_mode);
+	file_tables_configure(&l->pt, l->opt.unwind);
+	set->unwind_mode = file_tables_unwind_mode(&l->pt, healthy.unwind_mode);
 	set->unwind_table_mb = l->opt.unwind == LOADER_UNWIND_FP ? 0 : l->opt.unwind_table_mb;
 	set->pids = l->opt.pids;
 	set->npids = l->opt.npids;
@@ -222,7 +223,7 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	if (rc != 0)
 		return rc;
 	l->draining = true;
-	proc_tracker_start(&l->pt, &l->sess);
+	file_tables_start(&l->pt, &l->sess, l->files);
 	loader_control_start(l);
 	loader_symbols_start(l);
 	log_info("sampling %zu CPUs at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
@@ -247,7 +248,7 @@ static void loader_tick(struct loader *l)
 
 	event_timer_ack(l->tfd);
 	loader_drain(l);
-	proc_tracker_tick(&l->pt);
+	file_tables_tick(&l->pt);
 	now = mono_ns();
 	loader_control_tick(l, now);
 	symbol_broker_tick(&l->sb, now);
@@ -285,7 +286,7 @@ int loader_run(struct loader *l)
 	struct pollfd pfd[6] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
 				{.events = POLLIN}, {.events = POLLIN},
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
-				{.fd = proc_tracker_wakeup_fd(&l->pt), .events = POLLIN}};
+				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -328,7 +329,7 @@ void loader_stop(struct loader *l, bool clean)
 		loader_symbols_grace(l);
 	}
 	if (l->draining) {
-		proc_tracker_fini(&l->pt);
+		file_tables_fini(&l->pt);
 		drain_fini(&l->dr);
 		l->draining = false;
 	}

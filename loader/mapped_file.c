@@ -71,8 +71,8 @@ static bool mapped_file_same(int pfd, const struct stat *st, const struct mapped
  * PROC_ROOT/self/fd. Returns the fd, or -errno (-ESTALE: not the file,
  * -ELOOP: a symlink on the way).
  */
-static int mapped_file_open_checked(const char *proc_root, int dirfd, const char *path,
-				    uint64_t resolve, const struct mapped_file *m, struct stat *st)
+int mapped_file_open_checked(const char *proc_root, int dirfd, const char *path, uint64_t resolve,
+			     const struct mapped_file *m, struct stat *st)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = resolve};
 	char self[128];
@@ -97,13 +97,12 @@ static int mapped_file_open_checked(const char *proc_root, int dirfd, const char
 	return fd >= 0 ? fd : err;
 }
 
-/* Does PID still map m's file at m's range? 0, -ESTALE (not any more) or -errno. */
-static int mapped_file_recheck(const char *proc_root, pid_t pid, const struct mapped_file *m)
+int mapped_file_find(const char *proc_root, pid_t pid, uint64_t start, uint64_t end,
+		     struct mapped_file *m)
 {
-	char path[MAPPED_FILE_PATH_MAX + 64], *line = NULL;
-	struct mapped_file now;
+	char path[128], *line = NULL;
 	size_t cap = 0;
-	int rc = -ESTALE;
+	int rc = -ENOENT;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, (int)pid);
@@ -111,14 +110,30 @@ static int mapped_file_recheck(const char *proc_root, pid_t pid, const struct ma
 	if (f == NULL)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		if (mapped_file_parse_line(line, &now) && now.start == m->start && now.end == m->end) {
-			if (now.ino == m->ino && now.major == m->major && now.minor == m->minor)
-				rc = 0;
+		if (mapped_file_parse_line(line, m) && m->start == start && m->end == end) {
+			rc = 0;
 			break;
 		}
 	}
 	free(line);
 	fclose(f);
+	return rc;
+}
+
+/* Does PID still map m's file at m's range? 0, -ESTALE (not any more) or -errno. */
+static int mapped_file_recheck(const char *proc_root, pid_t pid, const struct mapped_file *m)
+{
+	struct mapped_file *now = malloc(sizeof(*now));
+	int rc;
+
+	if (now == NULL)
+		return -ENOMEM;
+	rc = mapped_file_find(proc_root, pid, m->start, m->end, now);
+	if (rc == -ENOENT)
+		rc = -ESTALE;
+	else if (rc == 0 && (now->ino != m->ino || now->major != m->major || now->minor != m->minor))
+		rc = -ESTALE;
+	free(now);
 	return rc;
 }
 

@@ -53,4 +53,17 @@ bool mapped_file_executable(const struct mapped_file *m);
 int mapped_file_open(const char *proc_root, pid_t pid, const struct mapped_file *m, bool recheck,
 		     struct stat *st);
 
+/* The maps line of PID's mapping [start, end) into m: 0, -ENOENT or -errno. */
+int mapped_file_find(const char *proc_root, pid_t pid, uint64_t start, uint64_t end,
+		     struct mapped_file *m);
+
+/*
+ * openat2(dirfd, path, O_PATH, resolve), no side effect whatever it names;
+ * a regular file with m's device and inode (overlayfs before 6.8 aside),
+ * then that inode opened read-only through PROC_ROOT/self/fd. The fd, or
+ * -errno (-ESTALE: not m's file).
+ */
+int mapped_file_open_checked(const char *proc_root, int dirfd, const char *path, uint64_t resolve,
+			     const struct mapped_file *m, struct stat *st);
+
 #endif /* LOWPROF_LOADER_MAPPED_FILE_H */

@@ -1,4 +1,4 @@
-/* unwind_maps: row allocation, the per-file cache and the per-process map entries. */
+/* unwind_maps: row allocation, the per-file cache and its unwind_files entries. */
 #include "loader/unwind_maps.h"
 
 #include <bpf/bpf.h>
@@ -21,8 +21,6 @@ _Static_assert(UNWIND_CFA_END == 5 && UNWIND_CFA_SIGNAL == 4 && UNWIND_CFA_PLT =
 		       UNWIND_RBP_AT_CFA == 1,
 	       "unwind kinds mirrored in bpf/unwind_dwarf.bpf.h");
 _Static_assert((1u << LOWPROF_UNWIND_ROW_STEPS) > UNWIND_TABLE_MAX_ROWS, "row search steps");
-_Static_assert((1u << (LOWPROF_UNWIND_MAPPING_STEPS - 1)) >= LOWPROF_UNWIND_MAX_MAPPINGS,
-	       "mapping search steps");
 
 uint32_t unwind_maps_capacity(unsigned table_mb)
 {
@@ -142,7 +140,7 @@ static int um_common_init(struct unwind_maps *um, uint32_t capacity)
 	uint32_t i;
 
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
 	um->capacity = capacity;
 	um->max_files = UNWIND_MAPS_MAX_FILES;
 	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
@@ -260,7 +258,7 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err
 	if (um_common_init(um, (uint32_t)capacity) != 0)
 		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	um->rows_fd = bpf_map__fd(skel->maps.unwind_rows);
-	um->procs_fd = bpf_map__fd(skel->maps.unwind_procs);
+	um->files_fd = bpf_map__fd(skel->maps.unwind_files);
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
 	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
 	um->ncpus = libbpf_num_possible_cpus();
@@ -283,8 +281,9 @@ void unwind_maps_fini(struct unwind_maps *um)
 		free(um->files[i]);
 	free(um->files);
 	free(um->free);
+	free(um->dropped);
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->procs_fd = um->pending_fd = um->stats_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
 }
 
 int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_segment *seg,
@@ -321,38 +320,100 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 	return 0;
 }
 
-static bool um_key_eq(const struct unwind_file_key *a, const struct unwind_file_key *b)
+static bool um_key_eq(const struct lowprof_file_id *a, const struct lowprof_file_id *b)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->mtime_ns == b->mtime_ns &&
-	       a->size == b->size;
+	return a->ino == b->ino && a->dev == b->dev && a->gen == b->gen;
 }
 
-static void um_file_remove(struct unwind_maps *um, size_t i);
+static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped);
 
-struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct unwind_file_key *key)
+struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowprof_file_id *key)
 {
-	struct unwind_file *f;
 	size_t i;
 
 	for (i = 0; i < um->nfiles; i++) {
-		f = um->files[i];
-		if (!um_key_eq(&f->key, key))
-			continue;
-		/* A refusal is remembered for a while, not for ever: the file is
-		 * asked for again once it expired. */
-		if (f->state == UNWIND_FILE_REFUSED && f->refs == 0 &&
-		    mono_ns() - f->refused_ns >= um->refused_ttl_ns) {
-			um_file_remove(um, i);
-			um->refused_expired++;
-			return NULL;
-		}
-		return f;
+		if (um_key_eq(&um->files[i]->key, key))
+			return um->files[i];
 	}
 	return NULL;
 }
 
-/* The least recently used unreferenced entry (of state only_state, or any
- * when only_state < 0), or SIZE_MAX. */
+void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *e)
+{
+	uint32_t i;
+
+	memset(e, 0, sizeof(*e));
+	e->flags = f->flags;
+	if (f->state != UNWIND_FILE_READY) {
+		e->flags |= LOWPROF_UNWIND_FILE_NO_ROWS;
+		return;
+	}
+	e->first_row = f->first_row;
+	e->nrows = f->nrows;
+	/* More executable segments than the walker translates: no table, frame pointers. */
+	if (f->nsegments > LOWPROF_UNWIND_FILE_SEGS) {
+		e->nrows = 0;
+		e->flags |= LOWPROF_UNWIND_FILE_NO_ROWS;
+		return;
+	}
+	e->nsegs = f->nsegments;
+	for (i = 0; i < f->nsegments; i++) {
+		e->seg[i].off = f->seg[i].offset;
+		e->seg[i].vaddr = f->seg[i].vaddr;
+		e->seg[i].size = f->seg[i].filesz;
+	}
+}
+
+/* Rows with a CFA from RBP, below which a file is taken to keep no frame
+ * pointers: compiled with them, a third or more of the rows are. */
+#define UM_FP_ROWS_PERCENT 5
+
+uint32_t unwind_maps_fp_flags(const struct unwind_table *t)
+{
+	size_t i, rbp = 0, rows = 0;
+
+	for (i = 0; i < t->nrows; i++) {
+		if (t->rows[i].cfa_kind == UNWIND_CFA_NONE)
+			continue;
+		rows++;
+		if (t->rows[i].cfa_kind == UNWIND_CFA_RBP)
+			rbp++;
+	}
+	return rows > 0 && rbp * 100 < rows * UM_FP_ROWS_PERCENT ? LOWPROF_UNWIND_FILE_NO_FP : 0;
+}
+
+/* The walker's entry for f: written after f's rows, so it never sees a range
+ * before its rows are in place. */
+static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
+{
+	struct lowprof_unwind_file e;
+
+	if (um->files_fd < 0)
+		return;
+	unwind_maps_entry(f, &e);
+	if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
+		log_warn_f("unwind_files update: %s", strerror(errno));
+}
+
+/* The walker's last use of each table (its stamp in unwind_files), into last_used. */
+static void um_refresh_last_used(struct unwind_maps *um)
+{
+	struct lowprof_unwind_file e;
+	size_t i;
+
+	if (um->files_fd < 0)
+		return;
+	for (i = 0; i < um->nfiles; i++) {
+		struct unwind_file *f = um->files[i];
+
+		if (f->state == UNWIND_FILE_READY &&
+		    bpf_map_lookup_elem(um->files_fd, &f->key, &e) == 0 && e.last_used > f->last_used)
+			f->last_used = e.last_used;
+	}
+}
+
+/* The least recently used entry (of state only_state, or any when
+ * only_state < 0), or SIZE_MAX. */
 static size_t um_lru_victim(const struct unwind_maps *um, int only_state)
 {
 	size_t i, victim = SIZE_MAX;
@@ -360,7 +421,7 @@ static size_t um_lru_victim(const struct unwind_maps *um, int only_state)
 	for (i = 0; i < um->nfiles; i++) {
 		const struct unwind_file *f = um->files[i];
 
-		if (f->refs != 0 || (only_state >= 0 && (int)f->state != only_state))
+		if (only_state >= 0 && (int)f->state != only_state)
 			continue;
 		if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
 			victim = i;
@@ -368,16 +429,17 @@ static size_t um_lru_victim(const struct unwind_maps *um, int only_state)
 	return victim;
 }
 
-static struct unwind_file *um_file_new(struct unwind_maps *um, const struct unwind_file_key *key)
+static struct unwind_file *um_file_new(struct unwind_maps *um, const struct lowprof_file_id *key)
 {
 	struct unwind_file *f;
 	size_t victim;
 
 	if (um->max_files > 0 && um->nfiles >= um->max_files) {
+		um_refresh_last_used(um);
 		victim = um_lru_victim(um, -1);
 		if (victim == SIZE_MAX)
 			return NULL;
-		um_file_remove(um, victim);
+		um_file_remove(um, victim, true);
 		um->cache_evictions++;
 	}
 	if (um->nfiles == um->files_cap) {
@@ -393,50 +455,77 @@ static struct unwind_file *um_file_new(struct unwind_maps *um, const struct unwi
 	if (f == NULL)
 		return NULL;
 	f->key = *key;
-	f->last_used = um->tick;
+	/* New tables count as just used: the walker's stamps are in the same
+	 * unit (about seconds of the monotonic clock). */
+	f->last_used = mono_ns() >> 30;
 	um->files[um->nfiles++] = f;
 	return f;
 }
 
-static void um_file_remove(struct unwind_maps *um, size_t i)
+/* The walker may be using f's rows right now (it copied the entry): after
+ * the entry is gone, wait longer than any walk before the rows are reused. */
+#define UM_REUSE_DELAY_US 2000
+
+/* dropped: the file goes (its identity is handed to the caller), not only its table. */
+static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
 {
 	struct unwind_file *f = um->files[i];
 
 	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
 		um->nrefused--;
+	if (um->files_fd >= 0)
+		bpf_map_delete_elem(um->files_fd, &f->key);
 	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
+		if (um->files_fd >= 0)
+			usleep(UM_REUSE_DELAY_US);
 		/* On failure the range leaks (counted as used): harmless, only ENOMEM. */
 		if (um_free_insert(um, f->first_row, f->nslots) != 0)
 			log_warn_f("free list: out of memory");
 	}
+	if (dropped && um->ndropped == um->dropped_cap) {
+		size_t ncap = um->dropped_cap ? um->dropped_cap * 2 : 16;
+		struct lowprof_file_id *n = realloc(um->dropped, ncap * sizeof(*n));
+
+		if (n != NULL) {
+			um->dropped = n;
+			um->dropped_cap = ncap;
+		}
+	}
+	if (dropped && um->ndropped < um->dropped_cap)
+		um->dropped[um->ndropped++] = f->key;
 	free(f);
 	um->files[i] = um->files[--um->nfiles];
 }
 
-/* Evict unreferenced files, least recently used first, until len rows fit. */
+/* Evict tables, least recently used first, until len rows fit. */
 static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *start)
 {
 	size_t i, victim;
+	bool refreshed = false;
 
 	while (um_alloc(um, len, start) != 0) {
+		if (!refreshed) {
+			um_refresh_last_used(um);
+			refreshed = true;
+		}
 		victim = SIZE_MAX;
 		for (i = 0; i < um->nfiles; i++) {
 			struct unwind_file *f = um->files[i];
 
-			if (f->refs != 0 || f->state != UNWIND_FILE_READY || f->nslots == 0)
+			if (f->state != UNWIND_FILE_READY || f->nslots == 0)
 				continue;
 			if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
 				victim = i;
 		}
 		if (victim == SIZE_MAX)
 			return -ENOSPC;
-		um_file_remove(um, victim);
+		um_file_remove(um, victim, true);
 		um->evictions++;
 	}
 	return 0;
 }
 
-struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_file_key *key,
+struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg)
 {
@@ -445,125 +534,98 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_
 	size_t nwords = 0, slots, max;
 	uint32_t start;
 
+	size_t i;
+
+	/* A file known without a table (its refusal expired meanwhile, or it
+	 * did not fit before) is replaced. */
+	for (i = 0; i < um->nfiles; i++) {
+		if (um_key_eq(&um->files[i]->key, key)) {
+			um_file_remove(um, i, false);
+			break;
+		}
+	}
 	f = um_file_new(um, key);
 	if (f == NULL)
 		return NULL;
 	f->nsegments = nseg;
 	memcpy(f->seg, seg, nseg * sizeof(*seg));
+	f->flags = unwind_maps_fp_flags(t);
 	f->state = UNWIND_FILE_NO_SPACE;
+	f->refused_ns = mono_ns();
 	if (t->nrows == 0 || t->nrows > um->capacity)
-		return f;
+		goto out;
 	max = t->nrows * UM_INDEX_WORDS_PER_ROW + UM_INDEX_WORDS_MIN;
 	/* Whole row slots of four words, zero-padded. */
 	words = calloc(max + 3, sizeof(*words));
 	if (words == NULL)
-		return f;
+		goto out;
 	nwords = unwind_maps_page_index(t->rows, t->nrows, words, max);
 	slots = t->nrows + (nwords + 3) / 4;
-	if (slots > um->capacity || um_alloc_evicting(um, (uint32_t)slots, &start) != 0) {
-		free(words);
-		return f;
-	}
+	if (slots > um->capacity || um_alloc_evicting(um, (uint32_t)slots, &start) != 0)
+		goto out;
 	if (um_chunks_ensure(um, start, (uint32_t)slots) != 0) {
 		um_free_insert(um, start, (uint32_t)slots);
-		free(words);
-		return f;
+		goto out;
 	}
 	/*
-	 * Rows and index first, then (by the caller) the process entries that
-	 * point at them: the BPF walker never sees a range before its rows are
-	 * in place. The same row layout on both sides (asserted above).
+	 * Rows and index first, then the entry that points at them: the BPF
+	 * walker never sees a range before its rows are in place. The same row
+	 * layout on both sides (asserted above).
 	 */
 	um_write(um, start, t->rows, t->nrows);
 	um_write(um, start + (uint32_t)t->nrows, words, slots - t->nrows);
-	free(words);
 	f->first_row = start;
 	f->nrows = (uint32_t)t->nrows;
 	f->nslots = (uint32_t)slots;
 	f->state = UNWIND_FILE_READY;
+out:
+	free(words);
+	um_publish(um, f);
 	return f;
 }
 
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
-					    const struct unwind_file_key *key)
+					    const struct lowprof_file_id *key, uint64_t ttl_ns)
 {
 	struct unwind_file *f;
 	size_t victim;
 
+	f = unwind_maps_find(um, key);
+	if (f != NULL)
+		return f;
 	if (um->max_refused > 0 && um->nrefused >= um->max_refused) {
 		victim = um_lru_victim(um, UNWIND_FILE_REFUSED);
 		if (victim != SIZE_MAX) {
-			um_file_remove(um, victim);
+			um_file_remove(um, victim, true);
 			um->cache_evictions++;
 		}
 	}
 	f = um_file_new(um, key);
 	if (f != NULL) {
 		f->state = UNWIND_FILE_REFUSED;
-		f->refused_ns = mono_ns();
+		/* Expires at refused_ns + refused_ttl_ns: a shorter ttl starts it earlier. */
+		f->refused_ns = mono_ns() - (ttl_ns < um->refused_ttl_ns ? um->refused_ttl_ns - ttl_ns : 0);
 		um->nrefused++;
+		um_publish(um, f);
 	}
 	return f;
 }
 
-void unwind_maps_ref(struct unwind_maps *um, struct unwind_file *f)
+void unwind_maps_expire(struct unwind_maps *um, uint64_t now_ns)
 {
-	f->refs++;
-	f->last_used = ++um->tick;
-}
+	size_t i = 0;
 
-void unwind_maps_unref(struct unwind_maps *um, struct unwind_file *f)
-{
-	if (f->refs > 0)
-		f->refs--;
-	f->last_used = ++um->tick;
-	/* A file that did not fit is retried on its next use, not kept as a dud. */
-	if (f->refs == 0 && f->state == UNWIND_FILE_NO_SPACE) {
-		size_t i;
+	while (i < um->nfiles) {
+		struct unwind_file *f = um->files[i];
 
-		for (i = 0; i < um->nfiles; i++) {
-			if (um->files[i] == f) {
-				um_file_remove(um, i);
-				break;
-			}
-		}
-	}
-}
-
-int unwind_maps_bias(const struct unwind_file *f, uint64_t start, uint64_t pgoff,
-		     uint64_t *bias)
-{
-	uint32_t i;
-
-	for (i = 0; i < f->nsegments; i++) {
-		const struct unwinder_segment *s = &f->seg[i];
-		uint64_t page_off = s->offset & ~(uint64_t)0xfff;
-
-		/* The kernel maps a segment from its page-aligned offset. */
-		if (pgoff < page_off || pgoff >= s->offset + s->filesz)
+		/* Refused files, and tables over the budget (retried when asked again). */
+		if (f->state != UNWIND_FILE_READY && now_ns - f->refused_ns >= um->refused_ttl_ns) {
+			um_file_remove(um, i, true);
+			um->refused_expired++;
 			continue;
-		/* file offset of start = pgoff; its vaddr = pgoff - p_offset + p_vaddr */
-		*bias = start - (pgoff - s->offset + s->vaddr);
-		return 0;
+		}
+		i++;
 	}
-	return -1;
-}
-
-int unwind_maps_proc_write(struct unwind_maps *um, uint32_t tgid,
-			   const struct lowprof_unwind_proc *p)
-{
-	if (um->procs_fd < 0)
-		return 0;
-	if (bpf_map_update_elem(um->procs_fd, &tgid, p, BPF_ANY) != 0)
-		return -errno;
-	return 0;
-}
-
-/* The BPF exec/exit programs may have deleted the entry already: ENOENT is fine. */
-void unwind_maps_proc_delete(struct unwind_maps *um, uint32_t tgid)
-{
-	if (um->procs_fd >= 0)
-		bpf_map_delete_elem(um->procs_fd, &tgid);
 }
 
 void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u)
@@ -591,8 +653,6 @@ void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u
 			break;
 		}
 	}
-	u->procs = um->procs;
-	u->procs_bytes = um->procs * sizeof(struct lowprof_unwind_proc);
 	u->evictions = um->evictions;
 }
 
@@ -613,16 +673,13 @@ int unwind_maps_read_stats(struct unwind_maps *um, struct lowprof_unwind_stats *
 		goto out;
 	}
 	for (i = 0; i < um->ncpus; i++) {
-		sum->samples += per_cpu[i].samples;
-		sum->frames += per_cpu[i].frames;
-		sum->fp_fallbacks += per_cpu[i].fp_fallbacks;
-		sum->complete += per_cpu[i].complete;
-		sum->truncated += per_cpu[i].truncated;
-		sum->stopped += per_cpu[i].stopped;
-		sum->missing_proc += per_cpu[i].missing_proc;
-		sum->missing_table += per_cpu[i].missing_table;
-		sum->missing_mapping += per_cpu[i].missing_mapping;
-		sum->read_errors += per_cpu[i].read_errors;
+		const __u64 *a = (const __u64 *)&per_cpu[i];
+		__u64 *b = (__u64 *)sum;
+		size_t k;
+
+		/* Every field is a __u64 counter. */
+		for (k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
+			b[k] += a[k];
 	}
 out:
 	free(per_cpu);

@@ -6,12 +6,12 @@
  * free list over the whole array, whose size is the --unwind-table-mb
  * budget. The array is made of 1 MiB chunks (inner maps, mmapped, written
  * with memcpy) created when a range first reaches them, so the kernel holds
- * what the tables use, not the budget. Files
- * are cached by device, inode, mtime and size, shared by every process that
- * maps them, reference counted, and kept after their last user exits until
- * the space is needed (short-lived processes re-exec the same binaries).
- * Per process, unwind_procs holds its executable mappings (sorted) with
- * each file's row range and load bias.
+ * what the tables use, not the budget. Files are keyed by the identity the
+ * kernel gives them in a VMA (struct lowprof_file_id), shared by every
+ * process that maps them, and each has an entry in unwind_files (row range,
+ * executable segments, flags) that the BPF walker finds it by. A table stays
+ * until its space is needed: then the files the walker used least recently
+ * (it stamps each entry's last_used) go first.
  */
 #ifndef LOWPROF_LOADER_UNWIND_MAPS_H
 #define LOWPROF_LOADER_UNWIND_MAPS_H
@@ -27,14 +27,6 @@
 
 struct lowprof_bpf;
 
-/* Identity of a file's content as the cache sees it. */
-struct unwind_file_key {
-	uint64_t dev;
-	uint64_t ino;
-	int64_t mtime_ns;
-	int64_t size;
-};
-
 enum unwind_file_state {
 	UNWIND_FILE_READY = 0,   /* rows in the map */
 	UNWIND_FILE_REFUSED = 1, /* parser refused it, or its table failed our checks */
@@ -42,13 +34,13 @@ enum unwind_file_state {
 };
 
 struct unwind_file {
-	struct unwind_file_key key;
+	struct lowprof_file_id key;
 	enum unwind_file_state state;
 	uint32_t first_row, nrows;
 	uint32_t nslots;      /* rows + page index: the range held */
-	uint32_t refs;        /* processes whose unwind_procs entry points at it */
-	uint64_t last_used;   /* tick of the last reference, for eviction */
-	uint64_t refused_ns;  /* UNWIND_FILE_REFUSED: when (mono), for the expiry */
+	uint32_t flags;       /* enum lowprof_unwind_file_flags */
+	uint64_t last_used;   /* the walker's stamp (or the loader's tick), for eviction */
+	uint64_t refused_ns;  /* not READY: when (mono), for the expiry */
 	uint32_t nsegments;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 };
@@ -64,13 +56,11 @@ struct unwind_maps_usage {
 	uint64_t rows_used;      /* rows of cached files */
 	uint64_t rows_capacity;
 	uint64_t files_ready, files_refused, files_no_space;
-	uint64_t procs;          /* unwind_procs entries */
-	uint64_t procs_bytes;    /* their kernel memory (value size each) */
 	uint64_t evictions;
 };
 
 struct unwind_maps {
-	int rows_fd, procs_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
+	int rows_fd, files_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
 	struct lowprof_unwind_row **chunk; /* max_chunks, mmapped; NULL until created */
 	int *chunk_fd;
 	uint32_t nchunks, max_chunks;      /* created, most */
@@ -80,19 +70,22 @@ struct unwind_maps {
 	struct unwind_file **files;
 	size_t nfiles, files_cap;
 	uint64_t tick;
-	uint64_t procs;   /* unwind_procs entries: kept by proc_tracker */
 	uint64_t evictions;
 	int ncpus;
 	/* The cache's own bounds (its entries; the rows are bounded by capacity):
-	 * past max_files an unreferenced entry goes, least recently used first;
-	 * refused files are remembered up to max_refused, for refused_ttl_ns. */
+	 * past max_files an entry goes, least recently used first; refused
+	 * files are remembered up to max_refused, for refused_ttl_ns. */
 	size_t max_files, max_refused, nrefused;
 	uint64_t refused_ttl_ns;
 	uint64_t cache_evictions;  /* entries dropped by max_files or max_refused */
 	uint64_t refused_expired;  /* refused entries forgotten after refused_ttl_ns */
+	/* Identities of files dropped since the caller last took them (their
+	 * tables evicted): the caller audits them and forgets the files. */
+	struct lowprof_file_id *dropped;
+	size_t ndropped, dropped_cap;
 };
 
-#define UNWIND_MAPS_MAX_FILES 4096
+#define UNWIND_MAPS_MAX_FILES LOWPROF_UNWIND_MAX_FILES
 #define UNWIND_MAPS_MAX_REFUSED 256
 #define UNWIND_MAPS_REFUSED_TTL_NS (600ULL * 1000000000ULL)
 
@@ -125,29 +118,24 @@ size_t unwind_maps_page_index(const struct unwind_row *rows, size_t n, uint32_t 
 int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_segment *seg,
 			    uint32_t nseg, char *err, size_t errlen);
 
-struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct unwind_file_key *key);
-/* Cache a checked table: rows copied into the map (evicting unused files if
- * needed). Returns the file (state READY or NO_SPACE), or NULL on ENOMEM. */
-struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct unwind_file_key *key,
+struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowprof_file_id *key);
+/* Cache a checked table: rows copied into the map (evicting the least
+ * recently used files if needed), then its unwind_files entry. Returns the
+ * file (state READY or NO_SPACE), or NULL on ENOMEM. */
+struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg);
-/* Remember a refused file so that it is not parsed again. */
+/* Remember a file without a table (refused, unreachable) so that it is not
+ * asked for again for ttl_ns: an unwind_files entry without rows. */
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
-					    const struct unwind_file_key *key);
-void unwind_maps_ref(struct unwind_maps *um, struct unwind_file *f);
-void unwind_maps_unref(struct unwind_maps *um, struct unwind_file *f);
+					    const struct lowprof_file_id *key, uint64_t ttl_ns);
+/* Forget entries whose refusal expired (the walker asks for them again). */
+void unwind_maps_expire(struct unwind_maps *um, uint64_t now_ns);
 
-/*
- * The load bias of a mapping of f at [start, end) from file offset pgoff:
- * runtime address - ELF virtual address, through the executable segment
- * that holds pgoff. -1 if no segment does.
- */
-int unwind_maps_bias(const struct unwind_file *f, uint64_t start, uint64_t pgoff,
-		     uint64_t *bias);
-
-int unwind_maps_proc_write(struct unwind_maps *um, uint32_t tgid,
-			   const struct lowprof_unwind_proc *p);
-void unwind_maps_proc_delete(struct unwind_maps *um, uint32_t tgid);
+/* The unwind_files value of f (what the walker reads). */
+void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *e);
+/* LOWPROF_UNWIND_FILE_NO_FP when almost no row computes the CFA from RBP. */
+uint32_t unwind_maps_fp_flags(const struct unwind_table *t);
 
 void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u);
 /* Sum the BPF walker's per-CPU counters. 0 or -errno. */

@@ -1,14 +1,13 @@
 /*
  * lowprof-loader: libbpf (bpf, perf_event_open, the BTF file, the ring
- * buffer's epoll and mmap), perf ioctls, /proc scans for the process tracker,
+ * buffer's epoll and mmap), perf ioctls (and FS_IOC_GETVERSION on mapped
+ * files), the start-up /proc scan and the opening of mapped files,
  * the unwinder's fd passing, and pins in bpffs.
  */
 #include "seccomp/seccomp_policy.h"
 
 static const char *const loader_allow[] = {
 	"bpf", "perf_event_open", "ioctl", "uname",
-	/* kill(pid, 0) only (SECCOMP_POLICY_KILL_PROBE_ONLY): is a tracked process gone? */
-	"kill",
 	/* /proc/PID/maps, /proc/PID/root/..., BTF, bpffs; the process scan */
 	"openat", "open", "getdents64", "readlink", "readlinkat", "access", "faccessat", "faccessat2",
 	"statfs", "fstatfs",
@@ -40,6 +39,4 @@ const struct seccomp_policy seccomp_policy_loader = {
 	.allow = loader_allow,
 	.eacces = loader_eacces,
 	.eperm = loader_eperm,
-	/* kill(pid, 0): is a tracked process still there? */
-	.flags = SECCOMP_POLICY_KILL_PROBE_ONLY,
 };

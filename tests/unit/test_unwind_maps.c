@@ -1,8 +1,11 @@
 /*
  * The loader-side checks and bookkeeping of unwind tables, without BPF:
  * unwind_maps_check_table (validation + rows inside the executable
- * segments), row allocation with eviction of unused files, reference
- * counts, the file cache key, and load-bias computation.
+ * segments), row allocation with least-recently-used eviction, the file
+ * identity as the cache key (device, inode, generation), the walker's entry
+ * (file offset -> ELF address through the executable segments, the
+ * frame-pointer flag), and the opening of a mapped file checked against
+ * the identity the kernel reports.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +17,19 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/mono_clock.h"
+#include "loader/file_registry.h"
+#include "loader/file_tables.h"
+#include "loader/mapped_file.h"
 #include "loader/unwind_maps.h"
 
 static struct unwind_row *rows_for(size_t n, uint64_t base)
@@ -86,22 +102,23 @@ static void test_check_table(void **state)
 	free(t.rows);
 }
 
-static struct unwind_file_key key_of(uint64_t ino)
+static struct lowprof_file_id key_of(uint64_t ino)
 {
-	struct unwind_file_key k = {.dev = 8, .ino = ino, .mtime_ns = 1, .size = 4096};
+	struct lowprof_file_id k = {.ino = ino, .dev = 8 << 20 | 1, .gen = 7};
 
 	return k;
 }
 
 /* The cache's own bounds: entries past max_files go least recently used
- * first (only unreferenced ones), refusals are bounded and expire. */
+ * first (by the walker's stamps), refusals are bounded and expire; every
+ * file dropped is handed to the caller (audit, file registry). */
 static void test_cache_bounds(void **state)
 {
 	struct lowprof_unwind_row backing[100];
 	struct unwind_maps um;
 	struct unwind_table t = {0};
 	struct unwinder_segment s = seg_at(0x1000, 0x10000);
-	struct unwind_file_key k[8];
+	struct lowprof_file_id k[8];
 	struct unwind_file *f[8];
 	int i;
 
@@ -116,37 +133,38 @@ static void test_cache_bounds(void **state)
 	for (i = 0; i < 4; i++) {
 		f[i] = unwind_maps_add(&um, &k[i], &t, &s, 1);
 		assert_non_null(f[i]);
-		unwind_maps_ref(&um, f[i]);
-		unwind_maps_unref(&um, f[i]);
+		f[i]->last_used = 100 + (uint64_t)i;
 	}
 	/* Used again: file 0 is now more recent than 1. */
-	unwind_maps_ref(&um, f[0]);
-	unwind_maps_unref(&um, f[0]);
+	f[0]->last_used = 200;
 	f[4] = unwind_maps_add(&um, &k[4], &t, &s, 1);
 	assert_non_null(f[4]);
 	assert_int_equal(um.nfiles, 4);
 	assert_int_equal(um.cache_evictions, 1);
 	assert_null(unwind_maps_find(&um, &k[1]));
 	assert_non_null(unwind_maps_find(&um, &k[0]));
-	/* A referenced entry is never the one evicted. */
-	unwind_maps_ref(&um, f[2]);
-	unwind_maps_add(&um, &k[5], &t, &s, 1);
-	assert_non_null(unwind_maps_find(&um, &k[2]));
-	assert_int_equal(um.nfiles, 4);
-	assert_int_equal(um.cache_evictions, 2);
+	assert_int_equal(um.ndropped, 1);
+	assert_memory_equal(&um.dropped[0], &k[1], sizeof(k[1]));
+	um.ndropped = 0;
 
 	/* Refusals: two remembered at most, the oldest forgotten first. */
-	unwind_maps_add_refused(&um, &k[6]);
-	unwind_maps_add_refused(&um, &k[7]);
-	unwind_maps_add_refused(&um, &k[1]);
+	unwind_maps_add_refused(&um, &k[6], um.refused_ttl_ns);
+	unwind_maps_find(&um, &k[6])->last_used = 1;
+	unwind_maps_add_refused(&um, &k[7], um.refused_ttl_ns);
+	unwind_maps_add_refused(&um, &k[1], um.refused_ttl_ns);
 	assert_int_equal(um.nrefused, 2);
 	assert_null(unwind_maps_find(&um, &k[6]));
 	assert_non_null(unwind_maps_find(&um, &k[7]));
-	/* ... and only for a while. */
+	/* ... and only for a while: a short ttl expires first. */
+	um.max_refused = 3;
+	unwind_maps_add_refused(&um, &k[5], 0);
+	unwind_maps_expire(&um, mono_ns());
+	assert_null(unwind_maps_find(&um, &k[5]));
+	assert_non_null(unwind_maps_find(&um, &k[7]));
 	um.refused_ttl_ns = 0;
+	unwind_maps_expire(&um, mono_ns());
 	assert_null(unwind_maps_find(&um, &k[7]));
-	assert_int_equal(um.refused_expired, 1);
-	assert_int_equal(um.nrefused, 1);
+	assert_int_equal(um.nrefused, 0);
 	free(t.rows);
 	unwind_maps_fini(&um);
 }
@@ -157,7 +175,7 @@ static void test_cache_and_eviction(void **state)
 	struct unwind_maps um;
 	struct unwind_table t = {0};
 	struct unwinder_segment s = seg_at(0x1000, 0x10000);
-	struct unwind_file_key k1 = key_of(1), k2 = key_of(2), k3 = key_of(3), k1b = key_of(1);
+	struct lowprof_file_id k1 = key_of(1), k2 = key_of(2), k3 = key_of(3), k1b = key_of(1);
 	struct unwind_file *f1, *f2, *f3;
 	struct unwind_maps_usage u;
 
@@ -172,44 +190,37 @@ static void test_cache_and_eviction(void **state)
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	assert_int_equal(f1->first_row, 0);
 	assert_memory_equal(&backing[0], &t.rows[0], 40 * sizeof(backing[0]));
-	unwind_maps_ref(&um, f1);
+	f1->last_used = 10;
 	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
 	assert_int_equal(f2->state, UNWIND_FILE_READY);
 	assert_int_equal(f2->first_row, 42);
-	unwind_maps_ref(&um, f2);
+	f2->last_used = 20;
 
-	/* Same inode, new mtime: another file. Same key: a hit. */
-	k1b.mtime_ns = 2;
+	/* Same device and inode, another generation (the inode number reused): another file. */
+	k1b.gen = 8;
 	assert_null(unwind_maps_find(&um, &k1b));
 	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
+	k1b = key_of(1);
+	k1b.dev = 8 << 20 | 2;
+	assert_null(unwind_maps_find(&um, &k1b));
 
-	/* No room while both are in use: over budget, mappings go to frame pointers. */
-	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
-	assert_int_equal(f3->state, UNWIND_FILE_NO_SPACE);
-	unwind_maps_usage(&um, &u);
-	assert_int_equal(u.rows_used, 84);
-	assert_int_equal(u.files_no_space, 1);
-	unwind_maps_ref(&um, f3);
-	unwind_maps_unref(&um, f3); /* forgotten at its last unref: retried next time */
-	assert_null(unwind_maps_find(&um, &k3));
-
-	/* f1 unused: kept cached until the space is needed, then evicted. */
-	unwind_maps_unref(&um, f1);
-	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
+	/* No room: the least recently used table (f1) goes, its rows are reused. */
 	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
 	assert_int_equal(f3->state, UNWIND_FILE_READY);
 	assert_int_equal(f3->first_row, 0);
 	assert_null(unwind_maps_find(&um, &k1));
+	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
 	unwind_maps_usage(&um, &u);
 	assert_int_equal(u.evictions, 1);
+	assert_int_equal(um.ndropped, 1);
+	assert_memory_equal(&um.dropped[0], &k1, sizeof(k1));
+	f3->last_used = 30;
 
 	/* Freed ranges coalesce: evicting f2 (least recently used) joins its rows
 	 * with the free tail, and 60 rows (62 slots) fit in one piece; f3 stays. */
-	unwind_maps_unref(&um, f2);
 	free(t.rows);
 	t.rows = rows_for(60, 0x1000);
 	t.nrows = 60;
-	unwind_maps_unref(&um, f3); /* refs already 0: stays 0 */
 	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	unwind_maps_usage(&um, &u);
@@ -218,8 +229,15 @@ static void test_cache_and_eviction(void **state)
 	assert_int_equal(u.evictions, 2);
 	assert_ptr_equal(unwind_maps_find(&um, &k3), f3);
 
+	/* A table larger than the whole budget: known, without rows. */
+	free(t.rows);
+	t.rows = rows_for(200, 0x1000);
+	t.nrows = 200;
+	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
+	assert_int_equal(f2->state, UNWIND_FILE_NO_SPACE);
 	/* A refused file is remembered, with no rows. */
-	f2 = unwind_maps_add_refused(&um, &k2);
+	k2 = key_of(9);
+	f2 = unwind_maps_add_refused(&um, &k2, um.refused_ttl_ns);
 	assert_int_equal(f2->state, UNWIND_FILE_REFUSED);
 	assert_int_equal(f2->nrows, 0);
 	free(t.rows);
@@ -263,29 +281,137 @@ static void test_page_index(void **state)
 	assert_int_equal(words[0], 0);
 }
 
-static void test_bias(void **state)
+/* The walker's file offset -> ELF address (bpf/unwind_vma.bpf.h's walk_vaddr). */
+static int entry_vaddr(const struct lowprof_unwind_file *e, uint64_t off, uint64_t *vaddr)
 {
+	uint32_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		if (off >= e->seg[i].off && off - e->seg[i].off < e->seg[i].size) {
+			*vaddr = off - e->seg[i].off + e->seg[i].vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The entry the walker reads: PIE, non-PIE, an unaligned segment, no rows. */
+static void test_entry_offsets(void **state)
+{
+	struct lowprof_unwind_file e;
 	struct unwind_file f;
-	uint64_t bias = 0;
+	uint64_t vaddr = 0;
 
 	(void)state;
 	memset(&f, 0, sizeof(f));
-	/* A PIE: text at vaddr 0x1000 from offset 0x1000, mapped at 0x555555555000. */
+	f.state = UNWIND_FILE_READY;
+	f.first_row = 5;
+	f.nrows = 9;
+	/* A PIE: text at vaddr 0x1000 from offset 0x1000. */
 	f.nsegments = 1;
 	f.seg[0] = seg_at(0x1000, 0x5000);
-	assert_int_equal(unwind_maps_bias(&f, 0x555555555000ULL, 0x1000, &bias), 0);
-	assert_int_equal(bias, 0x555555554000ULL);
-	/* Non-PIE: vaddr 0x401000 from offset 0x1000, mapped where it says. */
+	unwind_maps_entry(&f, &e);
+	assert_int_equal(e.first_row, 5);
+	assert_int_equal(e.nrows, 9);
+	assert_int_equal(e.flags, 0);
+	assert_int_equal(entry_vaddr(&e, 0x1234, &vaddr), 0);
+	assert_int_equal(vaddr, 0x1234);
+	/* Non-PIE: vaddr 0x401000 from offset 0x1000. */
 	f.seg[0].vaddr = 0x401000;
-	assert_int_equal(unwind_maps_bias(&f, 0x401000, 0x1000, &bias), 0);
-	assert_int_equal(bias, 0);
-	/* A segment whose offset is not page aligned: mapped from the page below. */
+	unwind_maps_entry(&f, &e);
+	assert_int_equal(entry_vaddr(&e, 0x1234, &vaddr), 0);
+	assert_int_equal(vaddr, 0x401234);
+	/* A segment whose offset is not page aligned. */
 	f.seg[0].vaddr = 0x2a10;
 	f.seg[0].offset = 0x1a10;
-	assert_int_equal(unwind_maps_bias(&f, 0x7f0000001000ULL, 0x1000, &bias), 0);
-	assert_int_equal(bias + 0x2a10, 0x7f0000001000ULL + 0xa10);
+	unwind_maps_entry(&f, &e);
+	assert_int_equal(entry_vaddr(&e, 0x1a20, &vaddr), 0);
+	assert_int_equal(vaddr, 0x2a20);
 	/* An offset no executable segment holds. */
-	assert_int_equal(unwind_maps_bias(&f, 0x7f0000001000ULL, 0x90000, &bias), -1);
+	assert_int_equal(entry_vaddr(&e, 0x90000, &vaddr), -1);
+	/* Too many segments for the walker, or no table: no rows, frame pointers. */
+	f.nsegments = LOWPROF_UNWIND_FILE_SEGS + 1;
+	unwind_maps_entry(&f, &e);
+	assert_int_equal(e.nrows, 0);
+	assert_true(e.flags & LOWPROF_UNWIND_FILE_NO_ROWS);
+	f.nsegments = 1;
+	f.state = UNWIND_FILE_REFUSED;
+	unwind_maps_entry(&f, &e);
+	assert_int_equal(e.nrows, 0);
+	assert_true(e.flags & LOWPROF_UNWIND_FILE_NO_ROWS);
+}
+
+/* Frame pointers: a file with RBP-based rows keeps them, one without does not. */
+static void test_fp_flags(void **state)
+{
+	struct unwind_table t = {0};
+	size_t i;
+
+	(void)state;
+	t.rows = rows_for(30, 0x1000);
+	t.nrows = 30;
+	assert_int_equal(unwind_maps_fp_flags(&t), LOWPROF_UNWIND_FILE_NO_FP);
+	for (i = 0; i < 30; i += 3)
+		t.rows[i].cfa_kind = UNWIND_CFA_RBP;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	free(t.rows);
+}
+
+/* This process's own executable, opened as the loader opens a pending file:
+ * exactly the reported identity, anything else refused. */
+static void test_open_identity(void **state)
+{
+	char line[4200], path[4096];
+	struct lowprof_file_id id, bad;
+	struct mapped_file m;
+	struct stat st;
+	long gen = 0;
+	bool found = false;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_int_equal(stat("/proc/self/exe", &st), 0);
+	f = fopen("/proc/self/maps", "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (mapped_file_parse_line(line, &m) && m.ino == st.st_ino && m.perms[2] == 'x') {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	assert_true(found);
+	id.ino = st.st_ino;
+	id.dev = file_registry_kdev(st.st_dev);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	id.gen = ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 ? (uint32_t)gen : 0;
+	close(fd);
+	/* The kernel's device encoding: major << 20 | minor. */
+	assert_int_equal(id.dev >> 20, major(st.st_dev));
+	assert_int_equal(file_registry_udev(id.dev), st.st_dev);
+
+	fd = file_tables_open("/proc", getpid(), &id, m.start, m.end, path, sizeof(path));
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_ino, id.ino);
+	assert_true(path[0] == '/');
+	close(fd);
+	/* Another inode, another device, another generation: refused. */
+	bad = id;
+	bad.ino++;
+	assert_true(file_tables_open("/proc", getpid(), &bad, m.start, m.end, path, sizeof(path)) < 0);
+	bad = id;
+	bad.dev ^= 1;
+	assert_true(file_tables_open("/proc", getpid(), &bad, m.start, m.end, path, sizeof(path)) < 0);
+	if (gen != 0 || id.gen != 0) {
+		bad = id;
+		bad.gen++;
+		assert_int_equal(file_tables_open("/proc", getpid(), &bad, m.start, m.end, path,
+						  sizeof(path)),
+				 -ESTALE);
+	}
 }
 
 int main(void)
@@ -295,7 +421,9 @@ int main(void)
 		cmocka_unit_test(test_cache_and_eviction),
 		cmocka_unit_test(test_cache_bounds),
 		cmocka_unit_test(test_page_index),
-		cmocka_unit_test(test_bias),
+		cmocka_unit_test(test_entry_offsets),
+		cmocka_unit_test(test_fp_flags),
+		cmocka_unit_test(test_open_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

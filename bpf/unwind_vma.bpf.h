@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Which file a user pc lies in, from the kernel's own VMAs, and the sample's
+ * file list: included by unwind_dwarf.bpf.h, shared by the DWARF walk and
+ * the frame-pointer tiers (docs/UNWINDING.md).
+ *
+ * bpf_find_vma in a perf event handler (interrupts off) only trylocks the
+ * mmap lock and defers its release to a per-CPU irq_work: a second lookup in
+ * the same handler finds that irq_work busy and fails with -EBUSY, and so
+ * does a contended lock. So a sample looks up at most one VMA, and never
+ * waits. Everything else comes without a lookup: the executable's text from
+ * mm->start_code/end_code and mm->exe_file (once its table says where that
+ * text lies in the file), the vDSO from mm->context.vdso, the previous
+ * frame's VMA, and the VMAs earlier samples of the process looked up
+ * (unwind_vma_cache). A frame whose VMA none of them gives ends the walk.
+ */
+#ifndef LOWPROF_UNWIND_VMA_BPF_H
+#define LOWPROF_UNWIND_VMA_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+#define UW_VM_EXEC 0x4ULL /* VM_EXEC */
+#define UW_PAGE_SHIFT 12
+
+/* Tables by file identity: row range, executable segments, flags. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LOWPROF_UNWIND_MAX_FILES);
+	__type(key, struct lowprof_file_id);
+	__type(value, struct lowprof_unwind_file);
+} unwind_files SEC(".maps");
+
+/* Files the loader should build a table for (and open for the exporter);
+ * it deletes what it has handled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct lowprof_file_id);
+	__type(value, struct lowprof_unwind_pending);
+} unwind_pending SEC(".maps");
+
+/* tgid -> the VMAs its samples looked up. At most one insertion per sample:
+ * the map's churn follows the sample rate, not the rate of forks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LOWPROF_VMA_CACHE_PROCS);
+	__type(key, __u32);
+	__type(value, struct lowprof_vma_cache);
+} unwind_vma_cache SEC(".maps");
+
+/* Wakes the loader for a new pending file (it drains on its timer otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} unwind_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_unwind_stats);
+} unwind_stats SEC(".maps");
+
+/* Where a new cache entry is built (a map value cannot be created in place). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lowprof_vma_cache);
+} vma_cache_scratch SEC(".maps");
+
+/*
+ * The VMA frames are currently resolved in, and a copy of its file's table
+ * entry. Copies, not map pointers: a pointer that may be NULL, kept across
+ * bpf_loop iterations, becomes an unknown number to the verifier (it widens
+ * imprecise scalars between iterations) and can no longer be dereferenced.
+ */
+struct walk_vma {
+	__u64 start, end, off;
+	struct lowprof_unwind_file tab;
+	__u32 kind;   /* LOWPROF_FRAME_* kind of its frames */
+	__u32 flags;  /* enum lowprof_vma_flags; 0: none yet */
+	bool vdso;
+	bool has_tab; /* tab holds its file's entry */
+};
+
+/*
+ * The state every walk shares (the DWARF walk adds its registers): scalars
+ * only, so that the global functions below take it by pointer. They are
+ * verified once each, on their own, instead of inside every path of the
+ * walk's loop (which exceeds the verifier's budget); after a call every
+ * field is an unknown number to the caller, which keeps its states few.
+ */
+struct walk_files {
+	struct walk_vma v;
+	__u32 tgid;
+	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
+	__u8 have_mm, lookup_used;
+	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
+	__u8 pad;
+};
+
+#define WALK_SAMPLER 0
+#define WALK_OFFCPU 1
+
+/* The switch-out's stack is built here (a map value cannot be created in
+ * place); not the sampler's scratch: the two programs never share a buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch_sample);
+} offcpu_scratch SEC(".maps");
+
+static __always_inline struct scratch_sample *walk_scratch(__u32 which)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(which == WALK_OFFCPU ? (void *)&offcpu_scratch : (void *)&scratch,
+				   &zero);
+}
+
+static __always_inline struct lowprof_unwind_stats *walk_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_stats, &zero);
+}
+
+static __always_inline void walk_id_of_inode(struct lowprof_file_id *id, struct inode *inode)
+{
+	id->ino = BPF_CORE_READ(inode, i_ino);
+	id->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	id->gen = BPF_CORE_READ(inode, i_generation);
+}
+
+/* Cheap mix of an entry's fields: a slot torn by two CPUs writing it fails it. */
+static __always_inline __u32 walk_vma_tag(const struct lowprof_vma *v)
+{
+	__u64 h = v->start * 0x9e3779b97f4a7c15ULL ^ v->end ^ (v->off << 7) ^ v->id.ino * 31 ^
+		  ((__u64)v->id.dev << 32 | v->id.gen) ^ v->flags;
+
+	return (__u32)(h ^ (h >> 32)) | 1;
+}
+
+/* Read the task's mm once: text, vDSO, executable, the cache's validity. */
+static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sample *s,
+					struct task_struct *task)
+{
+	struct walk_mm *m = &s->mm;
+	struct mm_struct *mm = task->mm;
+	const struct vdso_image *img;
+	struct file *exe;
+
+	if (!mm)
+		return -1;
+	m->mm = (__u64)mm;
+	m->text_start = BPF_CORE_READ(mm, start_code);
+	m->start_stack = BPF_CORE_READ(mm, start_stack);
+	m->text_end = BPF_CORE_READ(mm, end_code);
+	m->vdso_start = (__u64)BPF_CORE_READ(mm, context.vdso);
+	img = BPF_CORE_READ(mm, context.vdso_image);
+	m->vdso_end = img ? m->vdso_start + BPF_CORE_READ(img, size) : 0;
+	m->seq = 0;
+	if (bpf_core_field_exists(mm->mm_lock_seq))
+		m->seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	m->start_time = BPF_CORE_READ(task, group_leader, start_time);
+	exe = BPF_CORE_READ(mm, exe_file);
+	m->exe.ino = 0;
+	m->exe.dev = 0;
+	m->exe.gen = 0;
+	m->exe_state = 0;
+	if (exe)
+		walk_id_of_inode(&m->exe, BPF_CORE_READ(exe, f_inode));
+	f->have_mm = 1;
+	return 0;
+}
+
+struct walk_slot_search {
+	struct scratch_sample *s;
+	const struct lowprof_file_id *id;
+	__u32 n, found;
+};
+
+static long walk_slot_cb(__u64 i, void *ctx)
+{
+	struct walk_slot_search *q = ctx;
+	struct lowprof_file_id *e;
+
+	if (i >= q->n || i >= LOWPROF_SAMPLE_MAX_FILES)
+		return 1;
+	e = &q->s->files[i];
+	if (e->ino == q->id->ino && e->dev == q->id->dev && e->gen == q->id->gen) {
+		q->found = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The slot (1..15) of a file in the sample's list, added if new;
+ * LOWPROF_FRAME_RAW when the list is full. A bpf_loop: the verifier checks
+ * one comparison, not fifteen inside every path of the walk. */
+static __always_inline __u32 walk_file_slot(struct scratch_sample *s,
+					    const struct lowprof_file_id *id)
+{
+	struct walk_slot_search q = {.s = s, .id = id, .n = s->hdr.nfiles};
+	__u32 n = q.n;
+
+	if (n > 0)
+		bpf_loop(LOWPROF_SAMPLE_MAX_FILES, walk_slot_cb, &q, 0);
+	if (q.found)
+		return q.found;
+	if (n >= LOWPROF_SAMPLE_MAX_FILES)
+		return LOWPROF_FRAME_RAW;
+	s->files[n] = *id;
+	s->hdr.nfiles = n + 1;
+	return n + 1;
+}
+
+/*
+ * Ask the loader for a file's table: once (BPF_NOEXIST keeps the first
+ * request until the loader has handled it, and only that one wakes it).
+ */
+static __always_inline void walk_request_table(struct walk_files *f,
+					       struct lowprof_unwind_stats *st,
+					       const struct lowprof_file_id *id, __u64 start,
+					       __u64 end, __u64 off)
+{
+	struct lowprof_unwind_pending p = {};
+	struct lowprof_proc_event ev;
+
+	if (start == 0)
+		return; /* no VMA to reach it by (the text path): the lookup sends it */
+	p.pid = f->tgid;
+	p.start = start;
+	p.end = end;
+	p.off = off;
+	if (bpf_map_update_elem(&unwind_pending, id, &p, BPF_NOEXIST) != 0)
+		return;
+	st->pending++;
+	ev.type = LOWPROF_PROC_PENDING;
+	ev.pid = f->tgid;
+	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP);
+}
+
+/* The current VMA's table from its entry, whose use is stamped for the
+ * loader's eviction (a write only when the second changed). */
+static __always_inline void walk_take_table(struct walk_files *f, struct lowprof_unwind_file *t)
+{
+	__u64 now = bpf_ktime_get_ns() >> 30;
+
+	f->v.tab = *t;
+	f->v.has_tab = true;
+	if (t->last_used != now)
+		t->last_used = now;
+}
+
+/* Make a file VMA the current one: its slot, its table (or a request for one). */
+static __always_inline void walk_set_file(struct walk_files *f, struct scratch_sample *s,
+					  struct lowprof_unwind_stats *st, const struct lowprof_vma *v)
+{
+	struct lowprof_unwind_file *t;
+
+	f->v.start = v->start;
+	f->v.end = v->end;
+	f->v.off = v->off;
+	f->v.vdso = false;
+	f->v.flags = v->flags;
+	f->v.has_tab = false;
+	if (v->flags & LOWPROF_VMA_ANON) {
+		f->v.kind = LOWPROF_FRAME_RAW;
+		return;
+	}
+	f->v.kind = walk_file_slot(s, &v->id);
+	t = bpf_map_lookup_elem(&unwind_files, &v->id);
+	if (!t) {
+		walk_request_table(f, st, &v->id, v->start, v->end, v->off);
+		return;
+	}
+	walk_take_table(f, t);
+}
+
+struct walk_found {
+	struct lowprof_vma v;
+	bool exec;
+};
+
+static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct walk_found *w = ctx;
+	struct file *file = vma->vm_file;
+
+	w->v.start = vma->vm_start;
+	w->v.end = vma->vm_end;
+	w->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
+	w->exec = (vma->vm_flags & UW_VM_EXEC) != 0;
+	if (!file) {
+		w->v.flags = LOWPROF_VMA_ANON;
+		return 0;
+	}
+	walk_id_of_inode(&w->v.id, file->f_inode);
+	w->v.flags = LOWPROF_VMA_FILE;
+	return 0;
+}
+
+/*
+ * The process's cache entry if it describes this address space (reset in
+ * place when it does not: exec, a reused pid, a changed address space), or
+ * NULL. Looked up again at each VMA change rather than kept: see walk_vma.
+ */
+static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_files *f,
+								 struct scratch_sample *s)
+{
+	struct lowprof_vma_cache *c = bpf_map_lookup_elem(&unwind_vma_cache, &f->tgid);
+	struct walk_mm *m = &s->mm;
+
+	if (!c)
+		return NULL;
+	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
+		c->mm = m->mm;
+		c->seq = m->seq;
+		c->start_time = m->start_time;
+		c->n = 0;
+		c->next = 0;
+	}
+	return c;
+}
+
+/* Remember a looked-up VMA in the process's cache (one insertion at most). */
+static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_sample *s,
+					   struct lowprof_unwind_stats *st, struct lowprof_vma *v)
+{
+	struct lowprof_vma_cache *c = walk_cache_get(f, s);
+	struct walk_mm *m = &s->mm;
+	__u32 zero = 0, slot;
+
+	v->tag = walk_vma_tag(v);
+	if (c) {
+		slot = c->next & (LOWPROF_VMA_CACHE_SLOTS - 1);
+		c->v[slot] = *v;
+		c->next = slot + 1;
+		if (c->n < LOWPROF_VMA_CACHE_SLOTS)
+			c->n++;
+		return;
+	}
+	c = bpf_map_lookup_elem(&vma_cache_scratch, &zero);
+	if (!c)
+		return;
+	__builtin_memset(c, 0, sizeof(*c));
+	c->mm = m->mm;
+	c->seq = m->seq;
+	c->start_time = m->start_time;
+	c->n = 1;
+	c->next = 1;
+	c->v[0] = *v;
+	if (bpf_map_update_elem(&unwind_vma_cache, &f->tgid, c, BPF_ANY) == 0) {
+		st->cache_inserts++;
+		f->no_cache = 0;
+	}
+}
+
+struct walk_cache_search {
+	struct lowprof_vma_cache *c;
+	__u64 addr;
+	__u32 n, found; /* found: slot + 1 */
+};
+
+static long walk_cache_cb(__u64 i, void *ctx)
+{
+	struct walk_cache_search *q = ctx;
+	struct lowprof_vma *v;
+
+	if (i >= q->n || i >= LOWPROF_VMA_CACHE_SLOTS)
+		return 1;
+	v = &q->c->v[i];
+	if (q->addr >= v->start && q->addr < v->end && v->tag == walk_vma_tag(v)) {
+		q->found = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch_sample *s,
+					   struct lowprof_unwind_stats *st, __u64 addr)
+{
+	struct walk_cache_search q = {};
+	struct lowprof_vma *v;
+
+	if (f->no_cache)
+		return false;
+	q.c = walk_cache_get(f, s);
+	if (!q.c) {
+		f->no_cache = 1;
+		return false;
+	}
+	q.addr = addr;
+	q.n = q.c->n;
+	bpf_loop(LOWPROF_VMA_CACHE_SLOTS, walk_cache_cb, &q, 0);
+	if (q.found == 0 || q.found > LOWPROF_VMA_CACHE_SLOTS)
+		return false;
+	v = &q.c->v[q.found - 1];
+	walk_set_file(f, s, st, v);
+	st->vma_cached++;
+	return true;
+}
+
+/*
+ * The executable's text without a lookup: [start_code, end_code) is its
+ * lowest executable segment's p_vaddr up to the end of its last one, plus
+ * the load bias. Only for a file whose table has one executable segment:
+ * then start_code is that segment's first byte, at file offset seg.off.
+ */
+static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_sample *s,
+					  struct lowprof_unwind_stats *st, __u64 addr)
+{
+	struct walk_mm *m = &s->mm;
+	struct lowprof_unwind_file *t;
+
+	if (addr < m->text_start || addr >= m->text_end || m->exe.ino == 0 || m->exe_state == 2)
+		return false;
+	if (m->exe_state == 0) {
+		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
+		if (!t || t->nsegs != 1) {
+			m->exe_state = 2;
+			return false;
+		}
+		walk_take_table(f, t);
+		m->exe_tab = f->v.tab;
+		m->exe_slot = walk_file_slot(s, &m->exe);
+		m->exe_state = 1;
+	} else {
+		f->v.tab = m->exe_tab;
+		f->v.has_tab = true;
+	}
+	f->v.start = m->text_start;
+	f->v.end = m->text_end;
+	f->v.off = m->exe_tab.seg[0].off;
+	f->v.flags = LOWPROF_VMA_FILE;
+	f->v.vdso = false;
+	f->v.kind = m->exe_slot;
+	st->vma_text++;
+	return true;
+}
+
+/*
+ * Make the VMA of addr the current one. 0, or -1 when it cannot be known in
+ * this sample (no cheap source, and the one lookup is spent or failed), or
+ * addr is in no executable VMA. A global function: verified on its own.
+ */
+__noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
+{
+	struct lowprof_unwind_stats *st = walk_stats();
+	struct walk_found found = {};
+	struct scratch_sample *s;
+	struct walk_mm *m;
+	long rc;
+
+	if (!f || !st)
+		return -1;
+	if (f->v.flags && addr >= f->v.start && addr < f->v.end)
+		return 0;
+	s = walk_scratch(f->which);
+	if (!s)
+		return -1;
+	m = &s->mm;
+	if (!f->have_mm && walk_mm_read(f, s, bpf_get_current_task_btf()) != 0)
+		return -1;
+	if (addr >= m->vdso_start && addr < m->vdso_end) {
+		f->v.start = m->vdso_start;
+		f->v.end = m->vdso_end;
+		f->v.off = 0;
+		f->v.flags = LOWPROF_VMA_ANON;
+		f->v.kind = LOWPROF_FRAME_VDSO;
+		f->v.has_tab = false;
+		f->v.vdso = true;
+		return 0;
+	}
+	if (walk_text_find(f, s, st, addr))
+		return 0;
+	if (walk_cache_find(f, s, st, addr))
+		return 0;
+	if (f->lookup_used)
+		return -1;
+	f->lookup_used = 1;
+	st->vma_lookups++;
+	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
+	if (rc != 0 || !found.exec) {
+		st->vma_failed++;
+		return -1;
+	}
+	walk_cache_put(f, s, st, &found.v);
+	walk_set_file(f, s, st, &found.v);
+	return 0;
+}
+
+/* Is addr in the current VMA? Checked inline before a call of the global
+ * resolver: consecutive frames in one file are the common case, and a call
+ * per frame costs as much as the rest of a frame-pointer step. */
+static __always_inline bool walk_in_current(const struct walk_files *f, __u64 addr)
+{
+	return f->v.flags && addr >= f->v.start && addr < f->v.end;
+}
+
+/* The frame for pc in the current VMA. */
+static __always_inline __u64 walk_encode(const struct walk_files *f, __u64 pc)
+{
+	if (f->v.kind == LOWPROF_FRAME_RAW)
+		return pc;
+	return LOWPROF_FRAME_MAKE(f->v.kind, pc - f->v.start + f->v.off);
+}
+
+/* A file offset in the current VMA's file as an ELF virtual address, through
+ * its table's executable segments. -1 if in none. */
+static __always_inline int walk_vaddr(const struct lowprof_unwind_file *t, __u64 off, __u64 *vaddr)
+{
+	const struct lowprof_unwind_seg *g = &t->seg[0];
+
+	if (t->nsegs > 1 && !(off >= g->off && off - g->off < g->size))
+		g = &t->seg[1];
+	if (t->nsegs == 0 || off < g->off || off - g->off >= g->size)
+		return -1;
+	*vaddr = off - g->off + g->vaddr;
+	return 0;
+}
+
+/* The file list after the sample's frames (bpf/lowprof.h); its size in bytes. */
+static __always_inline __u64 walk_put_files(struct scratch_sample *s, __u64 nframes)
+{
+	__u32 i, n = s->hdr.nfiles;
+
+	for (i = 0; i < LOWPROF_SAMPLE_MAX_FILES; i++) {
+		__u64 at = nframes + 2 * (__u64)i;
+
+		/* Keep clang from folding the bound check away from the use. */
+		asm volatile("" : "+r"(at));
+		if (i >= n || at >= LOWPROF_MAX_FRAMES + SCRATCH_FILE_WORDS - 1)
+			break;
+		s->frames[at] = s->files[i].ino;
+		s->frames[at + 1] = (__u64)s->files[i].dev | (__u64)s->files[i].gen << 32;
+	}
+	s->hdr.nfiles = i;
+	return (__u64)i * sizeof(struct lowprof_file_id);
+}
+
+/* One user stop reason for the sample, counted. */
+static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_unwind_stats *st,
+				      __u32 reason)
+{
+	__u64 r = reason;
+
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(r));
+	if (r >= LOWPROF_STOP_REASONS)
+		r = LOWPROF_STOP_UNWIND_FAILED;
+	asm volatile("" : "+r"(r));
+	if (r < LOWPROF_STOP_REASONS) {
+		s->hdr.user_stop = r;
+		st->stop[r]++;
+	}
+}
+
+/*
+ * The frame-pointer tiers: the frames bpf_get_stack wrote at base..base+n as
+ * (file, offset) where the file is known cheaply (the previous frame's VMA,
+ * the executable's text, the vDSO, the process's cache; no bpf_find_vma),
+ * raw addresses otherwise. A frame in a file known to keep no frame
+ * pointers is the last one that can be trusted: the stack ends after it,
+ * with a marker.
+ */
+struct walk_fp_pass {
+	struct walk_files f;
+	struct scratch_sample *s;
+	struct lowprof_unwind_stats *st;
+	__u32 base, n;
+};
+
+static long walk_fp_pass_cb(__u64 i, void *ctx)
+{
+	struct walk_fp_pass *p = ctx;
+	__u64 idx = p->base + i, pc, lookup;
+
+	if (i >= p->n || idx >= LOWPROF_MAX_FRAMES)
+		return 1;
+	pc = p->s->frames[idx];
+	lookup = i == 0 ? pc : pc - 1;
+	if (!walk_in_current(&p->f, lookup) && lowprof_walk_resolve(&p->f, lookup) != 0)
+		return 0; /* raw: the file is not known cheaply */
+	idx = p->base + i;
+	if (idx >= LOWPROF_MAX_FRAMES)
+		return 1;
+	p->s->frames[idx] = walk_encode(&p->f, pc);
+	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && i + 1 < p->n) {
+		p->n = i + 1;
+		walk_stop(p->s, p->st, LOWPROF_STOP_NO_FRAME_POINTERS);
+		return 1;
+	}
+	return 0;
+}
+
+/* Returns the frames kept (n or fewer). */
+static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 which, __u32 base,
+					    __u32 n, __u32 tgid)
+{
+	struct walk_fp_pass p = {};
+
+	p.st = walk_stats();
+	if (!p.st || n == 0)
+		return n;
+	p.s = s;
+	p.f.tgid = tgid;
+	p.f.which = which;
+	/* The cheap sources only: the frame-pointer tiers are the ones the
+	 * throttle falls back to under load. A frame they cannot place stays a
+	 * raw address (the exporter names it through the process's maps). */
+	p.f.lookup_used = 1;
+	p.base = base;
+	p.n = n;
+	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);
+	return p.n;
+}
+
+#endif /* LOWPROF_UNWIND_VMA_BPF_H */

@@ -1,0 +1,587 @@
+/* file_tables: pending files -> open, checked, registered, tables (see the header). */
+#define _GNU_SOURCE
+#include "loader/file_tables.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/lowprof.skel.h"
+#include "common/log.h"
+#include "common/mono_clock.h"
+#include "loader/bpf_session.h"
+#include "loader/file_registry.h"
+#include "loader/loader_options.h"
+#include "loader/mapped_file.h"
+#include "loader/unwind_audit.h"
+
+#define FT_TICK_BUDGET_NS (20 * 1000000ULL) /* at most 20 ms of work per drain tick */
+#define FT_PENDING_PER_TICK 64
+#define FT_UNREACHABLE_TTL_NS (10 * 1000000000ULL) /* a file not opened: asked again after */
+#define FT_EXPIRE_NS 1000000000ULL
+#define FT_REPORT_NS 30000000000ULL
+#define FT_SCAN_MAX 4096
+#define FT_SCAN_MAX_BYTES (16u << 20) /* start-up: larger files wait until sampled */
+
+struct ft_scan_item {
+	pid_t pid;
+	uint64_t start, end;
+	struct lowprof_file_id id; /* gen learned when opened */
+	uint32_t count;            /* processes that map it */
+};
+
+/*
+ * Is fd exactly the file id names? Device and inode always; the generation
+ * where the file system reports it (FS_IOC_GETVERSION; learn_gen: take it
+ * instead of checking it, and fail where it is not reported).
+ */
+static int ft_check(int fd, struct lowprof_file_id *id, bool learn_gen)
+{
+	struct stat st;
+	long gen = 0;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_ino != id->ino || st.st_dev != file_registry_udev(id->dev))
+		return -ESTALE;
+	if (ioctl(fd, FS_IOC_GETVERSION, &gen) != 0)
+		return learn_gen ? -ENOTTY : 0;
+	if (learn_gen)
+		id->gen = (uint32_t)gen;
+	else if ((uint32_t)gen != id->gen)
+		return -ESTALE;
+	return 0;
+}
+
+/* Open path (a magic link of /proc: map_files, exe) as mapped_file.h does
+ * (O_PATH first, no side effect), then check the identity exactly. */
+static int ft_open_magic(const char *proc_root, const char *path, struct lowprof_file_id *id,
+			 bool learn_gen)
+{
+	struct mapped_file *m = calloc(1, sizeof(*m));
+	struct stat st;
+	int fd, rc;
+
+	if (m == NULL)
+		return -ENOMEM;
+	m->ino = id->ino;
+	m->major = id->dev >> 20;
+	m->minor = id->dev & 0xfffff;
+	fd = mapped_file_open_checked(proc_root, AT_FDCWD, path, 0, m, &st);
+	free(m);
+	if (fd < 0)
+		return fd;
+	rc = ft_check(fd, id, learn_gen);
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/*
+ * The maps path resolved in the process's root, and then, if that fails, its
+ * shorter suffixes ("/a/b/lib/x.so", "/b/lib/x.so", "/lib/x.so"): a file on
+ * a mount of another mount namespace is named from that namespace's root,
+ * which its chroot may lie below. Only the very file mapped is accepted.
+ */
+static int ft_open_suffixes(const char *proc_root, pid_t pid, struct mapped_file *m,
+			    struct stat *st)
+{
+	int fd = mapped_file_open(proc_root, pid, m, true, st), first = fd;
+	char *p;
+
+	while (fd < 0 && !m->deleted && (p = strchr(m->path + 1, '/')) != NULL) {
+		memmove(m->path, p, strlen(p) + 1);
+		fd = mapped_file_open(proc_root, pid, m, true, st);
+	}
+	return fd >= 0 ? fd : first;
+}
+
+static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *id,
+		      uint64_t start, uint64_t end, bool learn_gen, char *path, size_t pathlen)
+{
+	struct mapped_file *m;
+	char link[160];
+	struct stat st;
+	int fd, rc, first;
+	ssize_t n;
+
+	/* The mapped file itself, also deleted or replaced (with CAP_CHECKPOINT_RESTORE). */
+	snprintf(link, sizeof(link), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, (int)pid,
+		 start, end);
+	fd = ft_open_magic(proc_root, link, id, learn_gen);
+	first = fd;
+	if (fd < 0) {
+		/* The executable, also deleted or replaced (CAP_SYS_PTRACE suffices). */
+		snprintf(link, sizeof(link), "%s/%d/exe", proc_root, (int)pid);
+		fd = ft_open_magic(proc_root, link, id, learn_gen);
+	}
+	if (fd >= 0) {
+		n = readlink(link, path, pathlen - 1);
+		path[n > 0 ? (size_t)n : 0] = '\0';
+		return fd;
+	}
+	/* The path in maps, within the process's root, no symlinks (mapped_file.h). */
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	rc = mapped_file_find(proc_root, pid, start, end, m);
+	if (rc == 0) {
+		if (m->ino != id->ino || ((uint32_t)m->major << 20 | m->minor) != id->dev) {
+			rc = -ESTALE;
+		} else {
+			fd = ft_open_suffixes(proc_root, pid, m, &st);
+			rc = fd;
+			if (fd >= 0) {
+				rc = ft_check(fd, id, learn_gen);
+				if (rc != 0)
+					close(fd);
+				else
+					snprintf(path, pathlen, "%s", m->path);
+			}
+		}
+	}
+	free(m);
+	if (rc < 0)
+		return rc == -ENOENT && first != -ENOENT ? first : rc;
+	return fd;
+}
+
+int file_tables_open(const char *proc_root, pid_t pid, const struct lowprof_file_id *id,
+		     uint64_t start, uint64_t end, char *path, size_t pathlen)
+{
+	struct lowprof_file_id want = *id;
+
+	return ft_open_id(proc_root, pid, &want, start, end, false, path, pathlen);
+}
+
+/* Files the cache dropped: on the audit record, and out of the registry. */
+static void ft_forget_dropped(struct file_tables *ft)
+{
+	size_t i;
+
+	for (i = 0; i < ft->maps.ndropped; i++) {
+		unwind_audit_evict(&ft->maps.dropped[i], "least recently used, or refusal expired");
+		if (ft->reg != NULL)
+			file_registry_forget(ft->reg, &ft->maps.dropped[i]);
+	}
+	ft->maps.ndropped = 0;
+}
+
+void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id, int fd,
+		       const char *path)
+{
+	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	enum unwinder_result res;
+	struct unwind_file *f;
+	struct unwind_table t;
+	uint64_t evicted;
+	uint32_t nseg;
+	char err[256];
+
+	if (!ft->have_client || ft->choice == LOADER_UNWIND_FP) {
+		/* No tables (--unwind fp, or no parser): an entry without rows, so
+		 * that the walker stops asking; the file is registered all the same. */
+		unwind_maps_add_refused(&ft->maps, id, ft->maps.refused_ttl_ns);
+		return;
+	}
+	res = unwinder_client_parse(&ft->client, fd,
+				    UNWIND_TABLE_HDR_SIZE +
+					    (size_t)ft->maps.capacity * sizeof(struct unwind_row),
+				    &t, seg, &nseg, err, sizeof(err));
+	if (res == UNWINDER_UNAVAILABLE) {
+		/* Nothing written: the walker asks again, the unwinder may be back. */
+		ft->st.files_unavailable++;
+		log_warn("unwind table of %s: %s", path, err);
+		return;
+	}
+	if (res == UNWINDER_REFUSED || res == UNWINDER_STUCK) {
+		/* A file the unwinder could not finish in time is refused too: a
+		 * crafted one never stalls the loop a second time. */
+		ft->st.files_refused++;
+		log_warn("unwind table of %s refused: %s (frame pointers for it)", path, err);
+		unwind_maps_add_refused(&ft->maps, id, ft->maps.refused_ttl_ns);
+		return;
+	}
+	evicted = ft->maps.evictions;
+	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg);
+	if (f != NULL && f->state == UNWIND_FILE_READY)
+		unwind_audit_rows(path, id, f->first_row, f->nrows, ft->maps.evictions - evicted);
+	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)
+		log_warn("unwind table of %s (%zu rows) does not fit in --unwind-table-mb", path,
+			 t.nrows);
+	else if (f != NULL)
+		log_debug("unwind table of %s: %zu rows%s", path, t.nrows,
+			  (f->flags & LOWPROF_UNWIND_FILE_NO_FP) ? " (no frame pointers)" : "");
+	unwind_table_free(&t);
+	ft->st.files_parsed++;
+}
+
+/* An opened file: to the registry (the exporter's symbols), then its table. */
+static void ft_take(struct file_tables *ft, const struct lowprof_file_id *id, int fd,
+		    const char *path)
+{
+	struct lowprof_file_id evicted;
+	int dup_fd;
+
+	if (ft->reg != NULL) {
+		dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (dup_fd >= 0 && file_registry_add(ft->reg, id, dup_fd, path, &evicted) == 1)
+			unwind_audit_evict(&evicted, "file registry full");
+	}
+	file_tables_build(ft, id, fd, path);
+}
+
+/* Times the file of key could not be opened lately (this one included). */
+static uint32_t ft_missed(struct file_tables *ft, const struct lowprof_file_id *key)
+{
+	uint64_t now = mono_ns();
+	size_t i, oldest = 0;
+
+	for (i = 0; i < FT_MISSES; i++) {
+		struct ft_miss *m = &ft->miss[i];
+
+		if (m->id.ino == key->ino && m->id.dev == key->dev && m->id.gen == key->gen) {
+			if (now - m->last_ns > FT_UNREACHABLE_TTL_NS)
+				m->n = 0;
+			m->last_ns = now;
+			return ++m->n;
+		}
+		if (m->last_ns < ft->miss[oldest].last_ns)
+			oldest = i;
+	}
+	ft->miss[oldest].id = *key;
+	ft->miss[oldest].n = 1;
+	ft->miss[oldest].last_ns = now;
+	return 1;
+}
+
+/* One pending file. */
+static void ft_pending_one(struct file_tables *ft, const struct lowprof_file_id *key,
+			   const struct lowprof_unwind_pending *p)
+{
+	struct lowprof_file_id id = *key;
+	char path[MAPPED_FILE_PATH_MAX];
+	int fd;
+
+	ft->st.pending++;
+	if (unwind_maps_find(&ft->maps, key) != NULL)
+		return; /* its entry was written meanwhile */
+	fd = ft_open_id("/proc", (pid_t)p->pid, &id, p->start, p->end, false, path, sizeof(path));
+	if (fd < 0) {
+		ft->st.files_unreachable++;
+		log_debug("file %u:%u inode %" PRIu64 " of pid %u: %s", id.dev >> 20, id.dev & 0xfffff,
+			  (uint64_t)id.ino, p->pid, strerror(-fd));
+		/*
+		 * Most often the process has exited (a short-lived one can be gone
+		 * a few milliseconds after its sample): the next sample of another
+		 * process of the file asks again, with its pid. Only a file missed
+		 * again and again is given up for a while (frame pointers for it).
+		 */
+		if (ft_missed(ft, key) >= FT_MISSES_BEFORE_REFUSAL)
+			unwind_maps_add_refused(&ft->maps, key, FT_UNREACHABLE_TTL_NS);
+		return;
+	}
+	ft_take(ft, key, fd, path);
+	close(fd);
+}
+
+/* Returns the pending files seen. */
+static size_t ft_read_pending(struct file_tables *ft, uint64_t start)
+{
+	struct lowprof_file_id keys[FT_PENDING_PER_TICK], key, next;
+	struct lowprof_unwind_pending p;
+	size_t n = 0, i;
+	void *prev = NULL;
+
+	/* Collect first, delete after: deleting while walking restarts the walk. */
+	while (n < FT_PENDING_PER_TICK &&
+	       bpf_map_get_next_key(ft->maps.pending_fd, prev, &next) == 0) {
+		keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < n; i++) {
+		if (mono_ns() - start >= ft->tick_budget_ns) {
+			ft->st.deferred_ticks++;
+			ft->busy = true;
+			break;
+		}
+		if (bpf_map_lookup_elem(ft->maps.pending_fd, &keys[i], &p) != 0)
+			continue;
+		ft_pending_one(ft, &keys[i], &p);
+		/* Deleted only once its entry (table or refusal) is written: the
+		 * walker asks again only for a file the loader no longer knows. */
+		bpf_map_delete_elem(ft->maps.pending_fd, &keys[i]);
+	}
+	return n;
+}
+
+static int ft_scan_cmp(const void *a, const void *b)
+{
+	const struct ft_scan_item *x = a, *y = b;
+
+	return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
+}
+
+/* The start-up queue: every executable file of every running process, once,
+ * ordered by how many processes map it. */
+static void ft_scan_processes(struct file_tables *ft, const char *proc_root)
+{
+	struct mapped_file *m = malloc(sizeof(*m));
+	char path[300], *line = NULL;
+	struct dirent *de;
+	size_t cap = 0, i;
+	DIR *d;
+
+	ft->scan = calloc(FT_SCAN_MAX, sizeof(*ft->scan));
+	d = opendir(proc_root);
+	if (m == NULL || ft->scan == NULL || d == NULL) {
+		if (d != NULL)
+			closedir(d);
+		free(m);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/maps", proc_root, de->d_name);
+		f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		while (getline(&line, &cap, f) > 0) {
+			uint32_t kdev;
+
+			if (!mapped_file_parse_line(line, m) || !mapped_file_executable(m))
+				continue;
+			kdev = (uint32_t)m->major << 20 | m->minor;
+			for (i = 0; i < ft->nscan; i++) {
+				if (ft->scan[i].id.ino == m->ino && ft->scan[i].id.dev == kdev)
+					break;
+			}
+			if (i < ft->nscan) {
+				ft->scan[i].count++;
+			} else if (ft->nscan < FT_SCAN_MAX) {
+				ft->scan[i].pid = (pid_t)atoi(de->d_name);
+				ft->scan[i].start = m->start;
+				ft->scan[i].end = m->end;
+				ft->scan[i].id.ino = m->ino;
+				ft->scan[i].id.dev = kdev;
+				ft->scan[i].count = 1;
+				ft->nscan++;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	free(line);
+	free(m);
+	qsort(ft->scan, ft->nscan, sizeof(*ft->scan), ft_scan_cmp);
+}
+
+/* One file of the start-up queue: its generation is learned from the file
+ * (FS_IOC_GETVERSION); where the file system does not report it, the
+ * walker's request will name it. */
+static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
+{
+	char path[MAPPED_FILE_PATH_MAX];
+	struct stat st;
+	int fd;
+
+	fd = ft_open_id("/proc", it->pid, &it->id, it->start, it->end, true, path, sizeof(path));
+	if (fd < 0)
+		return;
+	/* A large file can hold the unwinder for its whole time limit: left to
+	 * the walker's request, if it is ever sampled. */
+	if (fstat(fd, &st) != 0 || st.st_size > FT_SCAN_MAX_BYTES) {
+		close(fd);
+		return;
+	}
+	ft->st.scanned++;
+	if (unwind_maps_find(&ft->maps, &it->id) == NULL)
+		ft_take(ft, &it->id, fd, path);
+	close(fd);
+}
+
+void file_tables_log_usage(struct file_tables *ft)
+{
+	struct lowprof_unwind_stats ws;
+	struct unwind_maps_usage u;
+
+	unwind_maps_usage(&ft->maps, &u);
+	log_debug("unwind tables: %.1f MiB rows in %.1f MiB of kernel memory, at most %.1f (%" PRIu64
+		  " files, %" PRIu64 " refused, %" PRIu64 " over budget, %" PRIu64
+		  " evicted); %" PRIu64 " parsed, %" PRIu64 " pending, %" PRIu64
+		  " unreachable, %.1f ms building",
+		  (double)u.rows_used * 16 / 1048576.0, (double)u.allocated_bytes / 1048576.0,
+		  (double)u.budget_bytes / 1048576.0, u.files_ready, u.files_refused,
+		  u.files_no_space, u.evictions, ft->st.files_parsed, ft->st.pending,
+		  ft->st.files_unreachable, (double)ft->st.work_ns / 1e6);
+	/* __u64 is unsigned long long. */
+	if (unwind_maps_read_stats(&ft->maps, &ws) == 0)
+		log_debug("unwind walker: %llu stacks, %llu whole, %llu"
+			  " truncated, stopped: %llu no table, %llu failed, %llu"
+			  " no frame pointers, %llu no mapping, %llu anonymous; %llu"
+			  " VMA lookups (%llu failed), %llu cached, %llu text",
+			  ws.samples, ws.complete, ws.truncated, ws.stop[LOWPROF_STOP_NO_TABLE],
+			  ws.stop[LOWPROF_STOP_UNWIND_FAILED], ws.stop[LOWPROF_STOP_NO_FRAME_POINTERS],
+			  ws.stop[LOWPROF_STOP_NO_MAPPING], ws.stop[LOWPROF_STOP_ANON], ws.vma_lookups,
+			  ws.vma_failed, ws.vma_cached, ws.vma_text);
+}
+
+void file_tables_tick(struct file_tables *ft)
+{
+	uint64_t start = mono_ns(), now;
+	size_t found = 0;
+
+	if (!ft->active)
+		return;
+	ft->busy = false;
+	if (ft->events != NULL)
+		found += ring_buffer__consume(ft->events) > 0;
+	found += ft_read_pending(ft, start);
+	/* Start-up queue after the requests: those are files being sampled now. */
+	while (ft->scan_at < ft->nscan && mono_ns() - start < ft->tick_budget_ns)
+		ft_scan_one(ft, &ft->scan[ft->scan_at++]);
+	if (ft->scan_at < ft->nscan)
+		ft->busy = true;
+	else if (ft->scan != NULL) {
+		free(ft->scan);
+		ft->scan = NULL;
+		ft->nscan = ft->scan_at = 0;
+	}
+	if (found > 0)
+		ft->busy = true;
+	now = mono_ns();
+	if (now - ft->last_expire_ns >= FT_EXPIRE_NS) {
+		ft->last_expire_ns = now;
+		unwind_maps_expire(&ft->maps, now);
+	}
+	ft_forget_dropped(ft);
+	if (ft->maps.cache_evictions != ft->audited_evictions ||
+	    ft->maps.refused_expired != ft->audited_expired) {
+		unwind_audit_cache(ft->maps.cache_evictions - ft->audited_evictions,
+				   ft->maps.refused_expired - ft->audited_expired,
+				   ft->maps.cache_evictions, ft->maps.refused_expired, ft->maps.nfiles);
+		ft->audited_evictions = ft->maps.cache_evictions;
+		ft->audited_expired = ft->maps.refused_expired;
+	}
+	ft->st.work_ns += mono_ns() - start;
+	if (now - ft->last_report_ns >= FT_REPORT_NS && ft->reported != ft->st.files_parsed) {
+		ft->last_report_ns = now;
+		ft->reported = ft->st.files_parsed;
+		file_tables_log_usage(ft);
+	}
+}
+
+int file_tables_wakeup_fd(const struct file_tables *ft)
+{
+	return ft->active && ft->events != NULL ? ring_buffer__epoll_fd(ft->events) : -1;
+}
+
+void file_tables_configure(struct file_tables *ft, unsigned choice)
+{
+	memset(ft, 0, sizeof(*ft));
+	ft->choice = choice;
+}
+
+unsigned file_tables_unwind_mode(const struct file_tables *ft, unsigned wanted)
+{
+	if (ft->choice == LOADER_UNWIND_FP)
+		return LOWPROF_UNWIND_FP;
+	if (ft->choice == LOADER_UNWIND_DWARF)
+		return LOWPROF_UNWIND_DWARF;
+	return wanted;
+}
+
+void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
+		       struct file_registry *reg)
+{
+	struct throttle t;
+	char err[512];
+
+	/* With --unwind fp too: the files sampled frames lie in are opened and
+	 * registered for the exporter, only no table is built. */
+	if (file_tables_init(ft, sess->skel, reg, err, sizeof(err)) == 0) {
+		ft->active = true;
+		ft->busy = ft->nscan > 0;
+		log_debug("unwind tables (--unwind=%s): %.0f MiB for tables, %zu files of running "
+			  "processes queued",
+			  ft->choice == LOADER_UNWIND_DWARF ? "dwarf" : ft->choice == LOADER_UNWIND_FP ? "fp" : "auto",
+			  (double)ft->maps.capacity * 16 / 1048576.0, ft->nscan);
+		return;
+	}
+	log_warn("DWARF unwinding unavailable (%s): frame pointers only", err);
+	ft->choice = LOADER_UNWIND_FP;
+	t = sess->throttle;
+	t.unwind_mode = LOWPROF_UNWIND_FP;
+	if (bpf_session_apply(sess, &t, err, sizeof(err)) != 0)
+		log_warn("switching to frame pointers: %s", err);
+}
+
+/* The ring's records only wake the loader: the tick reads unwind_pending. */
+static int ft_on_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct file_registry *reg,
+		     char *err, size_t errlen)
+{
+	char cerr[256];
+
+	ft->tick_budget_ns = FT_TICK_BUDGET_NS;
+	ft->last_report_ns = ft->last_expire_ns = mono_ns();
+	ft->reg = reg;
+	if (unwind_maps_init(&ft->maps, skel, err, errlen) != 0)
+		return -1;
+	ft->events = ring_buffer__new(bpf_map__fd(skel->maps.unwind_events), ft_on_event, ft, NULL);
+	if (ft->events == NULL) {
+		snprintf(err, errlen, "ring_buffer__new(unwind_events): %s", strerror(errno));
+		unwind_maps_fini(&ft->maps);
+		return -1;
+	}
+	if (ft->choice == LOADER_UNWIND_FP)
+		return 0; /* no parser, no start-up tables */
+	/* Without the parser every file stays on frame pointers; sampling goes on. */
+	if (unwinder_client_init(&ft->client, cerr, sizeof(cerr)) == 0)
+		ft->have_client = true;
+	else
+		log_warn("no unwind table parser (%s): frame pointers only", cerr);
+	ft_scan_processes(ft, "/proc");
+	return 0;
+}
+
+void file_tables_fini(struct file_tables *ft)
+{
+	if (!unwind_maps_ready(&ft->maps))
+		return; /* never initialised (--unwind=fp) */
+	if (ft->active)
+		file_tables_log_usage(ft);
+	ring_buffer__free(ft->events);
+	ft->events = NULL;
+	if (ft->have_client)
+		unwinder_client_fini(&ft->client);
+	ft->have_client = false;
+	ft->active = false;
+	free(ft->scan);
+	ft->scan = NULL;
+	unwind_maps_fini(&ft->maps);
+}
