@@ -62,8 +62,10 @@ for mode in ("below", "far", "misalign"):
         bogus = [x for x in f if x.startswith("forge_bogus")]
         if bogus:
             fail(f"{comm}: the walk followed a forged signal frame into {bogus[0]} ({c} samples)")
-    # The walk stops at the trampoline: its user stack is forge_spin alone.
-    forged += share(comm, lambda f: [x for x in f if not x.endswith("_[k]")] == ["forge_spin"],
+    # The walk stops at the trampoline: its user stack is forge_spin alone,
+    # under the marker that says the unwinding failed there.
+    forged += share(comm, lambda f: [x for x in f if not x.endswith("_[k]")]
+                    == ["[unwind_failed]", "forge_spin"],
                     "stack ends at the forged frame", 75)
 share("sf_legit", lambda f: has_chain(f, ["forge_legit_target", "forge_spin"]),
       "plausible forged frame followed", 75)
