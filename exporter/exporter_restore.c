@@ -20,16 +20,17 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
 
-static void exporter_set_aside(struct exporter *ex, const char *name)
+static int exporter_set_aside(struct exporter *ex, const char *name)
 {
 	char err[256];
 
 	if (exporter_state_set_aside(LOWPROF_FD_OUTDIR, name, err, sizeof(err)) != 0) {
 		log_error("restart: %s could not be moved aside: %s", name, err);
-		return;
+		return -1;
 	}
 	ex->state.set_aside++;
 	log_warn("restart: %s moved aside to %s.aside.1", name, name);
+	return 0;
 }
 
 /* The previous exporter's window: into ex->restored, to join the new window. */
@@ -145,6 +146,8 @@ void exporter_window_start(struct exporter *ex)
 {
 	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
 	uint64_t start, end;
+	char err[256];
+	int rc;
 
 	/* A fresh run's window starts with it; a restart's, now, after the one reloaded. */
 	ex->window = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
@@ -162,10 +165,21 @@ void exporter_window_start(struct exporter *ex)
 		ex->restored = NULL;
 	}
 	if (ex->opt.window.archive) {
-		ex->archive = archive_new(LOWPROF_FD_OUTDIR,
-					  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,
-					  (uint64_t)ex->opt.window.archive_max_mb << 20);
+		rc = archive_open(LOWPROF_FD_OUTDIR,
+				  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,
+				  (uint64_t)ex->opt.window.archive_max_mb << 20, &ex->archive, err,
+				  sizeof(err));
 		if (ex->archive == NULL)
-			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+			fatal(LOWPROF_EXIT_FAILURE, "%s", err);
+		if (rc != 0) {
+			/* Kept aside, never overwritten: the files it lists stay on disk. */
+			log_error("restart: %s refused (%s); the files it lists are kept, not pruned",
+				  ARCHIVE_INDEX_FILE, err);
+			if (exporter_set_aside(ex, ARCHIVE_INDEX_FILE) == 0)
+				archive_index_moved(ex->archive);
+			else
+				log_error("%s stays in place: the archive writes no index of its own this run",
+					  ARCHIVE_INDEX_FILE);
+		}
 	}
 }

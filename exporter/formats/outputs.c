@@ -94,7 +94,7 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[10];
+	struct summary_extra extra[12];
 	struct summary_info info;
 	char collection[1024], startup[160];
 	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
@@ -158,6 +158,14 @@ static int outputs_summary(FILE *f, void *arg)
 		extra[info.nextras].key = "off_cpu";
 		extra[info.nextras++].raw_json = ctx->offcpu_json;
 	}
+	if (ctx->caps_json != NULL) {
+		extra[info.nextras].key = "caps";
+		extra[info.nextras++].raw_json = ctx->caps_json;
+	}
+	if (ctx->outputs_json != NULL) {
+		extra[info.nextras].key = "outputs";
+		extra[info.nextras++].raw_json = ctx->outputs_json;
+	}
 	rc = summary_json_write(job->profile, &info, f);
 	free(earlier);
 	free(overhead);
@@ -165,31 +173,44 @@ static int outputs_summary(FILE *f, void *arg)
 	return rc;
 }
 
-int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)
+static const struct {
+	const char *name;
+	int (*writer)(FILE *, void *);
+} outputs_files[OUTPUTS_N] = {
+	[OUTPUTS_PPROF] = {OUTPUT_FILE_PPROF, outputs_pprof},
+	[OUTPUTS_FOLDED] = {OUTPUT_FILE_FOLDED, outputs_folded},
+	[OUTPUTS_SVG] = {OUTPUT_FILE_SVG, outputs_svg},
+	[OUTPUTS_SUMMARY] = {OUTPUT_FILE_SUMMARY, outputs_summary},
+};
+
+int outputs_write_file(const struct profile *p, const struct outputs_context *ctx,
+		       enum outputs_file which)
 {
-	static const struct {
-		const char *name;
-		int (*writer)(FILE *, void *);
-	} files[] = {
-		{OUTPUT_FILE_PPROF, outputs_pprof},
-		{OUTPUT_FILE_FOLDED, outputs_folded},
-		{OUTPUT_FILE_SVG, outputs_svg},
-		{OUTPUT_FILE_SUMMARY, outputs_summary},
-	};
 	struct outputs_job job;
 	char err[256];
-	size_t i;
-	int status = 0;
 
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		memset(&job, 0, sizeof(job));
-		job.profile = p;
-		job.ctx = ctx;
-		if (output_file_write_atomic(ctx->dirfd, files[i].name, files[i].writer, &job, err,
-					     sizeof(err)) != 0) {
-			log_error("writing %s: %s%s%s", files[i].name, err, job.err[0] ? ": " : "", job.err);
+	if ((unsigned)which >= OUTPUTS_N)
+		return -1;
+	memset(&job, 0, sizeof(job));
+	job.profile = p;
+	job.ctx = ctx;
+	if (output_file_write_atomic(ctx->dirfd, outputs_files[which].name, outputs_files[which].writer,
+				     &job, err, sizeof(err)) != 0) {
+		log_error("writing %s: %s%s%s", outputs_files[which].name, err, job.err[0] ? ": " : "",
+			  job.err);
+		return -1;
+	}
+	return 0;
+}
+
+int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)
+{
+	int status = 0;
+	int i;
+
+	for (i = 0; i < OUTPUTS_N; i++) {
+		if (outputs_write_file(p, ctx, (enum outputs_file)i) != 0)
 			status = -1;
-		}
 	}
 	return status;
 }

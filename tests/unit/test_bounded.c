@@ -67,11 +67,11 @@ static struct profile *small_profile(const char *fn)
 }
 
 /* Retention: by age and by total size, the oldest removed first; the index
- * survives an archive_new (a restart). */
+ * survives an archive_open (a restart). */
 static void test_archive_retention(void **state)
 {
 	int dirfd = tmpdir_fd();
-	struct archive *a = archive_new(dirfd, 100 * NSEC_PER_SEC, 1 << 20);
+	struct archive *a = NULL;
 	struct profile *p = small_profile("f");
 	struct archive_stats st;
 	char err[256];
@@ -79,6 +79,7 @@ static void test_archive_retention(void **state)
 	int i;
 
 	(void)state;
+	assert_int_equal(archive_open(dirfd, 100 * NSEC_PER_SEC, 1 << 20, &a, err, sizeof(err)), 0);
 	assert_non_null(a);
 	for (i = 0; i < 20; i++)
 		assert_int_equal(archive_add(a, p, t0 + (uint64_t)i * 10 * NSEC_PER_SEC, err, sizeof(err)), 0);
@@ -93,7 +94,7 @@ static void test_archive_retention(void **state)
 	archive_free(a);
 
 	/* Reopened with a size bound of 3 files: the oldest go first. */
-	a = archive_new(dirfd, 100 * NSEC_PER_SEC, one * 3 + one / 2);
+	assert_int_equal(archive_open(dirfd, 100 * NSEC_PER_SEC, one * 3 + one / 2, &a, err, sizeof(err)), 0);
 	archive_prune(a, t0 + 190 * NSEC_PER_SEC);
 	archive_get_stats(a, &st);
 	assert_int_equal(st.files, 3);
