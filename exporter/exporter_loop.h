@@ -70,6 +70,12 @@ struct exporter {
 	bool merged_fresh;            /* ex->profile is the merge of the last write-everything */
 	uint64_t last_caps_report_ns; /* the state message to the supervisor, at most 1/s */
 	unsigned ncpus;               /* online CPUs, read before the sandbox */
+	/* The job running (exporter_write.c): where its current piece started,
+	 * what its earlier pieces cost, and whether it may pause at all. */
+	uint64_t piece_cpu0, job_pieces_ns;
+	bool job_unpaced;
+	/* Signals read while a write was paused, for the main loop. */
+	bool stop_requested, hangup_requested;
 	/* Surviving a SIGKILL (exporter_state.h): the state file, the samples the
 	 * profile held when this exporter started (reloaded), and the record kept. */
 	int state_fd;                 /* -1: no state file, restarts are not counted */

@@ -182,6 +182,10 @@ void exporter_run(struct exporter *ex)
 		if (mono_ns() >= ex->next_write_ns) {
 			exporter_roll(ex);
 			ex->next_write_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+			/* Behind by more than an interval (a long paused write): the
+			 * next one a whole interval on, not a burst of short ones. */
+			if (ex->next_write_ns <= mono_ns())
+				ex->next_write_ns = mono_ns() + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
 		}
 		/* SIGHUP: every file now (a reader wants them current), then pacing
 		 * goes on as before; on a stop, exporter_stop writes them. */
@@ -189,6 +193,13 @@ void exporter_run(struct exporter *ex)
 			exporter_write_all(ex, false);
 		else if (running)
 			exporter_pace(ex);
+		/* Signals read while a paced write paused (exporter_write.c). */
+		if (ex->stop_requested)
+			running = false;
+		if (ex->hangup_requested && running) {
+			ex->hangup_requested = false;
+			exporter_write_all(ex, false);
+		}
 		if (ex->otlp != NULL)
 			otlp_export_poll(ex->otlp);
 		exporter_report_state(ex, false);

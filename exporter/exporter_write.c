@@ -8,10 +8,14 @@
 #include "exporter/exporter_loop.h"
 
 #include <malloc.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mono_clock.h"
@@ -228,7 +232,59 @@ void exporter_roll(struct exporter *ex)
 	exporter_report_state(ex, false);
 }
 
-static void exporter_outputs_context(const struct exporter *ex, struct outputs_context *ctx,
+/*
+ * A write that outlasts what is left of the slot's allowance pauses here
+ * (outputs_context.progress, after each 64 KiB written) until the next slot:
+ * meanwhile the ring is read (samples go to the interval being collected,
+ * not to the merge being written, which nothing else touches) and the
+ * supervisor pinged. A stop or SIGHUP read meanwhile ends the pausing: the
+ * rest is written at once and the main loop acts on the signal.
+ */
+static void exporter_write_progress(void *arg)
+{
+	struct exporter *ex = arg;
+	struct pollfd pfd[2];
+	struct signalfd_siginfo si;
+	uint64_t piece = exporter_thread_cpu_ns() - ex->piece_cpu0, now, due, hint;
+
+	notify_ping();
+	if (ex->job_unpaced || ex->pace.slot_spent_ns + piece <= ex->pace.allowance_ns)
+		return;
+	output_pace_piece(&ex->pace, piece);
+	ex->job_pieces_ns += piece;
+	pfd[0].fd = ex->signal_fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = LOWPROF_FD_EVENT;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		now = mono_ns();
+		due = ex->slot_start_ns + ex->slot_ns;
+		if (now >= due || ex->job_unpaced)
+			break;
+		if (poll(pfd, 2, (int)((due - now) / NSEC_PER_MSEC) + 1) > 0) {
+			if ((pfd[0].revents & POLLIN) &&
+			    read(ex->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					ex->hangup_requested = true;
+				else
+					ex->stop_requested = true;
+				ex->job_unpaced = true;
+			}
+			if (pfd[1].revents & POLLIN)
+				(void)!read(LOWPROF_FD_EVENT, &hint, sizeof(hint));
+		}
+		notify_ping();
+		while (exporter_read_batch(ex) == EXPORTER_RECORDS_PER_BATCH)
+			;
+	}
+	/* Reading the ring meanwhile is not the write's cost: the next piece
+	 * starts now. */
+	output_pace_slot(&ex->pace);
+	ex->slot_start_ns = mono_ns();
+	ex->piece_cpu0 = exporter_thread_cpu_ns();
+}
+
+static void exporter_outputs_context(struct exporter *ex, struct outputs_context *ctx,
 				     uint64_t now_mono)
 {
 	memset(ctx, 0, sizeof(*ctx));
@@ -239,6 +295,8 @@ static void exporter_outputs_context(const struct exporter *ex, struct outputs_c
 	ctx->ingest = &ex->ingest;
 	ctx->timeline = ex->timeline;
 	ctx->start_mono_ns = ex->start_mono_ns;
+	ctx->progress = exporter_write_progress;
+	ctx->progress_arg = ex;
 }
 
 /* profile.pb.gz is what a restart reloads: the state file says so once it is written. */
@@ -289,10 +347,14 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool forced)
 {
 	struct outputs_context ctx;
-	uint64_t cpu0 = exporter_thread_cpu_ns();
 	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = exporter_now_unix(ex, now_mono);
 	struct profile *merged;
+	uint64_t last;
+
+	ex->piece_cpu0 = exporter_thread_cpu_ns();
+	ex->job_pieces_ns = 0;
+	ex->job_unpaced = forced || ex->pace.allowance_ns == UINT64_MAX;
 
 	exporter_outputs_context(ex, &ctx, now_mono);
 	switch (job) {
@@ -336,7 +398,9 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	default:
 		break;
 	}
-	output_pace_done(&ex->pace, job, exporter_thread_cpu_ns() - cpu0, now_unix, forced);
+	last = exporter_thread_cpu_ns() - ex->piece_cpu0;
+	output_pace_done(&ex->pace, job, ex->job_pieces_ns + last, last, now_unix, forced);
+	ex->job_unpaced = false;
 }
 
 void exporter_pace(struct exporter *ex)

@@ -168,8 +168,15 @@ void output_pace_charge(struct output_pace *p, uint64_t cost_ns)
 	output_pace_spend(p, cost_ns);
 }
 
+void output_pace_piece(struct output_pace *p, uint64_t cost_ns)
+{
+	p->pieces++;
+	p->slot_jobs++;
+	output_pace_spend(p, cost_ns);
+}
+
 void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t cost_ns,
-		      uint64_t now_unix_ns, bool forced)
+		      uint64_t slot_cost_ns, uint64_t now_unix_ns, bool forced)
 {
 	struct output_pace_state *j = &p->job[job];
 
@@ -194,7 +201,7 @@ void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t 
 	if (forced)
 		return;
 	p->slot_jobs++;
-	output_pace_spend(p, cost_ns);
+	output_pace_spend(p, slot_cost_ns);
 }
 
 void output_pace_force(struct output_pace *p)
@@ -230,11 +237,11 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 		OUTPUT_PACE_PUT("{\"allowance_ms\": %.3f", (double)p->allowance_ns / 1e6);
 	OUTPUT_PACE_PUT(", \"slots_per_interval\": %u, \"max_every\": %u, \"max_slot_ms\": %.3f, "
 			"\"max_slot_jobs\": %u, \"slots_over\": %llu, \"deferred\": %llu, "
-			"\"forced\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
+			"\"forced\": %llu, \"pauses\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
 			p->slots_per_interval, p->max_every, (double)p->max_slot_ns / 1e6,
 			p->max_slot_jobs, (unsigned long long)p->slots_over,
 			(unsigned long long)p->deferred, (unsigned long long)p->forced,
-			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
+			(unsigned long long)p->pieces, (double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
 	for (i = OUTPUT_PACE_MERGE + 1; i < OUTPUT_PACE_N; i++) {
 		const struct output_pace_state *j = &p->job[i];
 

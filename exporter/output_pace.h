@@ -70,6 +70,7 @@ struct output_pace {
 	uint64_t deferred;           /* jobs that waited for a later slot */
 	uint64_t forced;             /* write-everything requests (stop, SIGHUP) */
 	uint64_t roll_ns;            /* the last roll's cost (output_pace_charge) */
+	uint64_t pieces;             /* pauses of a job that outlasted its slot */
 };
 
 /* The CPU time, in ns, the writes may take per control interval: fraction of
@@ -96,11 +97,17 @@ void output_pace_slot(struct output_pace *p);
  * next one's estimate does not fit what is left of the slot's allowance. */
 int output_pace_next(const struct output_pace *p);
 
-/* The job ran, costing cost_ns, at now_unix_ns: it is no longer pending, its
- * estimate and its period (every N intervals) are updated. forced: part of a
- * write-everything (stop, SIGHUP): not counted against the slot. */
+/* A job that outlasts what is left of the slot's allowance pauses (the
+ * exporter yields at its next 64 KiB written) and goes on in the next slot:
+ * the piece run so far, cost_ns, is counted against this slot. */
+void output_pace_piece(struct output_pace *p, uint64_t cost_ns);
+
+/* The job ran, costing cost_ns in all (slot_cost_ns of it in the current
+ * slot, the rest in pieces before), at now_unix_ns: it is no longer pending,
+ * its estimate and its period (every N intervals) are updated. forced: part
+ * of a write-everything (stop, SIGHUP): not counted against the slot. */
 void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t cost_ns,
-		      uint64_t now_unix_ns, bool forced);
+		      uint64_t slot_cost_ns, uint64_t now_unix_ns, bool forced);
 
 /* CPU spent on writing outside a job (the roll: archive file, OTLP interval),
  * counted against the current slot. */
@@ -116,7 +123,7 @@ const char *output_pace_name(enum output_pace_job job);
 
 /* summary.json's "outputs": {"allowance_ms": .., "slots_per_interval": ..,
  * "max_every": .., "max_slot_ms": .., "slots_over": .., "deferred": ..,
- * "forced": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
+ * "forced": .., "pauses": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
  * never), "every_intervals": .., "cost_ms": .., "max_cost_ms": .., "writes": ..}}}.
  * Returns the length written, or -1 when buf is too small. */
 int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *buf, size_t len);

@@ -1,8 +1,11 @@
+#define _GNU_SOURCE /* fopencookie */
 #include "exporter/formats/outputs.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/log.h"
 #include "exporter/formats/flamegraph_svg.h"
@@ -17,6 +20,7 @@
 struct outputs_job {
 	const struct profile *profile;
 	const struct outputs_context *ctx;
+	int which; /* enum outputs_file */
 	char err[256];
 };
 
@@ -183,6 +187,43 @@ static const struct {
 	[OUTPUTS_SUMMARY] = {OUTPUT_FILE_SUMMARY, outputs_summary},
 };
 
+/* With a progress hook, the writer's bytes go through this stream: after each
+ * buffer handed on, the hook may pause the write (the exporter's pacing). */
+struct outputs_progress_stream {
+	FILE *under;
+	const struct outputs_context *ctx;
+};
+
+static ssize_t outputs_progress_write(void *cookie, const char *buf, size_t n)
+{
+	struct outputs_progress_stream *ps = cookie;
+
+	if (fwrite(buf, 1, n, ps->under) != n)
+		return -1;
+	ps->ctx->progress(ps->ctx->progress_arg);
+	return (ssize_t)n;
+}
+
+#define OUTPUTS_PROGRESS_BUFFER (64 * 1024)
+
+static int outputs_progress_writer(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+	struct outputs_progress_stream ps = {f, job->ctx};
+	cookie_io_functions_t io = {.write = outputs_progress_write};
+	FILE *pf;
+	int rc;
+
+	pf = fopencookie(&ps, "w", io);
+	if (pf == NULL)
+		return outputs_files[job->which].writer(f, arg);
+	setvbuf(pf, NULL, _IOFBF, OUTPUTS_PROGRESS_BUFFER);
+	rc = outputs_files[job->which].writer(pf, arg);
+	if (fclose(pf) != 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
 int outputs_write_file(const struct profile *p, const struct outputs_context *ctx,
 		       enum outputs_file which)
 {
@@ -194,7 +235,10 @@ int outputs_write_file(const struct profile *p, const struct outputs_context *ct
 	memset(&job, 0, sizeof(job));
 	job.profile = p;
 	job.ctx = ctx;
-	if (output_file_write_atomic(ctx->dirfd, outputs_files[which].name, outputs_files[which].writer,
+	job.which = which;
+	if (output_file_write_atomic(ctx->dirfd, outputs_files[which].name,
+				     ctx->progress != NULL ? outputs_progress_writer
+							   : outputs_files[which].writer,
 				     &job, err, sizeof(err)) != 0) {
 		log_error("writing %s: %s%s%s", outputs_files[which].name, err, job.err[0] ? ": " : "",
 			  job.err);
