@@ -195,8 +195,10 @@ void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t 
 	if (job != OUTPUT_PACE_MERGE)
 		j->last_unix_ns = now_unix_ns;
 	/* The merge's cost goes to every interval that writes a file: the files
-	 * share it, so it does not set a period of its own. */
-	if (job != OUTPUT_PACE_MERGE)
+	 * share it, so it does not set a period of its own. profile.pb.gz is
+	 * what a restarted exporter reloads: every interval (spread and paused
+	 * like the others), so that a crash loses one interval at most. */
+	if (job != OUTPUT_PACE_MERGE && job != OUTPUT_PACE_PPROF)
 		j->every = output_pace_every(p, j->cost_ns);
 	if (forced)
 		return;

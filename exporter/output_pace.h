@@ -13,7 +13,8 @@
  * per control interval); the first job of a slot always runs, so the queue
  * always moves. An output whose cost is more than its share of an
  * interval's allowance (the slots of an interval times the allowance, shared
- * by the outputs) is written only every N intervals, N at most max_every.
+ * by the outputs) is written only every N intervals, N at most max_every;
+ * but profile.pb.gz, which a restarted exporter reloads, every interval.
  * On stop and on SIGHUP every file is written at once, whatever it costs.
  *
  * The decisions are pure (no clock, no I/O): the exporter passes the costs it
