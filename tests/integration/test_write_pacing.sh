@@ -62,6 +62,13 @@ e = end["outputs"]
 assert e["forced"] >= 2, e
 ts = [f["written_s"] for f in e["files"].values()]
 assert max(ts) - min(ts) < 1.0 and abs(max(ts) - end["duration_s"]) < 1.0, (e, end["duration_s"])
+# The caps' counts beside it (summary.json "caps"), the audit log's from the supervisor.
+c = end["caps"]
+for k in ("max_stacks", "folded_samples", "dropped_samples", "string_bytes", "window_bytes",
+          "symbol_bytes", "symbol_evictions", "symbol_string_trims", "files_set_aside"):
+    assert isinstance(c[k], int), (k, c)
+assert c["string_bytes"] > 0 and c["symbol_bytes"] > 0, c
+assert c["audit"]["records"] > 0 and c["audit"]["suppressed"] == 0, c
 print("pacing ok: max slot %.2f ms of %.2f ms per interval, %d deferred, %d paused" %
       (o["max_slot_ms"], whole, o["deferred"], o["pauses"]))
 PY

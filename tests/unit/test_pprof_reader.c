@@ -166,6 +166,20 @@ static void test_restarts_message(void **state)
 		assert_int_equal(exporter_parse_restarts(bad[i], strlen(bad[i]), r), -1);
 		assert_int_equal(r[EXPORTER_RESTARTS_EXPORTER], 12); /* untouched */
 	}
+	{
+		/* The audit log's counters, the same rules. */
+		unsigned a[EXPORTER_AUDIT_N] = {7, 7, 7, 7};
+
+		assert_int_equal(exporter_parse_audit("audit records=10 suppressed=2 rotations=1 reopens=3", 51, a), 0);
+		assert_int_equal(a[EXPORTER_AUDIT_RECORDS], 10);
+		assert_int_equal(a[EXPORTER_AUDIT_SUPPRESSED], 2);
+		assert_int_equal(a[EXPORTER_AUDIT_ROTATIONS], 1);
+		assert_int_equal(a[EXPORTER_AUDIT_REOPENS], 3);
+		assert_int_equal(exporter_parse_audit("audit records=10 suppressed=2 rotations=1", 41, a), -1);
+		assert_int_equal(exporter_parse_audit("restarts loader=1 controller=0 exporter=12", 42, a), -1);
+		assert_int_equal(exporter_parse_restarts("audit records=10 suppressed=2 rotations=1 reopens=3", 51, r), -1);
+		assert_int_equal(a[EXPORTER_AUDIT_RECORDS], 10);
+	}
 }
 
 static void test_state_file(void **state)
