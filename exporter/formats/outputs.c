@@ -98,8 +98,17 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
+	const struct {
+		const char *key, *json;
+	} given[] = {
+		{"export", ctx->export_json},     {"restarts", ctx->restarts_json},
+		{"lost_on_restart", ctx->lost_on_restart_json},
+		{"window", ctx->window_json},     {"off_cpu", ctx->offcpu_json},
+		{"caps", ctx->caps_json},         {"outputs", ctx->outputs_json},
+	};
 	struct summary_extra extra[12];
 	struct summary_info info;
+	size_t i;
 	char collection[1024], startup[160];
 	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
 	int rc;
@@ -142,33 +151,12 @@ static int outputs_summary(FILE *f, void *arg)
 		extra[info.nextras].key = "startup";
 		extra[info.nextras++].raw_json = startup;
 	}
-	if (ctx->export_json != NULL) {
-		extra[info.nextras].key = "export";
-		extra[info.nextras++].raw_json = ctx->export_json;
-	}
-	if (ctx->restarts_json != NULL) {
-		extra[info.nextras].key = "restarts";
-		extra[info.nextras++].raw_json = ctx->restarts_json;
-	}
-	if (ctx->lost_on_restart_json != NULL) {
-		extra[info.nextras].key = "lost_on_restart";
-		extra[info.nextras++].raw_json = ctx->lost_on_restart_json;
-	}
-	if (ctx->window_json != NULL) {
-		extra[info.nextras].key = "window";
-		extra[info.nextras++].raw_json = ctx->window_json;
-	}
-	if (ctx->offcpu_json != NULL) {
-		extra[info.nextras].key = "off_cpu";
-		extra[info.nextras++].raw_json = ctx->offcpu_json;
-	}
-	if (ctx->caps_json != NULL) {
-		extra[info.nextras].key = "caps";
-		extra[info.nextras++].raw_json = ctx->caps_json;
-	}
-	if (ctx->outputs_json != NULL) {
-		extra[info.nextras].key = "outputs";
-		extra[info.nextras++].raw_json = ctx->outputs_json;
+	/* The caller's members, in this order, each when given. */
+	for (i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		if (given[i].json != NULL) {
+			extra[info.nextras].key = given[i].key;
+			extra[info.nextras++].raw_json = given[i].json;
+		}
 	}
 	rc = summary_json_write(job->profile, &info, f);
 	free(earlier);

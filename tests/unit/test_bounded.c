@@ -48,6 +48,17 @@ static bool exists(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* LOWPROF_FD_OUTDIR back to what it was (saved: its dup, or -1 when closed). */
+static void restore_outdir(int saved)
+{
+	if (saved >= 0) {
+		dup2(saved, LOWPROF_FD_OUTDIR);
+		close(saved);
+	} else {
+		close(LOWPROF_FD_OUTDIR);
+	}
+}
+
 static void put_file(int dirfd, const char *name, const char *text)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -219,12 +230,7 @@ static void test_restart_sets_aside(void **state)
 	assert_true(exists(dirfd, OUTPUT_FILE_PPROF ".aside.1"));
 	assert_int_equal(ex.state.set_aside, 2);
 	close(ex.state_fd);
-	if (saved >= 0) {
-		dup2(saved, LOWPROF_FD_OUTDIR);
-		close(saved);
-	} else {
-		close(LOWPROF_FD_OUTDIR);
-	}
+	restore_outdir(saved);
 	close(dirfd);
 }
 
@@ -308,8 +314,7 @@ static void test_archive_refused_index_kept(void **state)
 	ssize_t n;
 
 	(void)state;
-	dirfd = open(ts_tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(dirfd >= 0);
+	dirfd = tmpdir_fd();
 	assert_int_equal(mkdirat(dirfd, "refused", 0700), 0);
 	fd = openat(dirfd, "refused", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(dirfd);
@@ -353,13 +358,12 @@ static void test_archive_refused_index_kept(void **state)
 static void test_restart_archive_index_aside(void **state)
 {
 	static struct exporter ex;
-	int dirfd = tmpdir_fd(), saved = dup(LOWPROF_FD_OUTDIR);
+	int top = tmpdir_fd(), saved = dup(LOWPROF_FD_OUTDIR), dirfd;
 
 	(void)state;
-	assert_int_equal(mkdirat(dirfd, "restart", 0700), 0);
-	close(dirfd);
-	dirfd = openat(open(ts_tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), "restart",
-		       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(mkdirat(top, "restart", 0700), 0);
+	dirfd = openat(top, "restart", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(top);
 	assert_true(dirfd >= 0);
 	assert_int_equal(dup2(dirfd, LOWPROF_FD_OUTDIR), LOWPROF_FD_OUTDIR);
 	put_file(dirfd, ARCHIVE_INDEX_FILE, "not an index\n");
@@ -377,12 +381,7 @@ static void test_restart_archive_index_aside(void **state)
 	assert_int_equal(ex.state.set_aside, 1);
 	archive_free(ex.archive);
 	profile_window_free(ex.window);
-	if (saved >= 0) {
-		dup2(saved, LOWPROF_FD_OUTDIR);
-		close(saved);
-	} else {
-		close(LOWPROF_FD_OUTDIR);
-	}
+	restore_outdir(saved);
 	close(dirfd);
 }
 
