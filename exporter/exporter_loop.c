@@ -222,8 +222,16 @@ int exporter_parse_audit(const char *msg, size_t len, unsigned out[EXPORTER_AUDI
 	return exporter_parse_counts(msg, len, "audit", keys, EXPORTER_AUDIT_N, out);
 }
 
+int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_N])
+{
+	static const char *const keys[EXPORTER_PACE_N] = {"budget_ppm", "control_ms"};
+
+	return exporter_parse_counts(msg, len, "pace", keys, EXPORTER_PACE_N, out);
+}
+
 bool exporter_read_supervisor(struct exporter *ex)
 {
+	unsigned pace[EXPORTER_PACE_N];
 	char msg[256];
 	ssize_t n;
 
@@ -235,6 +243,9 @@ bool exporter_read_supervisor(struct exporter *ex)
 			return false; /* nothing more (EAGAIN), or no supervisor at all (EBADF) */
 		if ((size_t)n <= sizeof(msg) && exporter_parse_audit(msg, (size_t)n, ex->audit) == 0)
 			ex->have_audit = true;
+		else if ((size_t)n <= sizeof(msg) && exporter_parse_pace(msg, (size_t)n, pace) == 0)
+			exporter_pace_set(ex, (double)pace[EXPORTER_PACE_BUDGET_PPM] / 10000.0,
+					  (double)pace[EXPORTER_PACE_CONTROL_MS] / 1000.0);
 		else if ((size_t)n > sizeof(msg) ||
 			 exporter_parse_restarts(msg, (size_t)n, ex->restarts) != 0)
 			log_warn_f("unexpected message from the supervisor refused (%zd bytes)", n);

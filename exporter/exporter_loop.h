@@ -25,6 +25,9 @@
 /* Components counted in the supervisor's "restarts" message, in its order. */
 enum { EXPORTER_RESTARTS_LOADER, EXPORTER_RESTARTS_CONTROLLER, EXPORTER_RESTARTS_EXPORTER,
        EXPORTER_RESTARTS_N };
+/* The supervisor's "pace" message: the budget in millionths of the host, the
+ * control interval in ms. */
+enum { EXPORTER_PACE_BUDGET_PPM, EXPORTER_PACE_CONTROL_MS, EXPORTER_PACE_N };
 /* The audit log's counters in the supervisor's "audit" message, in its order. */
 enum { EXPORTER_AUDIT_RECORDS, EXPORTER_AUDIT_SUPPRESSED, EXPORTER_AUDIT_ROTATIONS,
        EXPORTER_AUDIT_REOPENS, EXPORTER_AUDIT_N };
@@ -104,6 +107,9 @@ int exporter_read_batch(struct exporter *ex);
  * writes every file now (stop: after a last roll; SIGHUP: without one).
  */
 void exporter_pace_init(struct exporter *ex);
+/* The budget (% of the host) and control interval (s) the writes are paced
+ * within, from the supervisor; out-of-range values are ignored. */
+void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s);
 void exporter_roll(struct exporter *ex);
 void exporter_pace(struct exporter *ex);
 void exporter_write_all(struct exporter *ex, bool roll);
@@ -123,6 +129,8 @@ bool exporter_read_supervisor(struct exporter *ex);
 int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N]);
 /* "audit records=N suppressed=N rotations=N reopens=N", likewise. */
 int exporter_parse_audit(const char *msg, size_t len, unsigned out[EXPORTER_AUDIT_N]);
+/* "pace budget_ppm=N control_ms=N", likewise. */
+int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_N]);
 
 void exporter_print_summary(struct exporter *ex);
 

@@ -29,6 +29,7 @@
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
+#include "settings/defaults.h"
 
 static uint64_t exporter_thread_cpu_ns(void)
 {
@@ -44,19 +45,44 @@ static uint64_t exporter_now_unix(const struct exporter *ex, uint64_t now_mono)
 	return ex->start_unix_ns + (now_mono - ex->start_mono_ns);
 }
 
+/* The allowance and the slots from the budget and control interval in ex->opt. */
+static void exporter_pace_limits(struct exporter *ex, uint64_t *allowance, unsigned *slots)
+{
+	double n = (double)ex->opt.interval_s / ex->opt.control_interval_s;
+
+	*allowance = output_pace_allowance_ns(ex->opt.cpu_budget_pct, ex->ncpus,
+					      ex->opt.control_interval_s, OUTPUT_PACE_BUDGET_FRACTION);
+	*slots = n >= 1.0 ? (unsigned)n : 1;
+	ex->slot_ns = (uint64_t)(ex->opt.control_interval_s * 1e9);
+}
+
 void exporter_pace_init(struct exporter *ex)
 {
 	uint64_t allowance;
-	double slots;
+	unsigned slots;
 
-	allowance = output_pace_allowance_ns(ex->opt.cpu_budget_pct, ex->ncpus,
-					     ex->opt.control_interval_s, OUTPUT_PACE_BUDGET_FRACTION);
-	slots = (double)ex->opt.interval_s / ex->opt.control_interval_s;
-	output_pace_init(&ex->pace, allowance, slots >= 1.0 ? (unsigned)slots : 1,
-			 OUTPUT_PACE_MAX_EVERY);
+	exporter_pace_limits(ex, &allowance, &slots);
+	output_pace_init(&ex->pace, allowance, slots, OUTPUT_PACE_MAX_EVERY);
 	output_pace_enable(&ex->pace, OUTPUT_PACE_OFFCPU, ex->offcpu != NULL);
-	ex->slot_ns = (uint64_t)(ex->opt.control_interval_s * 1e9);
 	ex->slot_start_ns = mono_ns();
+}
+
+void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s)
+{
+	uint64_t allowance;
+	unsigned slots;
+
+	if (budget_pct < SETTINGS_CPU_BUDGET_MIN_PCT || budget_pct > SETTINGS_CPU_BUDGET_MAX_PCT ||
+	    control_interval_s < SETTINGS_CONTROL_INTERVAL_MIN_S ||
+	    control_interval_s > SETTINGS_CONTROL_INTERVAL_MAX_S) {
+		log_warn_f("pacing settings out of range refused (%g%%, %g s)", budget_pct,
+			   control_interval_s);
+		return;
+	}
+	ex->opt.cpu_budget_pct = budget_pct;
+	ex->opt.control_interval_s = control_interval_s;
+	exporter_pace_limits(ex, &allowance, &slots);
+	output_pace_set_limits(&ex->pace, allowance, slots);
 }
 
 static void exporter_restarts_json(const struct exporter *ex, char *buf, size_t len)

@@ -44,6 +44,13 @@ void output_pace_init(struct output_pace *p, uint64_t allowance_ns, unsigned slo
 	}
 }
 
+void output_pace_set_limits(struct output_pace *p, uint64_t allowance_ns,
+			    unsigned slots_per_interval)
+{
+	p->allowance_ns = allowance_ns;
+	p->slots_per_interval = slots_per_interval > 0 ? slots_per_interval : 1;
+}
+
 void output_pace_enable(struct output_pace *p, enum output_pace_job job, bool on)
 {
 	p->job[job].enabled = on;

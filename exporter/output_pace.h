@@ -86,6 +86,9 @@ uint64_t output_pace_allowance_ns(double budget_pct, unsigned ncpus, double cont
 void output_pace_init(struct output_pace *p, uint64_t allowance_ns, unsigned slots_per_interval,
 		      unsigned max_every);
 void output_pace_enable(struct output_pace *p, enum output_pace_job job, bool on);
+/* New limits (the budget changed); what was measured stays. */
+void output_pace_set_limits(struct output_pace *p, uint64_t allowance_ns,
+			    unsigned slots_per_interval);
 
 /* An interval ended: the jobs whose turn it is become pending (a job still
  * pending from before stays so, once). Returns how many are pending. */

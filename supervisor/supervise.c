@@ -161,9 +161,6 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ex, "--archive-max-mb=%u", o->window.archive_max_mb);
 	}
 	component_add_arg(ex, "--frequency=%u", o->frequency_hz);
-	/* The files' writes are paced within the throttle's budget. */
-	component_add_arg(ex, "--cpu-budget=%g", o->cpu_budget_pct);
-	component_add_arg(ex, "--control-interval=%u", o->control_interval_s);
 	if (o->off_cpu)
 		component_add_arg(ex, "--off-cpu");
 	component_add_arg(ex, "--output-label=%s", o->output_dir);
@@ -392,6 +389,19 @@ static void supervise_send_restarts(struct supervisor *sv)
 		 sv->comp[COMP_LOADER].restart.total_restarts,
 		 sv->comp[COMP_CONTROLLER].restart.total_restarts,
 		 sv->comp[COMP_EXPORTER].restart.total_restarts);
+	component_send(&sv->comp[COMP_EXPORTER], msg);
+}
+
+/* The throttle's budget and control interval, for the pacing of the files'
+ * writes: a message rather than arguments, so that a reload changing the
+ * budget does not restart the exporter. */
+static void supervise_send_pace(struct supervisor *sv)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "pace budget_ppm=%u control_ms=%u",
+		 (unsigned)(sv->opt->cpu_budget_pct * 10000.0 + 0.5),
+		 sv->opt->control_interval_s * 1000u);
 	component_send(&sv->comp[COMP_EXPORTER], msg);
 }
 
@@ -682,9 +692,12 @@ static void supervise_handle_signals(struct supervisor *sv, int64_t now)
 		} else if (si.ssi_signo == SIGHUP) {
 			supervisor_audit_reopen(sv);
 			supervise_reload_config(sv);
-			/* The exporter writes every file now (paced writes may be behind). */
-			if (sv->comp[COMP_EXPORTER].pid != 0 && !sv->comp[COMP_EXPORTER].reloading)
+			/* The exporter writes every file now (paced writes may be
+			 * behind), within the budget as it now is. */
+			if (sv->comp[COMP_EXPORTER].pid != 0 && !sv->comp[COMP_EXPORTER].reloading) {
+				supervise_send_pace(sv);
 				kill(sv->comp[COMP_EXPORTER].pid, SIGHUP);
+			}
 		}
 	}
 	supervise_reap(sv, now);
@@ -698,6 +711,7 @@ static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
 	log_debug("%s ready", sv->comp[idx].name);
 	if (idx == COMP_EXPORTER) {
 		supervise_send_restarts(sv);
+		supervise_send_pace(sv);
 		supervise_send_audit(sv, now, true);
 	}
 	if (sv->sampling_since_ms < 0 && sv->comp[COMP_LOADER].state == COMPONENT_RUNNING &&
