@@ -380,7 +380,9 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 
 	ex->piece_cpu0 = exporter_thread_cpu_ns();
 	ex->job_pieces_ns = 0;
-	ex->job_unpaced = forced || ex->pace.allowance_ns == UINT64_MAX;
+	/* A stop or SIGHUP read during an earlier pause: no more pausing. */
+	ex->job_unpaced = forced || ex->pace.allowance_ns == UINT64_MAX || ex->stop_requested ||
+			  ex->hangup_requested;
 
 	exporter_outputs_context(ex, &ctx, now_mono);
 	switch (job) {
@@ -438,7 +440,7 @@ void exporter_pace(struct exporter *ex)
 		output_pace_slot(&ex->pace);
 		ex->slot_start_ns = now;
 	}
-	while ((job = output_pace_next(&ex->pace)) >= 0)
+	while (!ex->stop_requested && (job = output_pace_next(&ex->pace)) >= 0)
 		exporter_run_job(ex, (enum output_pace_job)job, false);
 }
 
