@@ -354,10 +354,12 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 	snprintf(lost_json, sizeof(lost_json), "%llu", (unsigned long long)ex->state.lost_total);
 	exporter_window_json(ex, now_unix, window_json, sizeof(window_json));
 	exporter_caps_json(ex, caps_json, sizeof(caps_json));
-	/* This write is the summary's own "written_s". */
+	/* This write is the summary's own "written_s", and counted in its "writes". */
 	ex->pace.job[OUTPUT_PACE_SUMMARY].last_unix_ns = now_unix;
+	ex->pace.job[OUTPUT_PACE_SUMMARY].runs++;
 	if (output_pace_json(&ex->pace, ex->start_unix_ns, outputs_json, sizeof(outputs_json)) > 0)
 		ctx->outputs_json = outputs_json;
+	ex->pace.job[OUTPUT_PACE_SUMMARY].runs--;
 	ctx->restarts_json = restarts_json;
 	ctx->lost_on_restart_json = lost_json;
 	ctx->window_json = window_json;

@@ -116,21 +116,34 @@ bool output_pace_pending(const struct output_pace *p)
 	return false;
 }
 
+/* What a job is expected to cost: its estimate, or before its first run
+ * twice the merge's (a file of a merge costs about one to four merges, at
+ * every window size measured); a job never measured after a merge never
+ * measured either is taken as a slot's worth, and runs alone. */
+static uint64_t output_pace_expect(const struct output_pace *p, size_t i)
+{
+	const struct output_pace_state *m = &p->job[OUTPUT_PACE_MERGE];
+
+	if (p->job[i].runs > 0)
+		return p->job[i].cost_ns;
+	if (i != OUTPUT_PACE_MERGE && m->runs > 0 && m->cost_ns <= UINT64_MAX / 2)
+		return 2 * m->cost_ns;
+	return UINT64_MAX;
+}
+
 int output_pace_next(const struct output_pace *p)
 {
+	uint64_t cost;
 	size_t i;
 
 	for (i = 0; i < OUTPUT_PACE_N; i++) {
-		const struct output_pace_state *j = &p->job[i];
-
-		if (!j->pending)
+		if (!p->job[i].pending)
 			continue;
-		/* In order: the merge before the files, the summary after them. A job
-		 * never measured is taken as a slot's worth: it runs alone. */
+		/* In order: the merge before the files, the summary after them. */
 		if (p->slot_jobs == 0)
 			return (int)i;
-		if (j->runs == 0 || j->cost_ns > p->allowance_ns ||
-		    p->slot_spent_ns + j->cost_ns > p->allowance_ns)
+		cost = output_pace_expect(p, i);
+		if (cost > p->allowance_ns || p->slot_spent_ns + cost > p->allowance_ns)
 			return -1;
 		return (int)i;
 	}

@@ -80,9 +80,9 @@ struct output_pace {
 uint64_t output_pace_allowance_ns(double budget_pct, unsigned ncpus, double control_interval_s,
 				  double fraction);
 
-/* Every job enabled and due at the first interval, no cost known yet (the
- * first writes run one per slot until measured). slots_per_interval and
- * max_every are raised to 1 when 0. */
+/* Every job enabled and due at the first interval, no cost known yet (a
+ * file is expected to cost twice the merge until measured). slots_per_interval
+ * and max_every are raised to 1 when 0. */
 void output_pace_init(struct output_pace *p, uint64_t allowance_ns, unsigned slots_per_interval,
 		      unsigned max_every);
 void output_pace_enable(struct output_pace *p, enum output_pace_job job, bool on);

@@ -39,22 +39,43 @@ static unsigned run_slot(struct output_pace *p, const uint64_t cost[OUTPUT_PACE_
 
 #define BIT(j) (1u << (j))
 
-/* Never measured: one job per slot, in order (merge first, summary last). */
-static void test_first_interval_one_per_slot(void **state)
+/* Never measured: a file is expected to cost twice the merge; the merge
+ * itself, first, runs alone unless it is the slot's first job. */
+static void test_first_interval(void **state)
 {
 	static const uint64_t cost[OUTPUT_PACE_N] = {1 * MS, 1 * MS, 1 * MS, 1 * MS, 0, 1 * MS};
+	static const uint64_t heavy[OUTPUT_PACE_N] = {6 * MS, 3 * MS, 3 * MS, 3 * MS, 0, 1 * MS};
 	struct output_pace p;
 
 	(void)state;
+	/* A cheap merge: its files are expected cheap, all in the first slot. */
 	output_pace_init(&p, 10 * MS, 10, OUTPUT_PACE_MAX_EVERY);
 	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
 	assert_int_equal(output_pace_interval(&p), 5);
-	assert_int_equal(run_slot(&p, cost, 1), BIT(OUTPUT_PACE_MERGE));
-	assert_int_equal(run_slot(&p, cost, 2), BIT(OUTPUT_PACE_PPROF));
-	assert_int_equal(run_slot(&p, cost, 3), BIT(OUTPUT_PACE_FOLDED));
-	assert_int_equal(run_slot(&p, cost, 4), BIT(OUTPUT_PACE_SVG));
-	assert_int_equal(run_slot(&p, cost, 5), BIT(OUTPUT_PACE_SUMMARY));
+	assert_int_equal(run_slot(&p, cost, 1), BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF) |
+						       BIT(OUTPUT_PACE_FOLDED) | BIT(OUTPUT_PACE_SVG) |
+						       BIT(OUTPUT_PACE_SUMMARY));
+	/* A merge of 6 ms: each file expected at 12 ms, more than the slot
+	 * holds, runs first in a slot of its own until measured (3 ms). */
+	output_pace_init(&p, 10 * MS, 10, OUTPUT_PACE_MAX_EVERY);
+	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	output_pace_interval(&p);
+	assert_int_equal(run_slot(&p, heavy, 1), BIT(OUTPUT_PACE_MERGE));
+	assert_int_equal(run_slot(&p, heavy, 2), BIT(OUTPUT_PACE_PPROF));
+	assert_int_equal(run_slot(&p, heavy, 3), BIT(OUTPUT_PACE_FOLDED));
+	assert_int_equal(run_slot(&p, heavy, 4), BIT(OUTPUT_PACE_SVG));
+	assert_int_equal(run_slot(&p, heavy, 5), BIT(OUTPUT_PACE_SUMMARY));
 	assert_false(output_pace_pending(&p));
+	/* Measured: merge 6 + pprof 3 fit a slot, folded 3 + svg 3 + summary 1 the next. */
+	assert_int_equal(output_pace_interval(&p), 5);
+	assert_int_equal(run_slot(&p, heavy, 6), BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF));
+	assert_int_equal(run_slot(&p, heavy, 7), BIT(OUTPUT_PACE_FOLDED) | BIT(OUTPUT_PACE_SVG) |
+						       BIT(OUTPUT_PACE_SUMMARY));
+	assert_false(output_pace_pending(&p));
+	output_pace_init(&p, 10 * MS, 10, OUTPUT_PACE_MAX_EVERY);
+	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	output_pace_interval(&p);
+	run_slot(&p, cost, 0);
 	/* Measured and cheap: the next interval's jobs all fit one slot. */
 	assert_int_equal(output_pace_interval(&p), 5);
 	assert_int_equal(run_slot(&p, cost, 6), BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF) |
@@ -209,7 +230,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allowance),
-		cmocka_unit_test(test_first_interval_one_per_slot),
+		cmocka_unit_test(test_first_interval),
 		cmocka_unit_test(test_spread_within_allowance),
 		cmocka_unit_test(test_heavy_less_often),
 		cmocka_unit_test(test_force),
