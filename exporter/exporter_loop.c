@@ -164,172 +164,6 @@ int exporter_read_batch(struct exporter *ex)
 	return n;
 }
 
-void exporter_report_export(struct exporter *ex)
-{
-	struct otlp_client_stats st;
-
-	if (ex->otlp == NULL)
-		return;
-	otlp_export_stats(ex->otlp, &st);
-	if (ex->reported_export &&
-	    memcmp(&st, &ex->last_export, sizeof(st)) == 0)
-		return;
-	ex->last_export = st;
-	ex->reported_export = true;
-	/* Keys and values fit notify_message's rules ([a-z0-9_]=[0-9]). */
-	notify_state("export_sent=%llu export_failed=%llu export_retried=%llu "
-		     "export_dropped=%llu export_bytes=%llu export_queued=%zu",
-		     (unsigned long long)st.sent, (unsigned long long)st.failed,
-		     (unsigned long long)st.retried, (unsigned long long)st.dropped,
-		     (unsigned long long)st.bytes, st.queued);
-}
-
-static void exporter_restarts_json(const struct exporter *ex, char *buf, size_t len)
-{
-	snprintf(buf, len, "{\"loader\": %u, \"controller\": %u, \"exporter\": %u}",
-		 ex->restarts[EXPORTER_RESTARTS_LOADER], ex->restarts[EXPORTER_RESTARTS_CONTROLLER],
-		 ex->restarts[EXPORTER_RESTARTS_EXPORTER]);
-}
-
-/* What summary.json's "window" says: the span the files cover and the bounds. */
-static void exporter_window_json(const struct exporter *ex, uint64_t now_unix, char *buf,
-				 size_t len)
-{
-	struct profile_window_stats ws;
-	struct profile_totals t;
-	struct archive_stats as;
-	char archive[160] = "null";
-
-	profile_window_get_stats(ex->window, &ws);
-	profile_get_totals(ex->profile, &t);
-	if (ex->archive != NULL) {
-		archive_get_stats(ex->archive, &as);
-		snprintf(archive, sizeof(archive),
-			 "{\"files\": %zu, \"bytes\": %llu, \"written\": %llu, \"removed\": %llu}",
-			 as.files, (unsigned long long)as.bytes, (unsigned long long)as.written,
-			 (unsigned long long)as.removed);
-	}
-	snprintf(buf, len,
-		 "{\"seconds\": %u, \"interval_s\": %u, \"start_s\": %.3f, \"covered_s\": %.3f, "
-		 "\"intervals\": %zu, \"expired_intervals\": %llu, \"max_stacks\": %u, "
-		 "\"folded_samples\": %llu, \"files_set_aside\": %llu, \"archive\": %s}",
-		 ex->opt.window.window_s, ex->opt.interval_s,
-		 ws.start_ns >= ex->start_unix_ns ? (double)(ws.start_ns - ex->start_unix_ns) / 1e9 : 0.0,
-		 now_unix >= ws.start_ns ? (double)(now_unix - ws.start_ns) / 1e9 : 0.0, ws.intervals,
-		 (unsigned long long)ws.expired, ex->opt.window.max_stacks,
-		 (unsigned long long)t.folded_samples, (unsigned long long)ex->state.set_aside, archive);
-}
-
-/* The interval just closed, as its own file (--archive). */
-static void exporter_archive(struct exporter *ex, const struct profile *closed, uint64_t now_unix)
-{
-	char err[256];
-
-	if (ex->archive == NULL)
-		return;
-	if (closed != NULL && archive_add(ex->archive, closed, now_unix, err, sizeof(err)) != 0)
-		log_warn("archive: %s", err);
-	else if (closed == NULL)
-		archive_prune(ex->archive, now_unix);
-}
-
-static void exporter_expire(struct exporter *ex, uint64_t now_mono)
-{
-	/* The interval being exported may reach further back than a short window. */
-	unsigned keep_s = ex->opt.window.window_s > ex->opt.interval_s ? ex->opt.window.window_s
-									 : ex->opt.interval_s;
-	uint64_t window_ns = (uint64_t)keep_s * NSEC_PER_SEC;
-
-	if (now_mono <= window_ns)
-		return;
-	symbolizer_expire(ex->sym, now_mono - window_ns);
-	if (ex->otlp != NULL)
-		process_info_expire(otlp_export_procs(ex->otlp), now_mono - window_ns);
-}
-
-void exporter_write(struct exporter *ex)
-{
-	struct outputs_context ctx;
-	struct otlp_client_stats st;
-	struct profile_window_stats ws;
-	const struct profile *closed;
-	struct profile *merged;
-	char export_json[256], restarts_json[128], lost_json[32], window_json[512];
-	char *offcpu_json = NULL;
-	uint64_t now_mono = mono_ns();
-	uint64_t now_unix = ex->start_unix_ns + (now_mono - ex->start_mono_ns);
-
-	/* Each write closes an interval: the files are the window's merge, so
-	 * what they cost is bounded by the window, whatever the run's length. */
-	closed = profile_window_roll(ex->window, now_unix);
-	exporter_archive(ex, closed, now_unix);
-	merged = profile_window_merged(ex->window, now_unix);
-	if (merged == NULL) {
-		log_error("out of memory: the window's profile was not written");
-		return;
-	}
-	ex->profile = merged;
-	/* What no sample of the window used (files no longer run, processes gone)
-	 * leaves the caches: they follow the window, not the run's history. */
-	exporter_expire(ex, now_mono);
-	/* No frame is held now: the symbolizer's strings may start afresh. */
-	symbolizer_trim_strings(ex->sym, SYMBOLIZER_DEFAULT_MAX_STRING_BYTES);
-	/* The intervals that left the window and the previous merge were freed:
-	 * give the heap's free pages back rather than keep the high-water mark. */
-	malloc_trim(0);
-	profile_window_get_stats(ex->window, &ws);
-	if (ws.start_ns >= ex->start_unix_ns)
-		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));
-	memset(&ctx, 0, sizeof(ctx));
-	if (ex->otlp != NULL) {
-		otlp_export_interval(ex->otlp, ex->timeline, ex->opt.frequency_hz,
-				     ex->interval_start_unix_ns, now_unix);
-		ex->interval_start_unix_ns = now_unix;
-		/* Start the transfer now rather than at the next loop turn. */
-		otlp_export_poll(ex->otlp);
-		otlp_export_stats(ex->otlp, &st);
-		otlp_client_stats_json(&st, export_json, sizeof(export_json));
-		ctx.export_json = export_json;
-		exporter_report_export(ex);
-	}
-	exporter_restarts_json(ex, restarts_json, sizeof(restarts_json));
-	snprintf(lost_json, sizeof(lost_json), "%llu", (unsigned long long)ex->state.lost_total);
-	exporter_window_json(ex, now_unix, window_json, sizeof(window_json));
-	ctx.restarts_json = restarts_json;
-	ctx.lost_on_restart_json = lost_json;
-	ctx.window_json = window_json;
-	ctx.dirfd = LOWPROF_FD_OUTDIR;
-	ctx.frequency_hz = ex->opt.frequency_hz;
-	ctx.duration_s = (double)(now_mono - ex->start_mono_ns) / 1e9;
-	ctx.loader = ex->have_loader_stats ? &ex->loader : NULL;
-	ctx.ingest = &ex->ingest;
-	ctx.timeline = ex->timeline;
-	ctx.start_mono_ns = ex->start_mono_ns;
-	if (ex->offcpu_window != NULL) {
-		/* The same window as the on-CPU files: rolled at the same instant. */
-		profile_window_roll(ex->offcpu_window, now_unix);
-		ex->offcpu = profile_window_merged(ex->offcpu_window, now_unix);
-		if (ex->offcpu == NULL) {
-			log_error("out of memory: the off-CPU profile was not written");
-		} else {
-			if (offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR) == 0)
-				profile_get_time(ex->offcpu, &ex->state.offcpu_window_start_ns, NULL);
-			offcpu_json = offcpu_summary_json(ex->offcpu, ex->ingest.offcpu,
-							  ex->have_loader_stats ? &ex->loader : NULL);
-			ctx.offcpu_json = offcpu_json;
-		}
-	}
-	if (outputs_write_all(merged, &ctx) == 0 && ex->state_fd >= 0) {
-		/* From now on a restart may reload profile.pb.gz (exporter_state.h). */
-		ex->state.flushes++;
-		ex->state.written_samples = ex->samples_base + ex->ingest.samples;
-		profile_get_time(merged, &ex->state.window_start_ns, NULL);
-		if (exporter_state_store(ex->state_fd, &ex->state) != 0)
-			log_warn("%s: not updated", EXPORTER_STATE_FILE);
-	}
-	free(offcpu_json);
-}
-
 /* Accepts a decimal of 1 to 10 digits up to UINT32_MAX; advances *p past it. */
 static int exporter_parse_count(const char **p, const char *end, unsigned *out)
 {
@@ -347,35 +181,61 @@ static int exporter_parse_count(const char **p, const char *end, unsigned *out)
 	return 0;
 }
 
-int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N])
+/* "WORD KEY=N KEY=N ...", the keys in their order: 0 and out[] set, or -1. */
+static int exporter_parse_counts(const char *msg, size_t len, const char *word,
+				 const char *const keys[], size_t n, unsigned out[])
 {
-	static const char *const keys[EXPORTER_RESTARTS_N] = {" loader=", " controller=",
-							       " exporter="};
 	const char *p = msg, *end = msg + len;
-	unsigned v[EXPORTER_RESTARTS_N];
-	size_t i, k;
+	unsigned v[8]; /* the most keys a message has */
+	size_t i, k, wl = strlen(word);
 
+	if (n > sizeof(v) / sizeof(v[0]))
+		return -1;
 	if (len > 0 && msg[len - 1] == '\n')
 		end--;
-	if ((size_t)(end - p) < 8 || memcmp(p, "restarts", 8) != 0)
+	if ((size_t)(end - p) < wl || memcmp(p, word, wl) != 0)
 		return -1;
-	p += 8;
-	for (i = 0; i < EXPORTER_RESTARTS_N; i++) {
+	p += wl;
+	for (i = 0; i < n; i++) {
 		k = strlen(keys[i]);
-		if ((size_t)(end - p) < k || memcmp(p, keys[i], k) != 0)
+		if ((size_t)(end - p) < k + 2 || p[0] != ' ' || memcmp(p + 1, keys[i], k) != 0 ||
+		    p[1 + k] != '=')
 			return -1;
-		p += k;
+		p += k + 2;
 		if (exporter_parse_count(&p, end, &v[i]) != 0)
 			return -1;
 	}
 	if (p != end)
 		return -1;
-	memcpy(out, v, sizeof(v));
+	memcpy(out, v, n * sizeof(v[0]));
 	return 0;
+}
+
+int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N])
+{
+	static const char *const keys[EXPORTER_RESTARTS_N] = {"loader", "controller", "exporter"};
+
+	return exporter_parse_counts(msg, len, "restarts", keys, EXPORTER_RESTARTS_N, out);
+}
+
+int exporter_parse_audit(const char *msg, size_t len, unsigned out[EXPORTER_AUDIT_N])
+{
+	static const char *const keys[EXPORTER_AUDIT_N] = {"records", "suppressed", "rotations",
+							   "reopens"};
+
+	return exporter_parse_counts(msg, len, "audit", keys, EXPORTER_AUDIT_N, out);
+}
+
+int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_N])
+{
+	static const char *const keys[EXPORTER_PACE_N] = {"budget_ppm", "control_ms"};
+
+	return exporter_parse_counts(msg, len, "pace", keys, EXPORTER_PACE_N, out);
 }
 
 bool exporter_read_supervisor(struct exporter *ex)
 {
+	unsigned pace[EXPORTER_PACE_N];
 	char msg[256];
 	ssize_t n;
 
@@ -385,8 +245,13 @@ bool exporter_read_supervisor(struct exporter *ex)
 			return true; /* the supervisor is gone: its end closed */
 		if (n < 0)
 			return false; /* nothing more (EAGAIN), or no supervisor at all (EBADF) */
-		if ((size_t)n > sizeof(msg) ||
-		    exporter_parse_restarts(msg, (size_t)n, ex->restarts) != 0)
+		if ((size_t)n <= sizeof(msg) && exporter_parse_audit(msg, (size_t)n, ex->audit) == 0)
+			ex->have_audit = true;
+		else if ((size_t)n <= sizeof(msg) && exporter_parse_pace(msg, (size_t)n, pace) == 0)
+			exporter_pace_set(ex, (double)pace[EXPORTER_PACE_BUDGET_PPM] / 10000.0,
+					  (double)pace[EXPORTER_PACE_CONTROL_MS] / 1000.0);
+		else if ((size_t)n > sizeof(msg) ||
+			 exporter_parse_restarts(msg, (size_t)n, ex->restarts) != 0)
 			log_warn_f("unexpected message from the supervisor refused (%zd bytes)", n);
 	}
 }

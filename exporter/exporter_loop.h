@@ -14,6 +14,7 @@
 #include "exporter/exporter_options.h"
 #include "exporter/exporter_state.h"
 #include "exporter/ingest.h"
+#include "exporter/output_pace.h"
 #include "exporter/otlp/otlp_client.h"
 #include "ipc/loader_stats.h"
 #include "ipc/shm_ring.h"
@@ -24,6 +25,22 @@
 /* Components counted in the supervisor's "restarts" message, in its order. */
 enum { EXPORTER_RESTARTS_LOADER, EXPORTER_RESTARTS_CONTROLLER, EXPORTER_RESTARTS_EXPORTER,
        EXPORTER_RESTARTS_N };
+/* The supervisor's "pace" message: the budget in millionths of the host, the
+ * control interval in ms. */
+enum { EXPORTER_PACE_BUDGET_PPM, EXPORTER_PACE_CONTROL_MS, EXPORTER_PACE_N };
+/* The audit log's counters in the supervisor's "audit" message, in its order. */
+enum { EXPORTER_AUDIT_RECORDS, EXPORTER_AUDIT_SUPPRESSED, EXPORTER_AUDIT_ROTATIONS,
+       EXPORTER_AUDIT_REOPENS, EXPORTER_AUDIT_N };
+
+/* The counts of every bound, as summary.json's "caps" and `lowprof status` give them. */
+struct exporter_caps {
+	uint64_t folded_samples, dropped_samples; /* the window's merge, by --max-stacks */
+	uint64_t string_bytes;                    /* the merge's string table */
+	uint64_t window_bytes;                    /* every interval profile held, the merge included */
+	uint64_t symbol_bytes;                    /* the symbolizer's tables and interned strings */
+	uint64_t symbol_evictions, symbol_string_trims;
+	uint64_t set_aside;                       /* files a restart moved aside (state, profile, archive index) */
+};
 
 struct exporter {
 	struct exporter_options opt;
@@ -50,6 +67,22 @@ struct exporter {
 	uint64_t interval_start_unix_ns; /* start of the OTLP interval being collected */
 	bool ring_broken;
 	unsigned restarts[EXPORTER_RESTARTS_N]; /* from the supervisor, 0 until it says */
+	unsigned audit[EXPORTER_AUDIT_N];       /* from the supervisor, when it audits */
+	bool have_audit;
+	/* Pacing the files' writes against the CPU budget (output_pace.h): a slot
+	 * is a control interval, counted from the last roll. */
+	struct output_pace pace;
+	uint64_t slot_ns, slot_start_ns; /* monotonic */
+	uint64_t merged_samples;      /* samples of this run accepted when the merge was made */
+	bool merged_fresh;            /* ex->profile is the merge of the last write-everything */
+	uint64_t last_caps_report_ns; /* the state message to the supervisor, at most 1/s */
+	unsigned ncpus;               /* online CPUs, read before the sandbox */
+	/* The job running (exporter_write.c): where its current piece started,
+	 * what its earlier pieces cost, and whether it may pause at all. */
+	uint64_t piece_cpu0, job_pieces_ns;
+	bool job_unpaced;
+	/* Signals read while a write was paused, for the main loop. */
+	bool stop_requested, hangup_requested;
 	/* Surviving a SIGKILL (exporter_state.h): the state file, the samples the
 	 * profile held when this exporter started (reloaded), and the record kept. */
 	int state_fd;                 /* -1: no state file, restarts are not counted */
@@ -57,8 +90,9 @@ struct exporter {
 	uint64_t samples_base;        /* samples of this run accepted before this exporter */
 	struct exporter_state state;
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
+	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;
-	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (ignored) */
+	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (write every file now) */
 	uint64_t next_write_ns;       /* monotonic: the next rewrite of the files */
 };
 
@@ -69,12 +103,26 @@ uint64_t exporter_unix_ns(void);
  * state file, then hands the ring space back. Returns records read. */
 int exporter_read_batch(struct exporter *ex);
 
-/* Every interval and at exit: ends the OTLP interval (queues its profile),
- * rewrites the files, and reports the export counters to the supervisor. */
-void exporter_write(struct exporter *ex);
+/*
+ * The files' writes (exporter_write.c). At each --interval: exporter_roll
+ * closes the interval (the window rolls, the archive and OTLP get it) and
+ * makes the files due; exporter_pace, at every loop turn, runs the due ones
+ * within the control interval's allowance (output_pace.h). exporter_write_all
+ * writes every file now (stop: after a last roll; SIGHUP: without one).
+ */
+void exporter_pace_init(struct exporter *ex);
+/* The budget (% of the host) and control interval (s) the writes are paced
+ * within, from the supervisor; out-of-range values are ignored. */
+void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s);
+void exporter_roll(struct exporter *ex);
+void exporter_pace(struct exporter *ex);
+void exporter_write_all(struct exporter *ex, bool roll);
+/* How long the loop may sleep before the next paced write is due: ms, or -1. */
+int exporter_pace_timeout_ms(const struct exporter *ex);
 
-/* Tells the supervisor the export counters (`lowprof status`) when they changed. */
-void exporter_report_export(struct exporter *ex);
+/* Tells the supervisor the export counters and the caps' counts (`lowprof
+ * status`) when they changed, at most once a second unless now. */
+void exporter_report_state(struct exporter *ex, bool now);
 
 /* Reads what the supervisor sent on the notification fd, without blocking.
  * true: the supervisor is gone (its end of the channel closed). */
@@ -83,6 +131,10 @@ bool exporter_read_supervisor(struct exporter *ex);
 /* "restarts loader=N controller=N exporter=N" (len bytes, an optional final
  * newline): 0 and out[] set, or -1 for anything else. */
 int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_RESTARTS_N]);
+/* "audit records=N suppressed=N rotations=N reopens=N", likewise. */
+int exporter_parse_audit(const char *msg, size_t len, unsigned out[EXPORTER_AUDIT_N]);
+/* "pace budget_ppm=N control_ms=N", likewise. */
+int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_N]);
 
 void exporter_print_summary(struct exporter *ex);
 

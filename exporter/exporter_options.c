@@ -24,6 +24,8 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 		SETTINGS_OPT_INTERVAL(&out->interval_s),
 		SETTINGS_OPT_WINDOW(&out->window),
 		SETTINGS_OPT_FREQUENCY(&out->frequency_hz),
+		SETTINGS_OPT_CPU_BUDGET(&out->cpu_budget_pct),
+		SETTINGS_OPT_CONTROL_INTERVAL_S(&out->control_interval_s),
 		{.name = "off-cpu", .kind = OPTION_FLAG, .dest = &out->off_cpu},
 		{.name = "output-label", .kind = OPTION_STRING, .dest = &out->output_label},
 		{.name = "kallsyms", .kind = OPTION_STRING, .dest = &out->kallsyms_path},
@@ -42,6 +44,8 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 	out->interval_s = SETTINGS_INTERVAL_S;
 	settings_window_init(&out->window);
 	out->frequency_hz = SETTINGS_FREQUENCY_HZ;
+	out->cpu_budget_pct = SETTINGS_CPU_BUDGET_PCT;
+	out->control_interval_s = SETTINGS_CONTROL_INTERVAL_S;
 	out->output_label = SETTINGS_OUTPUT_LABEL;
 	out->kallsyms_path = SETTINGS_KALLSYMS_PATH;
 	otlp_settings_init(&out->otlp);

@@ -16,6 +16,10 @@ struct exporter_options {
 	unsigned interval_s;      /* rewrite the output files this often */
 	struct settings_window window; /* what the files cover, the caps, the archive */
 	unsigned frequency_hz;    /* nominal sampling frequency, for the title */
+	/* The throttle's budget and control interval: the writes are paced within
+	 * them (output_pace.h). */
+	double cpu_budget_pct;
+	double control_interval_s;
 	const char *output_label; /* the output directory as the user named it (messages only) */
 	const char *kallsyms_path;
 	/* Same for every exporter of one lowprof run, new for each run: tells a

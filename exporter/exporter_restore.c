@@ -20,16 +20,17 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
 
-static void exporter_set_aside(struct exporter *ex, const char *name)
+static int exporter_set_aside(struct exporter *ex, const char *name)
 {
 	char err[256];
 
 	if (exporter_state_set_aside(LOWPROF_FD_OUTDIR, name, err, sizeof(err)) != 0) {
 		log_error("restart: %s could not be moved aside: %s", name, err);
-		return;
+		return -1;
 	}
 	ex->state.set_aside++;
 	log_warn("restart: %s moved aside to %s.aside.1", name, name);
+	return 0;
 }
 
 /* A window file the previous exporter wrote (its time_nanos start_ns), or NULL:
@@ -183,15 +184,28 @@ static struct profile_window *exporter_new_window(struct exporter *ex, struct pr
 void exporter_window_start(struct exporter *ex)
 {
 	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
+	char err[256];
+	int rc;
 
 	ex->window = exporter_new_window(ex, &ex->restored, now_unix);
 	if (ex->opt.off_cpu)
 		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored, now_unix);
 	if (ex->opt.window.archive) {
-		ex->archive = archive_new(LOWPROF_FD_OUTDIR,
-					  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,
-					  (uint64_t)ex->opt.window.archive_max_mb << 20);
+		rc = archive_open(LOWPROF_FD_OUTDIR,
+				  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,
+				  (uint64_t)ex->opt.window.archive_max_mb << 20, &ex->archive, err,
+				  sizeof(err));
 		if (ex->archive == NULL)
-			fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+			fatal(LOWPROF_EXIT_FAILURE, "%s", err);
+		if (rc != 0) {
+			/* Kept aside, never overwritten: the files it lists stay on disk. */
+			log_error("restart: %s refused (%s); the files it lists are kept, not pruned",
+				  ARCHIVE_INDEX_FILE, err);
+			if (exporter_set_aside(ex, ARCHIVE_INDEX_FILE) == 0)
+				archive_index_moved(ex->archive);
+			else
+				log_error("%s stays in place: the archive writes no index of its own this run",
+					  ARCHIVE_INDEX_FILE);
+		}
 	}
 }

@@ -59,6 +59,9 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 {
 	char err[512];
 
+	/* The budget is a share of the host's CPUs: counted before the sandbox
+	 * hides /sys. */
+	ex->ncpus = (unsigned)(sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1);
 	ex->signal_fd = event_signalfd();
 	if (ex->signal_fd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(-ex->signal_fd));
@@ -103,22 +106,27 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 	/* A restart of this run picks up the window its predecessor wrote. */
 	exporter_restore(ex);
 	exporter_window_start(ex);
+	exporter_pace_init(ex);
 	ex->interval_start_unix_ns = exporter_unix_ns();
 	ex->next_write_ns = ex->start_mono_ns + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
 	notify_ready();
 }
 
-/* How long the loop may sleep: until the next file write, an OTLP transfer or
- * retry due, or the liveness ping, whichever is first. */
+/* How long the loop may sleep: until the next roll, the next slot with a file
+ * still due, an OTLP transfer or retry due, or the liveness ping, whichever
+ * is first. */
 static int exporter_poll_timeout(const struct exporter *ex)
 {
 	uint64_t now_ns = mono_ns();
-	int timeout = POLL_MS;
+	int timeout = POLL_MS, pace_ms;
 	long otlp_ms;
 
 	if (ex->next_write_ns > now_ns &&
 	    (ex->next_write_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
 		timeout = (int)((ex->next_write_ns - now_ns) / NSEC_PER_MSEC) + 1;
+	pace_ms = exporter_pace_timeout_ms(ex);
+	if (pace_ms >= 0 && pace_ms < timeout)
+		timeout = pace_ms;
 	otlp_ms = ex->otlp != NULL ? otlp_export_timeout_ms(ex->otlp) : -1;
 	if (otlp_ms >= 0 && otlp_ms < timeout)
 		timeout = (int)otlp_ms;
@@ -129,7 +137,7 @@ void exporter_run(struct exporter *ex)
 {
 	struct pollfd pfd[3];
 	uint64_t hint;
-	bool running = true;
+	bool running = true, hangup;
 
 	pfd[0].fd = ex->signal_fd;
 	pfd[0].events = POLLIN;
@@ -146,11 +154,16 @@ void exporter_run(struct exporter *ex)
 			if (read(LOWPROF_FD_EVENT, &hint, sizeof(hint)) < 0 && errno != EAGAIN)
 				log_warn("eventfd read: %s", strerror(errno));
 		}
+		hangup = false;
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(ex->signal_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
-				running = false;
+			if (read(ex->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					hangup = true;
+				else
+					running = false;
+			}
 		}
 		/* A hang-up is the supervisor gone (killed): finish like on SIGTERM, rather
 		 * than poll a dead channel. */
@@ -162,13 +175,29 @@ void exporter_run(struct exporter *ex)
 		while (exporter_read_batch(ex) == EXPORTER_RECORDS_PER_BATCH && running)
 			;
 		if (mono_ns() >= ex->next_write_ns) {
-			exporter_write(ex);
+			exporter_roll(ex);
 			ex->next_write_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+			/* Behind by more than an interval (a long paused write): the
+			 * next one a whole interval on, not a burst of short ones. */
+			if (ex->next_write_ns <= mono_ns())
+				ex->next_write_ns = mono_ns() + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
 		}
-		if (ex->otlp != NULL) {
+		/* SIGHUP: every file now (a reader wants them current), then pacing
+		 * goes on as before; on a stop, exporter_stop writes them. */
+		if (hangup && running)
+			exporter_write_all(ex, false);
+		else if (running)
+			exporter_pace(ex);
+		/* Signals read while a paced write paused (exporter_write.c). */
+		if (ex->stop_requested)
+			running = false;
+		if (ex->hangup_requested && running) {
+			ex->hangup_requested = false;
+			exporter_write_all(ex, false);
+		}
+		if (ex->otlp != NULL)
 			otlp_export_poll(ex->otlp);
-			exporter_report_export(ex);
-		}
+		exporter_report_state(ex, false);
 	}
 }
 
@@ -179,14 +208,14 @@ void exporter_stop(struct exporter *ex)
 	/* The supervisor stops the loader first: everything it drained is in the ring. */
 	while (exporter_read_batch(ex) > 0)
 		;
-	exporter_write(ex);
+	exporter_write_all(ex, true);
 	if (ex->otlp != NULL) {
 		/* Bounded: a dead collector must not hold up the stop. The files are
 		 * written again so summary.json counts what the wait delivered. */
 		left = otlp_export_flush(ex->otlp, OTLP_FLUSH_MS);
 		if (left > 0)
 			log_warn("%zu profile(s) not delivered to the collector at exit", left);
-		exporter_write(ex);
+		exporter_write_all(ex, false);
 	}
 	exporter_print_summary(ex);
 	otlp_export_free(ex->otlp);

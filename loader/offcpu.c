@@ -27,6 +27,10 @@ bool offcpu_allowed(const struct offcpu_settings *set, const struct throttle *t)
 void offcpu_prepare(struct lowprof_bpf *skel, const struct offcpu_settings *set)
 {
 	bpf_program__set_autoload(skel->progs.lowprof_offcpu_switch, set->enabled);
+	/* The stash holds a stack per thread switched out (~1.6 KiB each, 3.3 MiB
+	 * at its full size): without --off-cpu nothing uses it. */
+	if (!set->enabled)
+		bpf_map__set_max_entries(skel->maps.offcpu_stash, 1);
 }
 
 static int offcpu_write_config(struct lowprof_bpf *skel, const struct lowprof_offcpu_config *c)

@@ -33,8 +33,12 @@
 #define SETTINGS_MAX_PIDS 1024
 #define SETTINGS_ID_MAX 0x7fffffff
 
-/* --ringbuf-kb: the BPF ring buffer, a power of two. */
-#define SETTINGS_RINGBUF_KB 8192
+/* --ringbuf-kb: the BPF ring buffer, a power of two. The loader drains it
+ * past a quarter full (the watermark wake-up), so its size only has to hold
+ * what arrives while no loader runs (a restart): at 99 Hz a sample of ~600
+ * bytes per CPU, 2 MiB is ~17 s of a 2-CPU host (~0.5 s of 64 CPUs: raise it
+ * there). It was 8 MiB, a quarter of lowprof's memory at defaults. */
+#define SETTINGS_RINGBUF_KB 2048
 #define SETTINGS_RINGBUF_KB_MIN 4
 #define SETTINGS_RINGBUF_KB_MAX (1u << 20)
 

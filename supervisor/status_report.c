@@ -83,7 +83,15 @@ int status_report_json(const struct status_meta *meta, const struct component *c
 		status_pairs_json(&b, c);
 		sb_printf(&b, "}");
 	}
-	sb_printf(&b, "]}\n");
+	sb_printf(&b, "]");
+	if (meta->audit != NULL)
+		sb_printf(&b, ",\n \"audit\": {\"records\": %llu, \"suppressed\": %llu, "
+			      "\"rotations\": %llu, \"reopens\": %llu}",
+			  (unsigned long long)meta->audit->records,
+			  (unsigned long long)(meta->audit->refused + meta->audit->failed),
+			  (unsigned long long)meta->audit->rotations,
+			  (unsigned long long)meta->audit->reopens);
+	sb_printf(&b, "}\n");
 	return b.overflow ? -1 : (int)b.used;
 }
 
@@ -144,5 +152,11 @@ int status_report_text(const struct status_meta *meta, const struct component *c
 			sb_printf(&b, " %s=%s", c->state_pairs[j].key, c->state_pairs[j].value);
 		sb_printf(&b, "\n");
 	}
+	if (meta->audit != NULL)
+		sb_printf(&b, "\naudit log: %llu records, %llu suppressed, %llu rotations, %llu reopens\n",
+			  (unsigned long long)meta->audit->records,
+			  (unsigned long long)(meta->audit->refused + meta->audit->failed),
+			  (unsigned long long)meta->audit->rotations,
+			  (unsigned long long)meta->audit->reopens);
 	return b.overflow ? -1 : (int)b.used;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "supervisor/audit_sink.h"
 #include "supervisor/component.h"
 
 struct status_meta {
@@ -17,6 +18,7 @@ struct status_meta {
 	int64_t started_ms;
 	const char *output_dir;
 	const char *version;
+	const struct audit_sink *audit; /* the audit log's counters, NULL without one */
 };
 
 /* JSON object; returns bytes written (truncated output is still valid JSON... no: returns -1). */

@@ -72,6 +72,8 @@ struct supervisor {
 	int64_t end_ms;          /* -1: until signalled */
 	int64_t next_watchdog_ms;
 	int64_t wake_due_ms;     /* when the loop asked poll to return at the latest: detects our own stalls */
+	int64_t audit_sent_ms;   /* the audit counters last sent to the exporter */
+	uint64_t audit_sent[4];  /* ... and what they were */
 	bool sd_ready_sent;
 	bool stopping;
 	int status;              /* exit status of lowprof */
@@ -398,6 +400,44 @@ static void supervise_send_restarts(struct supervisor *sv)
 	component_send(&sv->comp[COMP_EXPORTER], msg);
 }
 
+/* The throttle's budget and control interval, for the pacing of the files'
+ * writes: a message rather than arguments, so that a reload changing the
+ * budget does not restart the exporter. */
+static void supervise_send_pace(struct supervisor *sv)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "pace budget_ppm=%u control_ms=%u",
+		 (unsigned)(sv->opt->cpu_budget_pct * 10000.0 + 0.5),
+		 sv->opt->control_interval_s * 1000u);
+	component_send(&sv->comp[COMP_EXPORTER], msg);
+}
+
+/* What the audit sink suppressed: records refused (malformed) or not written. */
+static uint64_t supervise_audit_suppressed(const struct supervisor *sv)
+{
+	return sv->audit.refused + sv->audit.failed;
+}
+
+/* The audit log's counters, for summary.json's "caps": when they changed, at
+ * most once a second (or now, to a new exporter). */
+static void supervise_send_audit(struct supervisor *sv, int64_t now, bool force)
+{
+	uint64_t v[4] = {sv->audit.records, supervise_audit_suppressed(sv), sv->audit.rotations,
+			 sv->audit.reopens};
+	char msg[160];
+
+	if (sv->audit.sock < 0 || sv->comp[COMP_EXPORTER].pid == 0)
+		return;
+	if (!force && (now - sv->audit_sent_ms < 1000 || memcmp(v, sv->audit_sent, sizeof(v)) == 0))
+		return;
+	snprintf(msg, sizeof(msg), "audit records=%u suppressed=%u rotations=%u reopens=%u",
+		 (unsigned)v[0], (unsigned)v[1], (unsigned)v[2], (unsigned)v[3]);
+	component_send(&sv->comp[COMP_EXPORTER], msg);
+	memcpy(sv->audit_sent, v, sizeof(v));
+	sv->audit_sent_ms = now;
+}
+
 static void supervise_start(struct supervisor *sv, int idx, int64_t now)
 {
 	struct component *c = &sv->comp[idx];
@@ -550,6 +590,7 @@ static void supervise_answer_status(struct supervisor *sv, int64_t now)
 			meta.started_ms = sv->started_ms;
 			meta.output_dir = sv->opt->output_dir;
 			meta.version = LOWPROF_VERSION;
+			meta.audit = sv->audit.sock >= 0 ? &sv->audit : NULL;
 			if (strcmp(req, "status-json") == 0) {
 				n = status_report_json(&meta, sv->comp, COMP_COUNT, reply, sizeof(reply));
 			} else if (strcmp(req, "status") == 0) {
@@ -666,6 +707,12 @@ static void supervise_handle_signals(struct supervisor *sv, int64_t now)
 		} else if (si.ssi_signo == SIGHUP) {
 			supervisor_audit_reopen(sv);
 			supervise_reload_config(sv);
+			/* The exporter writes every file now (paced writes may be
+			 * behind), within the budget as it now is. */
+			if (sv->comp[COMP_EXPORTER].pid != 0 && !sv->comp[COMP_EXPORTER].reloading) {
+				supervise_send_pace(sv);
+				kill(sv->comp[COMP_EXPORTER].pid, SIGHUP);
+			}
 		}
 	}
 	supervise_reap(sv, now);
@@ -677,8 +724,11 @@ static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
 	int i;
 
 	log_debug("%s ready", sv->comp[idx].name);
-	if (idx == COMP_EXPORTER)
+	if (idx == COMP_EXPORTER) {
 		supervise_send_restarts(sv);
+		supervise_send_pace(sv);
+		supervise_send_audit(sv, now, true);
+	}
 	if (sv->sampling_since_ms < 0 && sv->comp[COMP_LOADER].state == COMPONENT_RUNNING &&
 	    sv->comp[COMP_EXPORTER].state == COMPONENT_RUNNING) {
 		sv->sampling_since_ms = now;
@@ -785,6 +835,7 @@ static void supervise_loop(struct supervisor *sv)
 			supervise_answer_status(sv, now);
 		if (pfd[2 + COMP_COUNT].revents & POLLIN)
 			audit_sink_drain(&sv->audit);
+		supervise_send_audit(sv, now, false);
 		supervise_check_liveness(sv, now);
 		supervise_restart_due(sv, now);
 		if (sv->sd.watchdog_ms > 0 && now >= sv->next_watchdog_ms) {

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "exporter/profile/profile.h"
@@ -78,6 +79,20 @@ static int folded_next(struct folded_cursor *c)
 	return ';';
 }
 
+/* Both cursors at the start of segments that give the same text: the same
+ * comm string, both "[truncated]", or the same function (its name and kernel
+ * suffix). Different ids may still give the same text: the bytes decide then. */
+static bool folded_same_segment(const struct folded_cursor *a, const struct folded_cursor *b)
+{
+	bool ta = a->s->truncated && a->seg == 1, tb = b->s->truncated && b->seg == 1;
+
+	if (a->seg == 0 || b->seg == 0)
+		return a->seg == 0 && b->seg == 0 && a->s->comm == b->s->comm;
+	if (ta || tb)
+		return ta && tb;
+	return a->str == b->str && a->suffix == b->suffix;
+}
+
 static int folded_cmp(const void *a, const void *b, void *arg)
 {
 	const struct profile *p = arg;
@@ -86,6 +101,17 @@ static int folded_cmp(const void *a, const void *b, void *arg)
 
 	folded_start(&ca, p, profile_stack_at(p, *(const size_t *)a));
 	folded_start(&cb, p, profile_stack_at(p, *(const size_t *)b));
+	/* Stacks share long root-side prefixes (comm, _start, main, ...): a
+	 * segment both have is skipped whole, with its ';', rather than compared
+	 * byte by byte (which made the sort of 50k stacks cost over a second).
+	 * Only while both have a segment after it, so the bytes below still
+	 * decide every order exactly as a plain comparison of the lines would. */
+	while (ca.seg + 1 < ca.nseg && cb.seg + 1 < cb.nseg && folded_same_segment(&ca, &cb)) {
+		ca.seg++;
+		cb.seg++;
+		folded_load(&ca);
+		folded_load(&cb);
+	}
 	do {
 		x = folded_next(&ca);
 		y = folded_next(&cb);

@@ -1,8 +1,11 @@
+#define _GNU_SOURCE /* fopencookie */
 #include "exporter/formats/outputs.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common/log.h"
 #include "exporter/formats/flamegraph_svg.h"
@@ -17,6 +20,7 @@
 struct outputs_job {
 	const struct profile *profile;
 	const struct outputs_context *ctx;
+	int which; /* enum outputs_file */
 	char err[256];
 };
 
@@ -96,8 +100,17 @@ static int outputs_summary(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 	const struct outputs_context *ctx = job->ctx;
-	struct summary_extra extra[10];
+	const struct {
+		const char *key, *json;
+	} given[] = {
+		{"export", ctx->export_json},     {"restarts", ctx->restarts_json},
+		{"lost_on_restart", ctx->lost_on_restart_json},
+		{"window", ctx->window_json},     {"off_cpu", ctx->offcpu_json},
+		{"caps", ctx->caps_json},         {"outputs", ctx->outputs_json},
+	};
+	struct summary_extra extra[12];
 	struct summary_info info;
+	size_t i;
 	char collection[1024], startup[160];
 	char *overhead = NULL, *timeline = NULL, *earlier = NULL;
 	int rc;
@@ -140,25 +153,12 @@ static int outputs_summary(FILE *f, void *arg)
 		extra[info.nextras].key = "startup";
 		extra[info.nextras++].raw_json = startup;
 	}
-	if (ctx->export_json != NULL) {
-		extra[info.nextras].key = "export";
-		extra[info.nextras++].raw_json = ctx->export_json;
-	}
-	if (ctx->restarts_json != NULL) {
-		extra[info.nextras].key = "restarts";
-		extra[info.nextras++].raw_json = ctx->restarts_json;
-	}
-	if (ctx->lost_on_restart_json != NULL) {
-		extra[info.nextras].key = "lost_on_restart";
-		extra[info.nextras++].raw_json = ctx->lost_on_restart_json;
-	}
-	if (ctx->window_json != NULL) {
-		extra[info.nextras].key = "window";
-		extra[info.nextras++].raw_json = ctx->window_json;
-	}
-	if (ctx->offcpu_json != NULL) {
-		extra[info.nextras].key = "off_cpu";
-		extra[info.nextras++].raw_json = ctx->offcpu_json;
+	/* The caller's members, in this order, each when given. */
+	for (i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+		if (given[i].json != NULL) {
+			extra[info.nextras].key = given[i].key;
+			extra[info.nextras++].raw_json = given[i].json;
+		}
 	}
 	rc = summary_json_write(job->profile, &info, f);
 	free(earlier);
@@ -167,31 +167,84 @@ static int outputs_summary(FILE *f, void *arg)
 	return rc;
 }
 
-int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)
+static const struct {
+	const char *name;
+	int (*writer)(FILE *, void *);
+} outputs_files[OUTPUTS_N] = {
+	[OUTPUTS_PPROF] = {OUTPUT_FILE_PPROF, outputs_pprof},
+	[OUTPUTS_FOLDED] = {OUTPUT_FILE_FOLDED, outputs_folded},
+	[OUTPUTS_SVG] = {OUTPUT_FILE_SVG, outputs_svg},
+	[OUTPUTS_SUMMARY] = {OUTPUT_FILE_SUMMARY, outputs_summary},
+};
+
+/* With a progress hook, the writer's bytes go through this stream: after each
+ * buffer handed on, the hook may pause the write (the exporter's pacing). */
+struct outputs_progress_stream {
+	FILE *under;
+	const struct outputs_context *ctx;
+};
+
+static ssize_t outputs_progress_write(void *cookie, const char *buf, size_t n)
 {
-	static const struct {
-		const char *name;
-		int (*writer)(FILE *, void *);
-	} files[] = {
-		{OUTPUT_FILE_PPROF, outputs_pprof},
-		{OUTPUT_FILE_FOLDED, outputs_folded},
-		{OUTPUT_FILE_SVG, outputs_svg},
-		{OUTPUT_FILE_SUMMARY, outputs_summary},
-	};
+	struct outputs_progress_stream *ps = cookie;
+
+	if (fwrite(buf, 1, n, ps->under) != n)
+		return -1;
+	ps->ctx->progress(ps->ctx->progress_arg);
+	return (ssize_t)n;
+}
+
+#define OUTPUTS_PROGRESS_BUFFER (64 * 1024)
+
+static int outputs_progress_writer(FILE *f, void *arg)
+{
+	struct outputs_job *job = arg;
+	struct outputs_progress_stream ps = {f, job->ctx};
+	cookie_io_functions_t io = {.write = outputs_progress_write};
+	FILE *pf;
+	int rc;
+
+	pf = fopencookie(&ps, "w", io);
+	if (pf == NULL)
+		return outputs_files[job->which].writer(f, arg);
+	setvbuf(pf, NULL, _IOFBF, OUTPUTS_PROGRESS_BUFFER);
+	rc = outputs_files[job->which].writer(pf, arg);
+	if (fclose(pf) != 0 && rc == 0)
+		rc = -EIO;
+	return rc;
+}
+
+int outputs_write_file(const struct profile *p, const struct outputs_context *ctx,
+		       enum outputs_file which)
+{
 	struct outputs_job job;
 	char err[256];
-	size_t i;
-	int status = 0;
 
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		memset(&job, 0, sizeof(job));
-		job.profile = p;
-		job.ctx = ctx;
-		if (output_file_write_atomic(ctx->dirfd, files[i].name, files[i].writer, &job, err,
-					     sizeof(err)) != 0) {
-			log_error("writing %s: %s%s%s", files[i].name, err, job.err[0] ? ": " : "", job.err);
+	if ((unsigned)which >= OUTPUTS_N)
+		return -1;
+	memset(&job, 0, sizeof(job));
+	job.profile = p;
+	job.ctx = ctx;
+	job.which = which;
+	if (output_file_write_atomic(ctx->dirfd, outputs_files[which].name,
+				     ctx->progress != NULL ? outputs_progress_writer
+							   : outputs_files[which].writer,
+				     &job, err, sizeof(err)) != 0) {
+		log_error("writing %s: %s%s%s", outputs_files[which].name, err, job.err[0] ? ": " : "",
+			  job.err);
+		return -1;
+	}
+	return 0;
+}
+
+int outputs_write_all(const struct profile *p, const struct outputs_context *ctx)
+{
+	int status = 0;
+	int i;
+
+	for (i = 0; i < OUTPUTS_N; i++) {
+		if (outputs_write_file(p, ctx, (enum outputs_file)i) != 0)
 			status = -1;
-		}
 	}
 	return status;
 }

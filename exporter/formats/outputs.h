@@ -30,8 +30,19 @@ struct outputs_context {
 	const char *lost_on_restart_json;
 	const char *window_json; /* "window": what the files cover, the caps */
 	const char *offcpu_json; /* "off_cpu": the off-CPU profile's totals (--off-cpu) */
+	const char *caps_json;   /* "caps": what every bound folded, evicted or set aside */
+	const char *outputs_json; /* "outputs": when each file was last written (output_pace.h) */
+	/* Called after each 64 KiB written (NULL: none): it may pause the write
+	 * (the exporter yields the CPU there when a write outlasts its share). */
+	void (*progress)(void *arg);
+	void *progress_arg;
 };
 
+enum outputs_file { OUTPUTS_PPROF, OUTPUTS_FOLDED, OUTPUTS_SVG, OUTPUTS_SUMMARY, OUTPUTS_N };
+
+/* Writes one of them, atomically. 0, or -1 after logging the failure. */
+int outputs_write_file(const struct profile *p, const struct outputs_context *ctx,
+		       enum outputs_file which);
 /* Writes profile.pb.gz, profile.folded, flamegraph.svg and summary.json.
  * Returns 0, or -1 after logging which file failed (the others are still written). */
 int outputs_write_all(const struct profile *p, const struct outputs_context *ctx);

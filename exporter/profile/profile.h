@@ -109,6 +109,7 @@ struct profile_totals {
 	uint64_t folded_samples;  /* kept under PROFILE_OTHER_STACKS_NAME by the cap */
 	uint64_t dropped_cpu_ns;
 	size_t memory_bytes;    /* heap held by the model */
+	size_t string_bytes;    /* of which the string table's */
 };
 
 struct profile_top_entry {

@@ -29,6 +29,7 @@ void profile_get_totals(const struct profile *p, struct profile_totals *out)
 	out->dropped_samples = p->dropped_samples;
 	out->dropped_cpu_ns = p->dropped_cpu_ns;
 	out->folded_samples = p->folded_samples;
+	out->string_bytes = intern_memory(&p->strings);
 	out->memory_bytes = sizeof(*p) + intern_memory(&p->strings) +
 		p->cap_mappings * sizeof(*p->mappings) +
 		p->cap_functions * sizeof(*p->functions) +

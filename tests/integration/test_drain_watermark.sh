@@ -1,7 +1,7 @@
 #!/bin/sh
 # The loader drains the BPF ring once a second when nothing else wakes it, and
 # the BPF program wakes it sooner once the ring passes its watermark: a burst
-# at 999 Hz on every CPU loses no sample, on the default 8 MiB ring and on a
+# at 999 Hz on every CPU loses no sample, on an 8 MiB ring and on a
 # 256 KiB ring that one drain a second could not hold (~2000 samples/s).
 # Frame pointers only, so that no table work speeds the drain timer up.
 #   usage: test_drain_watermark.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]

@@ -12,7 +12,9 @@ work_dir exrestart
 cp "$BIN/two_chains" "$work/early_chains"
 "$BIN/two_chains" 30 &
 track $!
-"$BIN/lowprof" --duration 22 --frequency 99 --interval 2 \
+# --cpu-budget 100: every file of an interval written at once, unpaced, so
+# that profile.folded below holds what profile.pb.gz (reloaded) holds.
+"$BIN/lowprof" --duration 22 --frequency 99 --interval 2 --cpu-budget 100 \
 	--output "$work/out" --no-throttle --run-dir "$work/run" --unwind fp \
 	2>"$work/stderr" &
 sup=$!

@@ -22,6 +22,7 @@
 #include "exporter/exporter_state.h"
 #include "exporter/formats/archive.h"
 #include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
 #include "exporter/symbols/elf_symbols.h"
 #include "ipc/lowprof_fds.h"
@@ -47,6 +48,17 @@ static bool exists(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* LOWPROF_FD_OUTDIR back to what it was (saved: its dup, or -1 when closed). */
+static void restore_outdir(int saved)
+{
+	if (saved >= 0) {
+		dup2(saved, LOWPROF_FD_OUTDIR);
+		close(saved);
+	} else {
+		close(LOWPROF_FD_OUTDIR);
+	}
+}
+
 static void put_file(int dirfd, const char *name, const char *text)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -67,11 +79,11 @@ static struct profile *small_profile(const char *fn)
 }
 
 /* Retention: by age and by total size, the oldest removed first; the index
- * survives an archive_new (a restart). */
+ * survives an archive_open (a restart). */
 static void test_archive_retention(void **state)
 {
 	int dirfd = tmpdir_fd();
-	struct archive *a = archive_new(dirfd, 100 * NSEC_PER_SEC, 1 << 20);
+	struct archive *a = NULL;
 	struct profile *p = small_profile("f");
 	struct archive_stats st;
 	char err[256];
@@ -79,6 +91,7 @@ static void test_archive_retention(void **state)
 	int i;
 
 	(void)state;
+	assert_int_equal(archive_open(dirfd, 100 * NSEC_PER_SEC, 1 << 20, &a, err, sizeof(err)), 0);
 	assert_non_null(a);
 	for (i = 0; i < 20; i++)
 		assert_int_equal(archive_add(a, p, t0 + (uint64_t)i * 10 * NSEC_PER_SEC, err, sizeof(err)), 0);
@@ -93,7 +106,7 @@ static void test_archive_retention(void **state)
 	archive_free(a);
 
 	/* Reopened with a size bound of 3 files: the oldest go first. */
-	a = archive_new(dirfd, 100 * NSEC_PER_SEC, one * 3 + one / 2);
+	assert_int_equal(archive_open(dirfd, 100 * NSEC_PER_SEC, one * 3 + one / 2, &a, err, sizeof(err)), 0);
 	archive_prune(a, t0 + 190 * NSEC_PER_SEC);
 	archive_get_stats(a, &st);
 	assert_int_equal(st.files, 3);
@@ -217,12 +230,158 @@ static void test_restart_sets_aside(void **state)
 	assert_true(exists(dirfd, OUTPUT_FILE_PPROF ".aside.1"));
 	assert_int_equal(ex.state.set_aside, 2);
 	close(ex.state_fd);
-	if (saved >= 0) {
-		dup2(saved, LOWPROF_FD_OUTDIR);
-		close(saved);
-	} else {
-		close(LOWPROF_FD_OUTDIR);
+	restore_outdir(saved);
+	close(dirfd);
+}
+
+/* The index as the exporter writes it, for the interval ends given. */
+static void index_text(const uint64_t *ends, size_t n, char *out, size_t len)
+{
+	char name[ARCHIVE_NAME_MAX];
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		archive_entry_name(ends[i], name);
+		used += (size_t)snprintf(out + used, len - used, "%s %llu %llu\n", name,
+					 (unsigned long long)ends[i], (unsigned long long)(100 + i));
 	}
+}
+
+/* Every malformed kind is refused as a whole, with the line and the rule. */
+static void test_archive_index_malformed(void **state)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000 7", "line 1: the last line has no newline"},
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000\n", "line 1: END_NS is not"},
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000 7 8\n", "line 1: BYTES is not"},
+		{"profile-20231114T221320.000Z.pb.gz 01700000000000000000 7\n", "line 1: END_NS is not"},
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000 -7\n", "line 1: BYTES is not"},
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000 18446744073709551616\n", "line 1: BYTES is not"},
+		{"profile-20231114T221321.000Z.pb.gz 1700000000000000000 7\n", "line 1: the file name is not the archive name"},
+		{"../etc/passwd 1700000000000000000 7\n", "line 1: the file name is not the archive name"},
+		{"\n", "line 1: not \"NAME END_NS BYTES\""},
+		{"profile-20231114T221320.000Z.pb.gz 1700000000000000000 7\r\n", "line 1: BYTES is not"},
+	};
+	struct archive_entry *e;
+	char err[256], text[512], twice[1024];
+	uint64_t ends[2] = {1700000000ULL * NSEC_PER_SEC, 1700000010ULL * NSEC_PER_SEC};
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		e = (struct archive_entry *)1;
+		n = 99;
+		err[0] = '\0';
+		assert_int_equal(archive_index_parse(bad[i].text, strlen(bad[i].text), &e, &n, err,
+						     sizeof(err)),
+				 -EINVAL);
+		assert_null(e);
+		assert_int_equal(n, 0);
+		if (strncmp(err, bad[i].why, strlen(bad[i].why)) != 0)
+			fail_msg("case %zu: \"%s\", expected \"%s...\"", i, err, bad[i].why);
+	}
+	/* Valid lines, then one going back in time: line 3 named. */
+	index_text(ends, 2, text, sizeof(text));
+	snprintf(twice, sizeof(twice), "%s%.*s", text, (int)(strchr(text, '\n') - text + 1), text);
+	assert_int_equal(archive_index_parse(twice, strlen(twice), &e, &n, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 3: END_NS does not increase");
+	/* The valid one, and the empty one. */
+	assert_int_equal(archive_index_parse(text, strlen(text), &e, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(e[1].end_ns, ends[1]);
+	assert_int_equal(e[1].bytes, 101);
+	free(e);
+	assert_int_equal(archive_index_parse("", 0, &e, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	free(e);
+}
+
+/* A refused index is never overwritten and the files it lists stay, whatever
+ * the archive writes meanwhile; once moved aside, the archive writes its own. */
+static void test_archive_refused_index_kept(void **state)
+{
+	static const char damaged[] = "profile-20231114T221320.000Z.pb.gz 1700000000000000000 999999\n"
+				      "garbage\n";
+	struct archive *a = NULL;
+	struct profile *p = small_profile("g");
+	struct archive_stats st;
+	char err[256], buf[256];
+	uint64_t t = 1700000100ULL * NSEC_PER_SEC;
+	int dirfd, fd;
+	ssize_t n;
+
+	(void)state;
+	dirfd = tmpdir_fd();
+	assert_int_equal(mkdirat(dirfd, "refused", 0700), 0);
+	fd = openat(dirfd, "refused", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dirfd);
+	dirfd = fd;
+	put_file(dirfd, ARCHIVE_INDEX_FILE, damaged);
+	put_file(dirfd, "profile-20231114T221320.000Z.pb.gz", "an older interval");
+	assert_int_equal(archive_open(dirfd, 1000 * NSEC_PER_SEC, 1 << 20, &a, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(a);
+	assert_non_null(strstr(err, ARCHIVE_INDEX_FILE ": line 2: "));
+	/* Files added and retention applied (the refused index listed 999999 bytes) ... */
+	assert_int_equal(archive_add(a, p, t, err, sizeof(err)), 0);
+	archive_prune(a, t + NSEC_PER_SEC);
+	archive_get_stats(a, &st);
+	assert_int_equal(st.files, 1);
+	/* ... the refused index is as it was, and the file it lists is still there. */
+	fd = openat(dirfd, ARCHIVE_INDEX_FILE, O_RDONLY | O_CLOEXEC);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(n, (ssize_t)strlen(damaged));
+	assert_memory_equal(buf, damaged, strlen(damaged));
+	assert_true(exists(dirfd, "profile-20231114T221320.000Z.pb.gz"));
+	/* Moved aside: the archive's own index replaces it at the next change. */
+	assert_int_equal(exporter_state_set_aside(dirfd, ARCHIVE_INDEX_FILE, err, sizeof(err)), 0);
+	archive_index_moved(a);
+	assert_int_equal(archive_add(a, p, t + 10 * NSEC_PER_SEC, err, sizeof(err)), 0);
+	archive_free(a);
+	assert_int_equal(archive_open(dirfd, 1000 * NSEC_PER_SEC, 1 << 20, &a, err, sizeof(err)), 0);
+	archive_get_stats(a, &st);
+	assert_int_equal(st.files, 2);
+	assert_true(exists(dirfd, ARCHIVE_INDEX_FILE ".aside.1"));
+	/* An interval ending before the newest (clock set back) is not archived. */
+	assert_int_equal(archive_add(a, p, t - 100 * NSEC_PER_SEC, err, sizeof(err)), -EINVAL);
+	archive_free(a);
+	profile_free(p);
+	close(dirfd);
+}
+
+/* The exporter's start with --archive and a damaged index: moved aside and
+ * counted with the other files a restart could not take back. */
+static void test_restart_archive_index_aside(void **state)
+{
+	static struct exporter ex;
+	int top = tmpdir_fd(), saved = dup(LOWPROF_FD_OUTDIR), dirfd;
+
+	(void)state;
+	assert_int_equal(mkdirat(top, "restart", 0700), 0);
+	dirfd = openat(top, "restart", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(top);
+	assert_true(dirfd >= 0);
+	assert_int_equal(dup2(dirfd, LOWPROF_FD_OUTDIR), LOWPROF_FD_OUTDIR);
+	put_file(dirfd, ARCHIVE_INDEX_FILE, "not an index\n");
+	memset(&ex, 0, sizeof(ex));
+	ex.state_fd = -1;
+	ex.opt.interval_s = 10;
+	ex.opt.window.window_s = 60;
+	ex.opt.window.archive = true;
+	ex.opt.window.archive_max_age_s = 3600;
+	ex.opt.window.archive_max_mb = 1;
+	exporter_window_start(&ex);
+	assert_non_null(ex.archive);
+	assert_false(exists(dirfd, ARCHIVE_INDEX_FILE));
+	assert_true(exists(dirfd, ARCHIVE_INDEX_FILE ".aside.1"));
+	assert_int_equal(ex.state.set_aside, 1);
+	archive_free(ex.archive);
+	profile_window_free(ex.window);
+	restore_outdir(saved);
 	close(dirfd);
 }
 
@@ -248,6 +407,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_archive_retention),
+		cmocka_unit_test(test_archive_index_malformed),
+		cmocka_unit_test(test_archive_refused_index_kept),
+		cmocka_unit_test(test_restart_archive_index_aside),
 		cmocka_unit_test(test_timeline_trim),
 		cmocka_unit_test(test_set_aside_bounded),
 		cmocka_unit_test(test_restart_sets_aside),

@@ -166,6 +166,30 @@ static void test_restarts_message(void **state)
 		assert_int_equal(exporter_parse_restarts(bad[i], strlen(bad[i]), r), -1);
 		assert_int_equal(r[EXPORTER_RESTARTS_EXPORTER], 12); /* untouched */
 	}
+	{
+		/* The audit log's counters, the same rules. */
+		unsigned a[EXPORTER_AUDIT_N] = {7, 7, 7, 7};
+
+		assert_int_equal(exporter_parse_audit("audit records=10 suppressed=2 rotations=1 reopens=3", 51, a), 0);
+		assert_int_equal(a[EXPORTER_AUDIT_RECORDS], 10);
+		assert_int_equal(a[EXPORTER_AUDIT_SUPPRESSED], 2);
+		assert_int_equal(a[EXPORTER_AUDIT_ROTATIONS], 1);
+		assert_int_equal(a[EXPORTER_AUDIT_REOPENS], 3);
+		assert_int_equal(exporter_parse_audit("audit records=10 suppressed=2 rotations=1", 41, a), -1);
+		assert_int_equal(exporter_parse_audit("restarts loader=1 controller=0 exporter=12", 42, a), -1);
+		assert_int_equal(exporter_parse_restarts("audit records=10 suppressed=2 rotations=1 reopens=3", 51, r), -1);
+		assert_int_equal(a[EXPORTER_AUDIT_RECORDS], 10);
+	}
+	{
+		/* The budget the writes are paced within: 1.5% as 15000 ppm. */
+		unsigned p[EXPORTER_PACE_N];
+
+		assert_int_equal(exporter_parse_pace("pace budget_ppm=15000 control_ms=1000\n", 38, p), 0);
+		assert_int_equal(p[EXPORTER_PACE_BUDGET_PPM], 15000);
+		assert_int_equal(p[EXPORTER_PACE_CONTROL_MS], 1000);
+		assert_int_equal(exporter_parse_pace("pace budget_ppm=1.5 control_ms=1000", 35, p), -1);
+		assert_int_equal(exporter_parse_pace("pace control_ms=1000 budget_ppm=15000", 37, p), -1);
+	}
 }
 
 static void test_state_file(void **state)

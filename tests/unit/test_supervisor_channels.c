@@ -128,6 +128,21 @@ static void test_status_report(void **state __attribute__((unused)))
 	assert_true(n > 0);
 	assert_non_null(strstr(buf, "off-CPU: probability 6.2500% (detached by the throttle), 120 records, "
 				    "4000 below the threshold, 90000 switches sampled out, 0 dropped"));
+	{
+		/* With an audit log: its counters, suppressed = refused + failed. */
+		static struct audit_sink sink;
+
+		sink.records = 40;
+		sink.refused = 1;
+		sink.failed = 2;
+		sink.rotations = 3;
+		sink.reopens = 1;
+		meta.audit = &sink;
+		assert_true(status_report_text(&meta, comps, 2, buf, sizeof(buf)) > 0);
+		assert_non_null(strstr(buf, "audit log: 40 records, 3 suppressed, 3 rotations, 1 reopens"));
+		assert_true(status_report_json(&meta, comps, 2, buf, sizeof(buf)) > 0);
+		assert_non_null(strstr(buf, "\"audit\": {\"records\": 40, \"suppressed\": 3, \"rotations\": 3, \"reopens\": 1}"));
+	}
 }
 
 static void test_sd_notify(void **state __attribute__((unused)))

@@ -66,7 +66,7 @@ static void test_defaults(void **state)
 
 	assert_int_equal(parse(&o, err, sizeof(err), NULL), 0);
 	assert_int_equal(o.frequency_hz, 19);
-	assert_int_equal(o.ringbuf_kb, 8192);
+	assert_int_equal(o.ringbuf_kb, 2048);
 	assert_int_equal(o.interval_s, 10);
 	assert_true(o.duration_s == 0);
 	assert_int_equal(o.npids, 0);

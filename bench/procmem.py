@@ -1,0 +1,77 @@
+"""What bench/soak and bench/memory read of lowprof's processes: its
+components by name, their private memory and the BPF maps they hold.
+Python 3 standard library only."""
+import glob
+import json
+import os
+import subprocess
+
+COMPONENTS = ["lowprof", "lowprof-loader", "lowprof-controller", "lowprof-exporter",
+              "lowprof-unwinder"]
+
+
+def read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def children(pid):
+    """The supervisor (pid) and its components by name (their exe basename)."""
+    out = {}
+    for d in glob.glob("/proc/[0-9]*"):
+        stat = read(d + "/stat")
+        if not stat or int(stat.rsplit(")", 1)[1].split()[1]) != pid:
+            continue
+        try:
+            name = os.path.basename(os.readlink(d + "/exe"))
+        except OSError:
+            continue
+        if name in COMPONENTS:
+            out[name] = int(os.path.basename(d))
+    out["lowprof"] = pid
+    return out
+
+
+def private_kib(pid):
+    """(Private_Dirty, Private_Clean) in KiB from /proc/PID/smaps, without the
+    mappings of BPF maps (anon_inode:bpf-map: the loader's mmapped row chunks
+    and ring buffer pages), which are the maps' memory, counted once with
+    them (memlock). Dirty is the heap and other anonymous memory; clean mostly
+    file pages only this process maps, which the kernel can drop."""
+    dirty = clean = 0
+    bpf = False
+    for line in read("/proc/%d/smaps" % pid).splitlines():
+        first = line.split(" ", 1)[0]
+        if "-" in first and ":" not in first:
+            bpf = line.rstrip().endswith("anon_inode:bpf-map")
+        elif bpf:
+            continue
+        elif line.startswith("Private_Dirty:"):
+            dirty += int(line.split()[1])
+        elif line.startswith("Private_Clean:"):
+            clean += int(line.split()[1])
+    return dirty, clean
+
+
+def map_memlock(pid):
+    """{map_id: memlock bytes} of every distinct BPF map pid holds an fd of."""
+    seen = {}
+    for fdinfo in glob.glob("/proc/%d/fdinfo/*" % pid):
+        text = read(fdinfo)
+        if "map_id:" not in text:
+            continue
+        fields = dict(l.split(":", 1) for l in text.splitlines() if ":" in l)
+        seen[int(fields["map_id"])] = int(fields.get("memlock", "0").strip())
+    return seen
+
+
+def bpftool_maps():
+    """{id: `bpftool map show -j` entry}, {} without bpftool."""
+    try:
+        out = subprocess.run(["bpftool", "map", "show", "-j"], capture_output=True, check=True).stdout
+        return {m["id"]: m for m in json.loads(out)}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
