@@ -582,6 +582,13 @@ static long walk_fp_pass_cb(__u64 i, void *ctx)
 	if (i >= p->n || idx >= LOWPROF_MAX_FRAMES)
 		return 1;
 	pc = p->s->frames[idx];
+	if (pc > LOWPROF_FRAME_VALUE_MASK) {
+		/* No user address (a broken frame-pointer chain read garbage): the
+		 * stack ends before it, and no frame kind is forged from its top byte. */
+		p->n = i;
+		walk_stop(p->s, p->st, LOWPROF_STOP_UNWIND_FAILED);
+		return 1;
+	}
 	lookup = i == 0 ? pc : pc - 1;
 	if (!walk_in_current(&p->f, lookup) && lowprof_walk_resolve(&p->f, lookup) != 0)
 		return 0; /* raw: the file is not known cheaply */

@@ -30,6 +30,13 @@ uint64_t exporter_unix_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* Refusals are counted (summary.json's rejected_records); the log says the
+ * 1st, 2nd, 4th, 8th...: a stream of bad records cannot flood it. */
+static bool exporter_log_refusal(uint64_t count)
+{
+	return (count & (count - 1)) == 0;
+}
+
 static void exporter_handle_record(struct exporter *ex, uint32_t type, const void *buf, uint32_t len)
 {
 	struct ingest_targets targets;
@@ -41,7 +48,9 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 	case LOWPROF_REC_SAMPLE:
 		if (sample_record_decode(buf, len, &sv, err, sizeof(err)) != 0) {
 			ex->ingest.rejected++;
-			log_warn_f("malformed sample refused: %s", err);
+			if (exporter_log_refusal(ex->ingest.rejected))
+				log_warn_f("malformed sample refused: %s (%llu refused so far)", err,
+					   (unsigned long long)ex->ingest.rejected);
 			return;
 		}
 		targets.cumulative = profile_window_current(ex->window);
@@ -66,7 +75,9 @@ static void exporter_handle_record(struct exporter *ex, uint32_t type, const voi
 		return;
 	default:
 		ex->ingest.rejected++;
-		log_warn_f("unknown record type %u refused", type);
+		if (exporter_log_refusal(ex->ingest.rejected))
+			log_warn_f("unknown record type %u refused (%llu refused so far)", type,
+				   (unsigned long long)ex->ingest.rejected);
 	}
 }
 

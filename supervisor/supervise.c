@@ -71,7 +71,8 @@ struct supervisor {
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
 	int64_t end_ms;          /* -1: until signalled */
 	int64_t next_watchdog_ms;
-	int64_t wake_due_ms;     /* when the loop asked poll to return at the latest: detects our own stalls */
+	int64_t wake_due_ms;     /* when the loop asked poll to return at the latest */
+	int64_t polled_ms;       /* when poll last returned (with wake_due_ms: detects our own stalls) */
 	int64_t audit_sent_ms;   /* the audit counters last sent to the exporter */
 	uint64_t audit_sent[4];  /* ... and what they were */
 	bool sd_ready_sent;
@@ -508,6 +509,8 @@ static void supervise_reap(struct supervisor *sv, int64_t now)
 	}
 }
 
+static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now);
+
 /* When c's silence becomes fatal (ms, supervise_now_ms), or -1: no deadline. */
 static int64_t supervise_liveness_deadline(const struct supervisor *sv, const struct component *c)
 {
@@ -521,7 +524,7 @@ static int64_t supervise_liveness_deadline(const struct supervisor *sv, const st
 /* Liveness: a running component says something at least every second. */
 static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 {
-	int64_t deadline;
+	int64_t deadline, late;
 	int i;
 
 	/*
@@ -531,9 +534,12 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 	 * either, and must not be blamed for silence nobody was there to hear.
 	 * Their deadline starts again.
 	 */
-	if (sv->wake_due_ms > 0 && now - sv->wake_due_ms > STALL_MS) {
-		log_warn("the supervisor did not run for %lld ms past its deadline: liveness deadlines restart",
-			 (long long)(now - sv->wake_due_ms));
+	late = sv->wake_due_ms > 0 ? sv->polled_ms - sv->wake_due_ms : 0;
+	if (now - sv->polled_ms > late)
+		late = now - sv->polled_ms; /* held up after poll returned */
+	if (late > STALL_MS) {
+		log_warn("the supervisor did not run for %lld ms: liveness deadlines restart",
+			 (long long)late);
 		for (i = 0; i < COMP_COUNT; i++)
 			sv->comp[i].last_message_ms = now;
 	}
@@ -541,6 +547,13 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 	for (i = 0; i < COMP_COUNT; i++) {
 		struct component *c = &sv->comp[i];
 
+		deadline = supervise_liveness_deadline(sv, c);
+		if (deadline < 0 || now < deadline)
+			continue;
+		/* What it sent meanwhile and we have not read yet proves it alive:
+		 * silence is judged on the socket, not on how busy we were. */
+		if (component_read_messages(c, now))
+			supervise_on_ready(sv, i, now);
 		deadline = supervise_liveness_deadline(sv, c);
 		if (deadline < 0 || now < deadline)
 			continue;
@@ -825,6 +838,7 @@ static void supervise_loop(struct supervisor *sv)
 			return;
 		}
 		now = supervise_now_ms();
+		sv->polled_ms = now;
 		for (i = 0; i < COMP_COUNT; i++) {
 			if (pfd[2 + i].revents && component_read_messages(&sv->comp[i], now))
 				supervise_on_ready(sv, i, now);
