@@ -41,8 +41,14 @@
 #define STATUS_REQUEST_TIMEOUT_MS 200
 /* Waking this much later than the loop asked to means the supervisor itself stalled. */
 #define STALL_MS 2000
-/* The longest poll: nothing is due, but a stall must still be noticed eventually. */
-#define MAX_SLEEP_MS 60000
+/*
+ * The longest poll. A host that starves lowprof's processes (all of them, the
+ * supervisor too: seen with a CPU-bound workload in another session under
+ * the autogroup scheduler, 5-7 s) must be told from a silent component: the
+ * supervisor notices it was not running by waking far past the deadline it
+ * asked for, so that deadline must be near, whatever the components' pings.
+ */
+#define MAX_SLEEP_MS 500
 
 /* Start order; they are stopped in reverse. */
 enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
@@ -528,9 +534,9 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 	int i;
 
 	/*
-	 * The loop sleeps until the next deadline and no longer. Waking much
-	 * later than asked means the supervisor itself did not run (a VM paused
-	 * by its host, a starved machine): its components probably did not
+	 * The loop sleeps MAX_SLEEP_MS at most. Waking much later than asked
+	 * means the supervisor itself did not run (a VM paused by its host, a
+	 * starved machine): its components probably did not
 	 * either, and must not be blamed for silence nobody was there to hear.
 	 * Their deadline starts again.
 	 */
@@ -771,8 +777,7 @@ static int supervise_timeout(const struct supervisor *sv, int64_t now)
 	int64_t next = now + MAX_SLEEP_MS, deadline;
 	int i;
 
-	/* No periodic tick: the components' pings wake us; we wake ourselves
-	 * only when one of them would be late. */
+	/* The earliest liveness deadline, if nearer than MAX_SLEEP_MS. */
 	for (i = 0; i < COMP_COUNT; i++) {
 		deadline = supervise_liveness_deadline(sv, &sv->comp[i]);
 		if (deadline >= 0 && deadline < next)
