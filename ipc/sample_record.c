@@ -72,6 +72,9 @@ int loader_stats_decode(const void *buf, size_t len, struct lowprof_loader_stats
 	memcpy(out, buf, sizeof(*out));
 	if (out->version != LOWPROF_LOADER_STATS_VERSION)
 		return -EINVAL;
+	/* The off-CPU state in force: a probability and a flag. */
+	if (out->offcpu_prob_ppm > LOWPROF_OFFCPU_PPM_ONE || out->offcpu_attached > 1)
+		return -EINVAL;
 	return 0;
 }
 
@@ -92,6 +95,8 @@ int timeline_entry_decode(const void *buf, size_t len, struct lowprof_timeline_e
 	    out->sample_divisor == 0 || out->online_cpus == 0 || out->interval_ns == 0)
 		return -EINVAL;
 	if (out->host_cpu_centipct > 10000 || out->cpu_budget_centipct > 10000)
+		return -EINVAL;
+	if (out->offcpu_prob_ppm > LOWPROF_OFFCPU_PPM_ONE || out->offcpu_attached > 1)
 		return -EINVAL;
 	return 0;
 }

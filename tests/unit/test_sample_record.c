@@ -185,6 +185,15 @@ static void test_loader_stats(void **state)
 	assert_int_equal(loader_stats_decode(&in, sizeof(in) - 1, &out), -EINVAL);
 	in.version = 99;
 	assert_int_equal(loader_stats_decode(&in, sizeof(in), &out), -EINVAL);
+	in.version = LOWPROF_LOADER_STATS_VERSION;
+	in.offcpu_prob_ppm = 1000000;
+	in.offcpu_attached = 1;
+	assert_int_equal(loader_stats_decode(&in, sizeof(in), &out), 0);
+	in.offcpu_prob_ppm = 1000001;
+	assert_int_equal(loader_stats_decode(&in, sizeof(in), &out), -EINVAL);
+	in.offcpu_prob_ppm = 0;
+	in.offcpu_attached = 2;
+	assert_int_equal(loader_stats_decode(&in, sizeof(in), &out), -EINVAL);
 }
 
 int main(void)

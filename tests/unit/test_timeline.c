@@ -139,6 +139,12 @@ static void test_decode_refuses(void **state)
 	e = entry(1, 0, 0);
 	e.online_cpus = 0;
 	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+	e = entry(1, 0, 0);
+	e.offcpu_prob_ppm = 1000001;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
+	e = entry(1, 0, 0);
+	e.offcpu_attached = 2;
+	assert_int_equal(timeline_entry_decode(&e, sizeof(e), &out), -EINVAL);
 }
 
 /* The flame graph's title: the share of the time below -F and the lowest rate. */
