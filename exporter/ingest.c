@@ -20,8 +20,8 @@ static uint64_t ingest_lookup_address(uint64_t addr, size_t index_from_leaf)
 	return index_from_leaf == 0 || addr == 0 ? addr : addr - 1;
 }
 
-/* The two tables agree on the reasons' numbering. */
-_Static_assert(PROFILE_STOP_REASONS == LOWPROF_STOP_REASONS, "one marker per stop reason");
+/* The two tables agree on the reasons' numbering; the exporter's own follow BPF's. */
+_Static_assert(PROFILE_STOP_USER_SKIPPED == LOWPROF_STOP_REASONS, "one marker per stop reason");
 
 bool ingest_uses_maps(const struct sample_view *sv)
 {
@@ -62,7 +62,7 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 			       struct frame *frames, bool *cacheable)
 {
 	const struct lowprof_sample *h = sv->hdr;
-	const char *marker = h->user_stop != LOWPROF_STOP_NONE ? profile_stop_names[h->user_stop] : NULL;
+	const char *marker = NULL;
 	size_t n = 0, i;
 	int rc;
 
@@ -79,6 +79,12 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 		if (rc == 1)
 			*cacheable = false;
 	}
+	if (h->user_stop != LOWPROF_STOP_NONE)
+		marker = profile_stop_names[h->user_stop];
+	else if (h->flags & LOWPROF_SAMPLE_USER_SKIPPED)
+		marker = profile_stop_names[PROFILE_STOP_USER_SKIPPED];
+	else if (n == 0)
+		marker = profile_stop_names[PROFILE_STOP_NO_STACK];
 	if (marker != NULL) {
 		/* Outermost: the stack goes on beyond it, unknown, rather than guessed. */
 		memset(&frames[n], 0, sizeof(frames[n]));
@@ -88,7 +94,8 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 	return n;
 }
 
-/* Cache key words beyond the frames: the stop reason and file count, then
+/* Cache key words beyond the frames: the skipped flag, the stop reason and
+ * file count, then
  * two words per file of the list (frames name files by their place in it). */
 #define INGEST_KEY_MAX (1 + LOWPROF_MAX_FRAMES + 1 + 2 * LOWPROF_SAMPLE_MAX_FILES)
 
@@ -112,7 +119,8 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 		key[nkey++] = sv->kernel_frames[i];
 	for (i = 0; i < h->user_depth; i++)
 		key[nkey++] = sv->user_frames[i];
-	key[nkey++] = ((uint64_t)h->nfiles << 8) | h->user_stop;
+	key[nkey++] = ((uint64_t)!!(h->flags & LOWPROF_SAMPLE_USER_SKIPPED) << 16) |
+		      ((uint64_t)h->nfiles << 8) | h->user_stop;
 	for (i = 0; i < h->nfiles; i++) {
 		key[nkey++] = sv->files[i].ino;
 		key[nkey++] = ((uint64_t)sv->files[i].dev << 32) | sv->files[i].gen;

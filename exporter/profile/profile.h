@@ -50,8 +50,14 @@
  * goes on beyond it, unknown, rather than guessed. A marker frame has no
  * module and no symbol, so no binary's symbol can pass for one.
  * profile_stop_keys are summary.json's names for the same reasons.
+ * Two more are the exporter's own, past BPF's: the user stack was not walked
+ * at all (the BPF guard's budget, LOWPROF_SAMPLE_USER_SKIPPED), and a sample
+ * that came with no frame at all, so that no sample is ever frameless (an
+ * empty stack is one no flame graph or OTLP consumer can show).
  */
-#define PROFILE_STOP_REASONS 6
+#define PROFILE_STOP_USER_SKIPPED 6
+#define PROFILE_STOP_NO_STACK 7
+#define PROFILE_STOP_REASONS 8
 extern const char *const profile_stop_names[PROFILE_STOP_REASONS];
 extern const char *const profile_stop_keys[PROFILE_STOP_REASONS];
 

@@ -54,6 +54,7 @@ struct fx {
 	struct lowprof_file_id exe_id;
 	char exe[4096];
 	uint64_t off_leaf, off_outer;
+	uint16_t flags; /* of the next put */
 };
 
 static uint64_t own_offset(const void *fn, char *path, size_t pathlen)
@@ -122,6 +123,7 @@ static void put(struct fx *f, uint32_t pid, uint8_t stop, const uint64_t *uf, ui
 	s->user_depth = nu;
 	s->nfiles = nfiles;
 	s->user_stop = stop;
+	s->flags = f->flags;
 	memcpy(s->comm, "churn", 6);
 	memcpy(s->frames, uf, nu * sizeof(*uf));
 	if (nfiles > 0)
@@ -243,11 +245,39 @@ static void test_restart_keeps_markers(void **state)
 	profile_free(back);
 }
 
+/* A sample without a single frame (the BPF guard skipped its user stack in
+ * user mode, or there was none) still gets one: its marker, never an empty
+ * stack (which OTLP and flame graphs cannot show); the two are told apart
+ * although their cache keys differ only by the flag. */
+static void test_frameless_samples_marked(void **state)
+{
+	struct fx *f = *state;
+	char *folded, *summary;
+	size_t i;
+
+	f->flags = LOWPROF_SAMPLE_USER_SKIPPED;
+	put(f, 7001, LOWPROF_STOP_NONE, NULL, 0, NULL, 0);
+	f->flags = LOWPROF_SAMPLE_NO_USER_STACK;
+	put(f, 7002, LOWPROF_STOP_NONE, NULL, 0, NULL, 0);
+	put(f, 7003, LOWPROF_STOP_NONE, NULL, 0, NULL, 0);
+	f->flags = 0;
+	for (i = 0; i < profile_stack_count(f->prof); i++)
+		assert_true(profile_stack_at(f->prof, i)->nlocations > 0);
+	folded = ts_folded_text(f->prof);
+	assert_non_null(strstr(folded, "churn;[user_stack_skipped] 1\n"));
+	assert_non_null(strstr(folded, "churn;[no_stack] 2\n"));
+	free(folded);
+	summary = summary_text(f->prof);
+	assert_non_null(strstr(summary, "\"user_stack_skipped\": 1, \"no_stack\": 2}"));
+	free(summary);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_file_frames_through_outputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_keeps_markers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frameless_samples_marked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
