@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <ctype.h>
+#include <linux/openat2.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bpf/lowprof.skel.h"
@@ -24,6 +27,7 @@
 #include "loader/file_registry.h"
 #include "loader/loader_options.h"
 #include "loader/mapped_file.h"
+#include "loader/overlay_file.h"
 #include "loader/unwind_audit.h"
 
 #define FT_TICK_BUDGET_NS (20 * 1000000ULL) /* at most 20 ms of work per drain tick */
@@ -109,6 +113,72 @@ static int ft_open_suffixes(const char *proc_root, pid_t pid, struct mapped_file
 	return fd >= 0 ? fd : first;
 }
 
+/*
+ * A file mapped through overlayfs: the VMA names the layer's file, every
+ * path a process sees names the overlay's. The layer directories come from
+ * the overlay's mount options (overlay_file.h), named as its mounter named
+ * them: from the loader's root, else from init's (a loader in a container
+ * of the host's pid namespace). The file below each, upper first, opened
+ * without symlinks and kept only if it is exactly the reported one.
+ */
+static int ft_open_overlay(const char *proc_root, pid_t pid, const struct mapped_file *m,
+			   struct lowprof_file_id *id, bool learn_gen)
+{
+	const uint64_t strict = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC};
+	char path[MAPPED_FILE_PATH_MAX], init_root[64];
+	struct mapped_file *want;
+	struct overlay_file of;
+	struct stat st;
+	size_t i, plen;
+	int fd = -ENOENT, dir, r, rc;
+
+	snprintf(path, sizeof(path), "%s", m->path);
+	plen = strlen(path);
+	/* Gone from the overlay's view; a lower layer may still hold it. */
+	if (m->deleted && plen > 10)
+		path[plen - 10] = '\0';
+	rc = overlay_file_find(proc_root, pid, path, makedev(m->major, m->minor), &of);
+	if (rc != 0)
+		return rc;
+	want = calloc(1, sizeof(*want));
+	if (want == NULL) {
+		overlay_file_free(&of);
+		return -ENOMEM;
+	}
+	want->ino = id->ino;
+	want->major = id->dev >> 20;
+	want->minor = id->dev & 0xfffff;
+	snprintf(init_root, sizeof(init_root), "%s/1/root", proc_root);
+	for (i = 0; i < of.nlayers && fd < 0; i++) {
+		for (r = 0; r < 2 && fd < 0; r++) {
+			int rootfd = r == 0 ? AT_FDCWD : open(init_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+			if (rootfd == -1)
+				continue;
+			how.resolve = r == 0 ? 0 : RESOLVE_IN_ROOT;
+			dir = (int)syscall(SYS_openat2, rootfd, of.layers[i], &how, sizeof(how));
+			if (rootfd >= 0)
+				close(rootfd);
+			if (dir < 0)
+				continue;
+			rc = mapped_file_open_checked(proc_root, dir, of.rel, strict, want, &st);
+			close(dir);
+			if (rc >= 0 && ft_check(rc, id, learn_gen) != 0) {
+				close(rc);
+				rc = -ESTALE;
+			}
+			if (rc >= 0)
+				fd = rc;
+			else if (fd == -ENOENT)
+				fd = rc;
+		}
+	}
+	free(want);
+	overlay_file_free(&of);
+	return fd;
+}
+
 static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *id,
 		      uint64_t start, uint64_t end, bool learn_gen, char *path, size_t pathlen)
 {
@@ -148,10 +218,14 @@ static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *
 				rc = ft_check(fd, id, learn_gen);
 				if (rc != 0)
 					close(fd);
-				else
-					snprintf(path, pathlen, "%s", m->path);
 			}
 		}
+		/* maps names another file than the VMA's, or its path is gone: a
+		 * file on overlayfs is mapped as its layer's file. */
+		if (rc != 0 && (fd = ft_open_overlay(proc_root, pid, m, id, learn_gen)) >= 0)
+			rc = 0;
+		if (rc == 0)
+			snprintf(path, pathlen, "%s", m->path);
 	}
 	free(m);
 	if (rc < 0)
