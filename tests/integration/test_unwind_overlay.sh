@@ -14,6 +14,10 @@
 #    running daemon): only /proc/PID/map_files reaches it.
 # Each is a new file started after lowprof: its first samples, before its
 # table is built, end with [no unwind table], never with a garbage frame.
+# And a process of another overlay started before lowprof, asleep (never
+# sampled): the start-up queue builds the table of its layer's file, keyed
+# by that file's identity (maps shows the overlay's, which the walker never
+# reports), read from the audit log.
 #   usage: test_unwind_overlay.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -30,11 +34,22 @@ cp "$BIN/churn_leaf" "$work/lower/ov_lower"
 cp "$BIN/dl_host" "$work/lower/dl_ovhost"
 cp "$BIN/libdl_lib.so" "$work/lower/libdl_ov.so"
 cp "$BIN/libdl_lib.so" "$work/libdl_gone.so"
+cp "$(command -v sleep)" "$work/lower/ov_sleep"
+mkdir -p "$work/upper2" "$work/ovwork2" "$work/merged2"
 modprobe overlay 2>/dev/null || true
 grep -qw overlay /proc/filesystems || {
 	echo "SKIP: no overlayfs in this kernel" >&2
 	exit 77
 }
+
+# Before lowprof, asleep: only the start-up queue can build its table.
+unshare -m sh -c '
+	mount -t overlay overlay \
+		-o "lowerdir=$1/lower,upperdir=$1/upper2,workdir=$1/ovwork2" "$1/merged2" || exit 1
+	exec "$1/merged2/ov_sleep" 30' sh "$work" &
+pre=$!
+track "$pre"
+sleep 0.5
 
 "$BIN/lowprof" --unwind dwarf --no-throttle --duration 14 --frequency 199 \
 	--output "$work/out" 2>"$work/err" &
@@ -75,6 +90,23 @@ wait "$dl" || fail "dl_host failed"
 wait "$tap" || fail "sample_tap failed: $(cat "$work/tap.err")"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/err"))"
 grep -E "ov_|dl_|refused|unreachable" "$work/err" | head -20 || true
+
+# The audit log's tables: the sleeper's layer file by its own identity, and
+# no table under an overlay's device.
+python3 - "$work/out/audit.log" "$work/lower/ov_sleep" <<'PY' || fail "start-up table of an overlay file"
+import json, os, sys
+log, layer = sys.argv[1:3]
+st = os.stat(layer)
+kdev = lambda d: os.major(d) << 20 | os.minor(d)
+tables = [r for r in map(json.loads, open(log)) if r.get("map") == "unwind_rows"]
+mine = [r for r in tables if r.get("ino") == st.st_ino]
+print(f"tables written: {len(tables)}; of ov_sleep: {[(r['dev'], r['ino'], r['file']) for r in mine]}")
+if not any(r["dev"] == kdev(st.st_dev) for r in mine):
+    sys.exit(f"no table for the layer file {kdev(st.st_dev)}:{st.st_ino} of ov_sleep")
+bad = [r for r in mine if r["dev"] != kdev(st.st_dev)]
+if bad:
+    sys.exit(f"a table keyed by another device than the layer's: {bad}")
+PY
 
 for v in ov_lower ov_upper; do
 	$WALK "$work/tap.txt" --comm "$v" --elf "$BIN/churn_leaf" --min-whole 75 --min-samples 100
