@@ -51,17 +51,7 @@ pre=$!
 track "$pre"
 sleep 0.5
 
-"$BIN/lowprof" --unwind dwarf --no-throttle --duration 14 --frequency 199 \
-	--output "$work/out" 2>"$work/err" &
-sup=$!
-track "$sup"
-wait_profiling "$work/err"
-pins=$(pin_dir_of "$sup")
-[ -n "$pins" ] || fail "no pin directory for lowprof $sup"
-"$BIN/sample_tap" "$pins/samples" 11 "$work/tap.txt" 2>"$work/tap.err" &
-tap=$!
-track "$tap"
-sleep 1
+tapped_lowprof 14 11
 
 # A container's view: only this mount namespace sees the overlay.
 unshare -m sh -c '
