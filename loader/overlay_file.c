@@ -191,7 +191,7 @@ int overlay_file_find(const char *proc_root, pid_t pid, const char *path, dev_t 
 {
 	char name[128], *line = NULL, *opts_best = NULL, *rel_best = NULL;
 	size_t cap = 0, best_below = 0;
-	bool best_dev = false;
+	bool best_dev = false, best_overlay = false;
 	int rc = -ENOENT;
 	FILE *f;
 
@@ -208,17 +208,19 @@ int overlay_file_find(const char *proc_root, pid_t pid, const char *path, dev_t 
 		dev_t d;
 		long below;
 
-		if (!overlay_file_parse_mountinfo(line, &d, &root, &mnt, &fstype, &opts) ||
-		    strcmp(fstype, "overlay") != 0)
+		/* Every mount counts for depth: a file on a bind mount inside a
+		 * container's overlay root is not the overlay's. */
+		if (!overlay_file_parse_mountinfo(line, &d, &root, &mnt, &fstype, &opts))
 			continue;
 		below = overlay_file_below(mnt, path);
 		if (below < 0)
 			continue;
-		/* The deepest mount holding the path is the one it lies on; the
-		 * device (maps shows the overlay's since Linux 6.8) settles ties. */
+		/* The deepest mount holding the path is the one it lies on; on one
+		 * mount point the device (maps shows the overlay's since Linux 6.8)
+		 * settles it, else the later line (mounted over the earlier). */
 		same_dev = d == dev;
 		if (opts_best != NULL && ((size_t)below > best_below ||
-					  ((size_t)below == best_below && (best_dev || !same_dev))))
+					  ((size_t)below == best_below && best_dev && !same_dev)))
 			continue;
 		/* The mount's root within the overlay (a bind of a subdirectory),
 		 * then the part of path below the mount point. */
@@ -235,10 +237,11 @@ int overlay_file_find(const char *proc_root, pid_t pid, const char *path, dev_t 
 		rel_best = rel;
 		best_below = (size_t)below;
 		best_dev = same_dev;
+		best_overlay = strcmp(fstype, "overlay") == 0;
 	}
 	free(line);
 	fclose(f);
-	if (opts_best != NULL && rc != -ENOMEM) {
+	if (opts_best != NULL && best_overlay && rc != -ENOMEM) {
 		const char *r = rel_best;
 
 		while (*r == '/')

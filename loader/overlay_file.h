@@ -32,9 +32,10 @@ struct overlay_file {
 
 /*
  * The overlay mount of PROC_ROOT/PID/mountinfo that path (as PID's maps show
- * it, " (deleted)" already removed) lies on: the deepest whose mount point
- * holds path, preferring one whose device is dev (maps' major:minor).
- * 0, -ENOENT (not on an overlay, or no absolute layer), -errno.
+ * it, " (deleted)" already removed) lies on: the deepest mount whose mount
+ * point holds path, if it is an overlay (on one mount point: the one whose
+ * device is dev, maps' major:minor, else the last). 0, -ENOENT (not on an
+ * overlay, or no absolute layer), -errno.
  */
 int overlay_file_find(const char *proc_root, pid_t pid, const char *path, dev_t dev,
 		      struct overlay_file *of);

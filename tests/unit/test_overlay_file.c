@@ -84,6 +84,64 @@ static void test_mountinfo(void **state)
 
 static char dir[64];
 
+/* overlay_file_find on a made-up PROC_ROOT/PID/mountinfo: which mount a path lies on. */
+static void test_find(void **state)
+{
+	static const char mountinfo[] =
+		"20 1 0:41 / / rw - overlay overlay rw,lowerdir=/l1:/l2,upperdir=/u,workdir=/w\n"
+		"21 20 254:0 /host/data /data rw - ext4 /dev/vda1 rw\n"
+		"22 20 0:42 /x /mnt/o rw - overlay overlay rw,lowerdir=/ol\n"
+		"23 20 0:50 / /mnt/s rw - overlay overlay rw,lowerdir=/s50\n"
+		"24 20 0:51 / /mnt/s rw - overlay overlay rw,lowerdir=/s51\n";
+	char root[64], p[128];
+	struct overlay_file of;
+	FILE *f;
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/lowprof-ovl-proc-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/7", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/7/mountinfo", root);
+	f = fopen(p, "we");
+	assert_non_null(f);
+	fputs(mountinfo, f);
+	fclose(f);
+
+	/* The container's root: upper first, then the lowers. */
+	assert_int_equal(overlay_file_find(root, 7, "/usr/lib/libc.so.6", makedev(0, 41), &of), 0);
+	assert_string_equal(of.rel, "usr/lib/libc.so.6");
+	assert_int_equal(of.nlayers, 3);
+	assert_string_equal(of.layers[0], "/u");
+	assert_string_equal(of.layers[2], "/l2");
+	overlay_file_free(&of);
+	/* A bind mount inside it is not the overlay's, nor is a mere prefix. */
+	assert_int_equal(overlay_file_find(root, 7, "/data/x.so", makedev(254, 0), &of), -ENOENT);
+	assert_int_equal(overlay_file_find(root, 7, "/database/x", makedev(0, 41), &of), 0);
+	assert_string_equal(of.rel, "database/x");
+	overlay_file_free(&of);
+	/* A mount of a subdirectory of the overlay: its root comes first. */
+	assert_int_equal(overlay_file_find(root, 7, "/mnt/o/a/b", makedev(0, 42), &of), 0);
+	assert_string_equal(of.rel, "x/a/b");
+	assert_string_equal(of.layers[0], "/ol");
+	overlay_file_free(&of);
+	/* Two on one mount point: maps' device decides, else the later one. */
+	assert_int_equal(overlay_file_find(root, 7, "/mnt/s/f", makedev(0, 50), &of), 0);
+	assert_string_equal(of.layers[0], "/s50");
+	overlay_file_free(&of);
+	assert_int_equal(overlay_file_find(root, 7, "/mnt/s/f", makedev(9, 9), &of), 0);
+	assert_string_equal(of.layers[0], "/s51");
+	overlay_file_free(&of);
+	/* The mount point itself names no file; a relative path is no maps path. */
+	assert_int_equal(overlay_file_find(root, 7, "/mnt/s", makedev(0, 50), &of), -ENOENT);
+	assert_int_equal(overlay_file_find(root, 7, "usr/x", makedev(0, 41), &of), -ENOENT);
+
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/7", root);
+	rmdir(p);
+	rmdir(root);
+}
+
 static void write_file(const char *path, char fill, size_t size)
 {
 	char buf[4096];
@@ -226,6 +284,9 @@ static int cleanup(void **state)
 
 	(void)state;
 	if (dir[0] != '\0') {
+		/* A failed check leaves the overlay mounted (in this process's namespace). */
+		snprintf(cmd, sizeof(cmd), "%s/merged", dir);
+		umount2(cmd, MNT_DETACH);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "could not remove %s\n", dir);
@@ -238,6 +299,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layers),
 		cmocka_unit_test(test_mountinfo),
+		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_real_overlay),
 	};
 
