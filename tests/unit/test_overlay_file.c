@@ -4,7 +4,8 @@
  * overlay (root, a private mount namespace): a file mapped from a lower and
  * from the upper layer is opened by the loader's way (file_tables_open) as
  * exactly the layer file; a file swapped under its layer path, another
- * identity or another generation is refused.
+ * identity or another generation is refused, and so is a symlink planted
+ * in the upper layer over the mapped file's name.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -267,6 +268,17 @@ static void test_real_overlay(void **state)
 		bad.gen++;
 		assert_true(open_as_loader(&bad, s1, e1, path, sizeof(path)) < 0);
 	}
+	/* A name planted in the upper layer over the mapped file, a symlink to
+	 * another file whose identity is then asked for at the mapping: the
+	 * loader follows no symlink in a layer, so it is refused. */
+	snprintf(p, sizeof(p), "%s/sub", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/low.bin", upper);
+	/* Relative: it stays below the layer directory. */
+	assert_int_equal(symlink("../up.bin", p), 0);
+	assert_true(open_as_loader(&up, s1, e1, path, sizeof(path)) < 0);
+	assert_int_equal(open_as_loader(&low, s1, e1, path, sizeof(path)), 0);
+	assert_int_equal(unlink(p), 0);
 	/* The mapped lower file swapped in its layer (a new inode at its path):
 	 * the mapping still names the old one, which no path reaches now. */
 	snprintf(p, sizeof(p), "%s/sub/low.bin", lower);
