@@ -5,16 +5,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <ctype.h>
+#include <linux/openat2.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bpf/lowprof.skel.h"
@@ -24,6 +29,7 @@
 #include "loader/file_registry.h"
 #include "loader/loader_options.h"
 #include "loader/mapped_file.h"
+#include "loader/overlay_file.h"
 #include "loader/unwind_audit.h"
 
 #define FT_TICK_BUDGET_NS (20 * 1000000ULL) /* at most 20 ms of work per drain tick */
@@ -109,6 +115,94 @@ static int ft_open_suffixes(const char *proc_root, pid_t pid, struct mapped_file
 	return fd >= 0 ? fd : first;
 }
 
+/*
+ * A file mapped through overlayfs: the VMA names the layer's file, every
+ * path a process sees names the overlay's. The layer directories come from
+ * the overlay's mount options (overlay_file.h), named as its mounter named
+ * them: from the loader's root, else from init's (a loader in a container
+ * of the host's pid namespace). The file below each, upper first, opened
+ * without symlinks and kept only if it is exactly the reported one. With
+ * learn (the start-up queue, which knows only the overlay's identity from
+ * maps): the first regular file found, upper first, as the overlay shows it,
+ * its identity learned into *id (a table is keyed by its own file's
+ * identity whatever it is; a shadowed one is only wasted).
+ */
+static int ft_open_overlay(const char *proc_root, pid_t pid, const struct mapped_file *m,
+			   struct lowprof_file_id *id, bool learn_gen, bool learn)
+{
+	const uint64_t strict = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC};
+	struct open_how probe = {.flags = O_PATH | O_CLOEXEC, .resolve = strict};
+	char path[MAPPED_FILE_PATH_MAX], init_root[64];
+	struct lowprof_file_id found;
+	struct mapped_file *want;
+	struct overlay_file of;
+	struct stat st;
+	size_t i, plen;
+	int fd = -ENOENT, dir, r, rc, pfd;
+
+	snprintf(path, sizeof(path), "%s", m->path);
+	plen = strlen(path);
+	/* Gone from the overlay's view; a lower layer may still hold it. */
+	if (m->deleted && plen > 10)
+		path[plen - 10] = '\0';
+	rc = overlay_file_find(proc_root, pid, path, makedev(m->major, m->minor), &of);
+	if (rc != 0)
+		return rc;
+	want = calloc(1, sizeof(*want));
+	if (want == NULL) {
+		overlay_file_free(&of);
+		return -ENOMEM;
+	}
+	snprintf(init_root, sizeof(init_root), "%s/1/root", proc_root);
+	for (i = 0; i < of.nlayers && fd < 0; i++) {
+		for (r = 0; r < 2 && fd < 0; r++) {
+			int rootfd = r == 0 ? AT_FDCWD : open(init_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+			if (rootfd == -1)
+				continue;
+			how.resolve = r == 0 ? 0 : RESOLVE_IN_ROOT;
+			dir = (int)syscall(SYS_openat2, rootfd, of.layers[i], &how, sizeof(how));
+			if (rootfd >= 0)
+				close(rootfd);
+			if (dir < 0)
+				continue;
+			found = *id;
+			if (learn) {
+				/* No side effect (O_PATH): the identity of what is there. */
+				pfd = (int)syscall(SYS_openat2, dir, of.rel, &probe, sizeof(probe));
+				rc = pfd < 0 ? -errno : fstat(pfd, &st) != 0 ? -errno : 0;
+				if (pfd >= 0)
+					close(pfd);
+				if (rc != 0 || !S_ISREG(st.st_mode)) {
+					close(dir);
+					continue;
+				}
+				found.ino = st.st_ino;
+				found.dev = file_registry_kdev(st.st_dev);
+			}
+			want->ino = found.ino;
+			want->major = found.dev >> 20;
+			want->minor = found.dev & 0xfffff;
+			rc = mapped_file_open_checked(proc_root, dir, of.rel, strict, want, &st);
+			close(dir);
+			if (rc >= 0 && ft_check(rc, &found, learn_gen) != 0) {
+				close(rc);
+				rc = -ESTALE;
+			}
+			if (rc >= 0) {
+				fd = rc;
+				*id = found;
+			} else if (fd == -ENOENT) {
+				fd = rc;
+			}
+		}
+	}
+	free(want);
+	overlay_file_free(&of);
+	return fd;
+}
+
 static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *id,
 		      uint64_t start, uint64_t end, bool learn_gen, char *path, size_t pathlen)
 {
@@ -148,10 +242,14 @@ static int ft_open_id(const char *proc_root, pid_t pid, struct lowprof_file_id *
 				rc = ft_check(fd, id, learn_gen);
 				if (rc != 0)
 					close(fd);
-				else
-					snprintf(path, pathlen, "%s", m->path);
 			}
 		}
+		/* maps names another file than the VMA's, or its path is gone: a
+		 * file on overlayfs is mapped as its layer's file. */
+		if (rc != 0 && (fd = ft_open_overlay(proc_root, pid, m, id, learn_gen, false)) >= 0)
+			rc = 0;
+		if (rc == 0)
+			snprintf(path, pathlen, "%s", m->path);
 	}
 	free(m);
 	if (rc < 0)
@@ -393,18 +491,45 @@ static void ft_scan_processes(struct file_tables *ft, const char *proc_root)
 	qsort(ft->scan, ft->nscan, sizeof(*ft->scan), ft_scan_cmp);
 }
 
+/* The layer file behind the overlay file of a start-up item: fd, its
+ * identity into it->id, or -errno. */
+static int ft_scan_overlay(struct ft_scan_item *it, char *path, size_t pathlen)
+{
+	struct mapped_file *m = malloc(sizeof(*m));
+	int fd;
+
+	if (m == NULL)
+		return -ENOMEM;
+	fd = mapped_file_find("/proc", it->pid, it->start, it->end, m);
+	if (fd == 0)
+		fd = ft_open_overlay("/proc", it->pid, m, &it->id, true, true);
+	if (fd >= 0)
+		snprintf(path, pathlen, "%s", m->path);
+	free(m);
+	return fd;
+}
+
 /* One file of the start-up queue: its generation is learned from the file
  * (FS_IOC_GETVERSION); where the file system does not report it, the
  * walker's request will name it. */
 static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
 {
 	char path[MAPPED_FILE_PATH_MAX];
+	struct statfs sfs;
 	struct stat st;
 	int fd;
 
 	fd = ft_open_id("/proc", it->pid, &it->id, it->start, it->end, true, path, sizeof(path));
-	if (fd < 0)
-		return;
+	/* maps names a file on overlayfs by the overlay's identity, which the
+	 * walker never reports (and which has no generation): the table is the
+	 * layer file's, by its own identity. */
+	if (fd < 0 || (fstatfs(fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC)) {
+		if (fd >= 0)
+			close(fd);
+		fd = ft_scan_overlay(it, path, sizeof(path));
+		if (fd < 0)
+			return;
+	}
 	/* A large file can hold the unwinder for its whole time limit: left to
 	 * the walker's request, if it is ever sampled. */
 	if (fstat(fd, &st) != 0 || st.st_size > FT_SCAN_MAX_BYTES) {

@@ -5,10 +5,12 @@
  * The walker finds each frame's file from the kernel's VMA; a file without
  * an unwind_files entry goes to unwind_pending (its identity, a pid and the
  * VMA) and wakes the loader. Per pending file: open it through
- * /proc/PID/map_files/START-END (needs CAP_CHECKPOINT_RESTORE; reaches a
- * deleted or replaced file), /proc/PID/exe (the executable, even replaced
- * or deleted), or the path in /proc/PID/maps resolved in the process's root
- * (loader/mapped_file.h); whichever way, the file's device, inode and (where
+ * /proc/PID/map_files/START-END (CAP_CHECKPOINT_RESTORE; reaches a deleted
+ * or replaced file), /proc/PID/exe (the executable, even replaced or
+ * deleted), the path in /proc/PID/maps resolved in the process's root
+ * (loader/mapped_file.h), or, on overlayfs, that path within the overlay's
+ * layers (loader/overlay_file.h: the VMA names the layer's file, not the
+ * overlay's); whichever way, the file's device, inode and (where
  * the file system reports it, FS_IOC_GETVERSION) generation must be exactly
  * the reported ones. The open file goes to the file registry (the exporter
  * symbolizes from it), its table is built by lowprof-unwinder, checked,

@@ -58,10 +58,13 @@ static void loader_sandbox(bool seccomp_log)
 	 *  - CAP_DAC_READ_SEARCH: binaries and debug files their owners keep
 	 *    unreadable to others (read-only bypass, no write);
 	 *  - CAP_SYSLOG: real addresses in /proc/kallsyms, decided by the opener's
-	 *    credentials when the broker opens it for the exporter.
+	 *    credentials when the broker opens it for the exporter;
+	 *  - CAP_CHECKPOINT_RESTORE: /proc/PID/map_files, the only way to a
+	 *    mapped file that no path names any more (a shared library deleted
+	 *    or replaced under a running process), for its table and its names.
 	 */
 	static const cap_value_t caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
-					   CAP_SYSLOG};
+					   CAP_SYSLOG, CAP_CHECKPOINT_RESTORE};
 	struct stat st;
 
 	sandbox_limit_caps("loader", caps, sizeof(caps) / sizeof(caps[0]));

@@ -42,9 +42,9 @@ bool mapped_file_executable(const struct mapped_file *m);
  * Open the file behind m in process pid read-only (O_CLOEXEC | O_NONBLOCK |
  * O_NOCTTY), the first of: PATH under PROC_ROOT/PID/root (RESOLVE_IN_ROOT),
  * PATH from the loader's root (a chroot: maps shows the reader's paths),
- * PROC_ROOT/PID/map_files/START-END (that needs CAP_CHECKPOINT_RESTORE, which
- * the loader does not keep: a file deleted or replaced since it was mapped is
- * then out of reach), each without symlinks and only when it is a regular
+ * PROC_ROOT/PID/map_files/START-END (with CAP_CHECKPOINT_RESTORE, which the
+ * loader keeps: the only way to a file deleted or replaced since it was
+ * mapped), each without symlinks and only when it is a regular
  * file with m's device and inode; then, with recheck, PID must still map it
  * at m's range (one more read of its maps: for fds handed to the exporter).
  * Returns the fd with its stat in *st, or -errno (-ESTALE: the path names

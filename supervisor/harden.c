@@ -14,13 +14,14 @@
  *  - CAP_SETPCAP: they (and the loader) empty their bounding sets;
  *  - CAP_KILL: signalling children that run as another user;
  *  - the loader's set (CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
- *    CAP_SYSLOG): a root child's capabilities after exec are at most the
+ *    CAP_SYSLOG, CAP_CHECKPOINT_RESTORE): a root child's capabilities after exec are at most the
  *    supervisor's permitted set (NO_NEW_PRIVS), so these stay permitted here,
  *    though never used here. Every other component runs as --user with none.
  */
 static const cap_value_t supervise_caps[] = {
 	CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL,
 	CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG,
+	CAP_CHECKPOINT_RESTORE,
 };
 
 int supervise_harden(bool seccomp_log, char *err, size_t errlen)

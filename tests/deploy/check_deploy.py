@@ -30,7 +30,7 @@ failures = []
 
 # The loader's capabilities, then the supervisor's (docs/SECURITY.md).
 CAPS = {"BPF", "PERFMON", "SYS_PTRACE", "DAC_READ_SEARCH", "SYSLOG",
-        "SETUID", "SETGID", "SETPCAP", "KILL", "CHOWN", "FOWNER"}
+        "CHECKPOINT_RESTORE", "SETUID", "SETGID", "SETPCAP", "KILL", "CHOWN", "FOWNER"}
 HOST_PATHS = {"/sys/fs/bpf", "/var/lib/lowprof", "/var/lib/kubelet/seccomp"}
 
 

@@ -173,3 +173,21 @@ start_sink() {
 	while [ ! -s "$1/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	port=$(cat "$1/port")
 }
+
+# tapped_lowprof DURATION TAP_SECONDS: lowprof --unwind dwarf at 199 Hz for
+# DURATION s into $work/out (stderr $work/err), $sup, once it samples; then
+# sample_tap on its pinned sample ring for TAP_SECONDS s into $work/tap.txt,
+# $tap (the BPF walker's own records, for check_walk.py). Both tracked.
+tapped_lowprof() {
+	"$BIN/lowprof" --unwind dwarf --no-throttle --duration "$1" --frequency 199 \
+		--output "$work/out" 2>"$work/err" &
+	sup=$!
+	track "$sup"
+	wait_profiling "$work/err"
+	pins=$(pin_dir_of "$sup")
+	[ -n "$pins" ] || fail "no pin directory for lowprof $sup"
+	"$BIN/sample_tap" "$pins/samples" "$2" "$work/tap.txt" 2>"$work/tap.err" &
+	tap=$!
+	track "$tap"
+	sleep 1
+}

@@ -4,7 +4,7 @@
 #  - controller, unwinder, exporter: CapEff, CapPrm, CapBnd zero, NoNewPrivs 1,
 #    Seccomp 2, Uid not 0;
 #  - loader: exactly CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH
-#    CAP_SYSLOG, Seccomp 2;
+#    CAP_SYSLOG CAP_CHECKPOINT_RESTORE, Seccomp 2;
 #  - supervisor: Seccomp 2;
 #  - the exporter, with nothing, still names kernel frames (kallsyms from the
 #    loader) and owns its output files, while audit.log stays root's (0600);
@@ -36,11 +36,12 @@ check() { # pid name caps(hex) uid_nonzero(1/0)
 	if [ "$4" = 1 ] && [ "$uid" = 0 ]; then fail "$n runs as root"; fi
 	echo "$n (pid $p): uid $uid CapEff $(field "$p" CapEff) CapBnd $(field "$p" CapBnd) NoNewPrivs 1 Seccomp 2: ok"
 }
-# CAP_DAC_READ_SEARCH 2, CAP_SYS_PTRACE 19, CAP_SYSLOG 34, CAP_PERFMON 38, CAP_BPF 39
+# CAP_DAC_READ_SEARCH 2, CAP_SYS_PTRACE 19, CAP_SYSLOG 34, CAP_PERFMON 38, CAP_BPF 39,
+# CAP_CHECKPOINT_RESTORE 40
 check "$(child_pid lowprof-controller)" controller 0 1
 check "$(child_pid lowprof-unwinder)" unwinder 0 1
 check "$(child_pid lowprof-exporter)" exporter 0 1
-check "$(child_pid lowprof-loader)" loader c400080004 0
+check "$(child_pid lowprof-loader)" loader 1c400080004 0
 exporter_uid=$(field "$(child_pid lowprof-exporter)" Uid)
 [ "$(field "$sup" Seccomp)" = 2 ] || fail "supervisor: Seccomp $(field "$sup" Seccomp), expected 2"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"

@@ -30,17 +30,7 @@ strip "$work/cl_stripped"
 cp "$BIN/churn_leaf_nopie" "$work/cl_nopie"
 mkdir -p "$work/jail"
 
-"$BIN/lowprof" --unwind dwarf --no-throttle --duration 24 --frequency 199 \
-	--output "$work/out" 2>"$work/err" &
-sup=$!
-track "$sup"
-wait_profiling "$work/err"
-pins=$(pin_dir_of "$sup")
-[ -n "$pins" ] || fail "no pin directory for lowprof $sup"
-"$BIN/sample_tap" "$pins/samples" 21 "$work/tap.txt" 2>"$work/tap.err" &
-tap=$!
-track "$tap"
-sleep 1
+tapped_lowprof 24 21
 
 # Churn: 120 new processes a second for 8 s.
 started=$("$BIN/churn_spawn" 120 8 "$BIN/churn_leaf")

@@ -1,6 +1,7 @@
 /*
  * mapped_file_open against a hostile process, as the loader runs it (its
- * capability set, so no map_files): a process of `nobody` in a real chroot
+ * capability set; with and without CAP_CHECKPOINT_RESTORE, so with and
+ * without /proc/PID/map_files): a process of `nobody` in a real chroot
  * maps its own file, then plants symlinks that lead to a root-only file with
  * the same inode number on another file system (tmpfs numbers inodes in
  * sequence: easy to match). The loader must never hand out that file:
@@ -8,7 +9,8 @@
  *    target resolves against the opener's root): the loader opens the
  *    process's own file, by device and inode, or nothing;
  *  - the mapped name swapped for a symlink between the maps read and the
- *    open: refused.
+ *    open: the path is refused; map_files, where reachable, gives the mapped
+ *    file itself.
  * Needs root (mounts, chroot, setuid); skipped otherwise.
  */
 #define _GNU_SOURCE
@@ -19,6 +21,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,11 +102,17 @@ static void attacker(struct fixture *f, uid_t nobody, gid_t nogroup)
 	_exit(0);
 }
 
-/* What the loader's mapped_file_open gives, run with the loader's capabilities only. */
-static enum outcome open_as_loader(pid_t pid, const struct mapped_file *m)
+/*
+ * What the loader's mapped_file_open gives, run with the loader's
+ * capabilities only; without map_files: CAP_CHECKPOINT_RESTORE left out
+ * (the paths alone, as on a host that does not grant it).
+ */
+static enum outcome open_as_loader(pid_t pid, const struct mapped_file *m, bool map_files)
 {
+	/* The last one is CAP_CHECKPOINT_RESTORE (map_files). */
 	static const cap_value_t caps[] = {CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH,
-					   CAP_SYSLOG};
+					   CAP_SYSLOG, CAP_CHECKPOINT_RESTORE};
+	size_t ncaps = sizeof(caps) / sizeof(caps[0]) - (map_files ? 0 : 1);
 	char err[256], buf[16] = "";
 	struct stat st;
 	int kept, fd, status;
@@ -111,7 +120,7 @@ static enum outcome open_as_loader(pid_t pid, const struct mapped_file *m)
 
 	assert_true(c >= 0);
 	if (c == 0) {
-		if (caps_limit_to(caps, sizeof(caps) / sizeof(caps[0]), &kept, err, sizeof(err)) != 0)
+		if (caps_limit_to(caps, ncaps, &kept, err, sizeof(err)) != 0)
 			_exit(GOT_OTHER + 10);
 		fd = mapped_file_open("/proc", pid, m, true, &st);
 		if (fd < 0)
@@ -215,12 +224,14 @@ static void test_chrooted_symlinks(void **state)
 	assert_int_equal(m.ino, sst.st_ino);
 
 	/* The symlink inside its root: the process's own file (by device), or nothing. */
-	enum outcome o1 = open_as_loader(f.victim, &m);
+	enum outcome o1 = open_as_loader(f.victim, &m, true);
+	enum outcome o1p = open_as_loader(f.victim, &m, false);
 
 	/* The swap after the maps read. */
 	assert_int_equal(write(f.go[1], "g", 1), 1);
 	assert_int_equal(read(f.ready[0], &c, 1), 1);
-	enum outcome o2 = open_as_loader(f.victim, &m);
+	enum outcome o2 = open_as_loader(f.victim, &m, true);
+	enum outcome o2p = open_as_loader(f.victim, &m, false);
 
 	kill(f.victim, SIGKILL);
 	waitpid(f.victim, NULL, 0);
@@ -231,8 +242,13 @@ static void test_chrooted_symlinks(void **state)
 	rmdir(f.top);
 	assert_int_not_equal(o1, GOT_SECRET);
 	assert_int_equal(o1, GOT_LIB);
+	assert_int_not_equal(o1p, GOT_SECRET);
+	assert_int_equal(o1p, GOT_LIB);
+	/* The path refuses the symlink; map_files reaches the mapped file itself. */
 	assert_int_not_equal(o2, GOT_SECRET);
-	assert_int_equal(o2, GOT_NOTHING);
+	assert_int_equal(o2, GOT_LIB);
+	assert_int_not_equal(o2p, GOT_SECRET);
+	assert_int_equal(o2p, GOT_NOTHING);
 }
 
 int main(void)
