@@ -114,6 +114,8 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 		return NULL;
 	pw->cur.end_ns = now_ns;
 	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
+	/* Only read from now on: its memos go (60 intervals would hold 10 MiB of them). */
+	profile_seal(pw->cur.p);
 	profile_window_push(pw, &pw->cur);
 	closed = profile_window_at(pw, pw->count - 1);
 	pw->cur.p = next;
@@ -139,6 +141,7 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	pw->count++;
 	*profile_window_at(pw, 0) = s;
 	profile_set_max_stacks(p, pw->max_stacks);
+	profile_seal(p);
 	return 0;
 }
 
@@ -162,6 +165,7 @@ struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns
 	if (pw->count > 0)
 		start = profile_window_at(pw, 0)->start_ns;
 	profile_set_time(m, start, now_ns);
+	profile_seal(m);
 	pw->merged = m;
 	return m;
 fail:

@@ -144,6 +144,54 @@ static void test_window_cap(void **state)
 	profile_window_free(pw);
 }
 
+/*
+ * A closed interval is only read: its write-side memos (~170 KiB) go when it
+ * closes, so a full window of small intervals costs what they hold, not 60
+ * times the memos. Adding to a sealed profile still aggregates.
+ */
+static void test_window_seals_closed(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(600), S(10), 0, T0);
+	struct profile_window_stats st;
+	struct profile_totals t;
+	struct profile *p;
+	struct frame f = fr("sealed");
+	size_t open_bytes;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(pw);
+	add_second(pw, 0);
+	profile_get_totals(profile_window_current(pw), &t);
+	open_bytes = t.memory_bytes;
+	assert_true(open_bytes > 100 * 1024); /* the memos are there while it collects */
+	for (i = 1; i <= 60; i++) {
+		const struct profile *closed = profile_window_roll(pw, T0 + S(10 * i));
+
+		assert_non_null(closed);
+		profile_get_totals(closed, &t);
+		assert_true(t.memory_bytes < 16 * 1024);
+		add_second(pw, i);
+	}
+	assert_non_null(profile_window_merged(pw, T0 + S(605)));
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.intervals, 60);
+	/* 60 closed + the merge at a few KiB each, the current one's memos once. */
+	assert_true(st.memory_bytes < open_bytes + 62 * 16 * 1024);
+	profile_window_free(pw);
+
+	p = profile_new();
+	assert_non_null(p);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	profile_seal(p);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", &f, 1, false, 2, 2), 0);
+	profile_get_totals(p, &t);
+	assert_int_equal(t.stacks, 1);
+	assert_int_equal(t.locations, 1);
+	assert_int_equal(t.samples, 3);
+	profile_free(p);
+}
+
 static void test_window_args(void **state)
 {
 	(void)state;
@@ -158,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_window_current),
 		cmocka_unit_test(test_window_adopt),
 		cmocka_unit_test(test_window_cap),
+		cmocka_unit_test(test_window_seals_closed),
 		cmocka_unit_test(test_window_args),
 	};
 
