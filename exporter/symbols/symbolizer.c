@@ -604,7 +604,8 @@ void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes)
 
 size_t symbolizer_memory(const struct symbolizer *s)
 {
-	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings);
+	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings) +
+	       kallsyms_memory(s->kallsyms);
 }
 
 int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
