@@ -84,6 +84,7 @@ static void pid_remove(struct symbolizer *s, struct sym_pid *p)
 
 	*pp = p->hnext;
 	lru_unlink(&p->lru);
+	s->maps_bytes -= proc_maps_memory(p->maps);
 	proc_maps_free(p->maps);
 	free(p);
 	s->npids--;
@@ -141,6 +142,8 @@ static void pid_take_maps(struct symbolizer *s, struct sym_pid *p, int fd, uint6
 	close(fd);
 	if (rc != 0)
 		return;
+	s->maps_bytes += proc_maps_memory(m);
+	s->maps_bytes -= proc_maps_memory(p->maps);
 	proc_maps_free(p->maps);
 	p->maps = m;
 	p->gen = ++s->gen_counter;
@@ -605,7 +608,7 @@ void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes)
 size_t symbolizer_memory(const struct symbolizer *s)
 {
 	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings) +
-	       kallsyms_memory(s->kallsyms);
+	       kallsyms_memory(s->kallsyms) + s->npids * sizeof(struct sym_pid) + s->maps_bytes;
 }
 
 int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)

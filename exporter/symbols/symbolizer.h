@@ -75,7 +75,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
 /* Bound the symbol tables' heap (least recently used evicted first). */
 void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes);
-/* Heap held: symbol tables and interned strings. */
+/* Heap held: symbol tables, kallsyms, cached maps and interned strings. */
 size_t symbolizer_memory(const struct symbolizer *s);
 /*
  * When the interned strings take more than max_bytes, starts a new table
