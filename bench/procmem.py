@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import subprocess
+import time
 
 COMPONENTS = ["lowprof", "lowprof-loader", "lowprof-controller", "lowprof-exporter",
               "lowprof-unwinder"]
@@ -75,3 +76,31 @@ def bpftool_maps():
         return {m["id"]: m for m in json.loads(out)}
     except (OSError, subprocess.SubprocessError, ValueError):
         return {}
+
+
+def paced_churn(child, rate, seconds):
+    """A forked spawner starting child rate times a second for seconds; its pid."""
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        os.setsid()
+        start = time.monotonic()
+        n = 0
+        live = 0
+        while time.monotonic() - start < seconds:
+            os.posix_spawn(child, [child], os.environ)
+            live += 1
+            n += 1
+            while live > 0:
+                try:
+                    p, _ = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    live = 0
+                    break
+                if p == 0:
+                    break
+                live -= 1
+            time.sleep(max(0.0, start + n / rate - time.monotonic()))
+    finally:
+        os._exit(0)

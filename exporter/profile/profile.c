@@ -97,21 +97,30 @@ static bool profile_stack_eq(const struct profile_key *k, uint32_t idx)
 		      (size_t)w->nlocations * sizeof(uint32_t)) == 0;
 }
 
+/* The memos, allocated at the first add after creation or profile_seal(). */
+static struct profile_memo *profile_memo(struct profile *p)
+{
+	if (p->memo == NULL)
+		p->memo = calloc(1, sizeof(*p->memo));
+	return p->memo;
+}
+
 static int profile_intern(struct profile *p, const char *s, uint32_t *out)
 {
+	struct profile_memo *m = profile_memo(p);
 	size_t h = (size_t)hash_mix64((uint64_t)(uintptr_t)s) & (PROFILE_STR_MEMO - 1);
-	uint32_t idx = p->str_memo[h].idx;
 	int err;
 
 	/* The content is checked too: the pointer may be a buffer reused for another string. */
-	if (p->str_memo[h].ptr == s && idx < p->strings.n && strcmp(intern_str(&p->strings, idx), s) == 0) {
-		*out = idx;
+	if (m != NULL && m->str[h].ptr == s && m->str[h].idx < p->strings.n &&
+	    strcmp(intern_str(&p->strings, m->str[h].idx), s) == 0) {
+		*out = m->str[h].idx;
 		return 0;
 	}
 	err = intern_add(&p->strings, s, strlen(s), out);
-	if (err == 0) {
-		p->str_memo[h].ptr = s;
-		p->str_memo[h].idx = *out;
+	if (err == 0 && m != NULL) {
+		m->str[h].ptr = s;
+		m->str[h].idx = *out;
 	}
 	return err;
 }
@@ -193,11 +202,13 @@ static uint64_t profile_frame_where(const struct frame *f)
 	return f->kernel || f->module == NULL ? f->address : f->module_offset;
 }
 
+/* NULL without memos (out of memory): every frame is then looked up in full. */
 static struct profile_frame_memo *profile_frame_memo_slot(struct profile *p, const struct frame *f)
 {
+	struct profile_memo *m = profile_memo(p);
 	uint64_t h = hash_mix64(profile_frame_where(f) ^ hash_mix64((uint64_t)(uintptr_t)f->function));
 
-	return &p->frame_memo[h & (PROFILE_FRAME_MEMO - 1)];
+	return m != NULL ? &m->frame[h & (PROFILE_FRAME_MEMO - 1)] : NULL;
 }
 
 /* The memo's location is f's: same fields, same strings, and the location's own key matches. */
@@ -236,12 +247,12 @@ static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t 
 	struct profile_frame_memo *e = profile_frame_memo_slot(p, f);
 	int err;
 
-	if (profile_frame_memo_hit(p, e, f)) {
+	if (e != NULL && profile_frame_memo_hit(p, e, f)) {
 		*out = e->loc1 - 1;
 		return 0;
 	}
 	err = profile_put_frame_new(p, f, out);
-	if (err == 0) {
+	if (err == 0 && e != NULL) {
 		e->function = f->function;
 		e->module = f->module;
 		e->build_id = f->build_id;
@@ -356,7 +367,46 @@ void profile_free(struct profile *p)
 	free(p->pool);
 	free(p->pid_set.slots);
 	free(p->scratch);
+	free(p->memo);
 	free(p);
+}
+
+/* *arr (n used of *cap, elem bytes each) cut to n; unchanged if realloc fails. */
+static void profile_shrink(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	void *q;
+
+	if (*cap <= n)
+		return;
+	if (n == 0) {
+		free(*arr);
+		*arr = NULL;
+		*cap = 0;
+		return;
+	}
+	q = realloc(*arr, n * elem);
+	if (q != NULL) {
+		*arr = q;
+		*cap = n;
+	}
+}
+
+void profile_seal(struct profile *p)
+{
+	if (p == NULL)
+		return;
+	free(p->memo);
+	p->memo = NULL;
+	free(p->scratch);
+	p->scratch = NULL;
+	p->cap_scratch = 0;
+	profile_shrink((void **)&p->mappings, &p->cap_mappings, p->nmappings, sizeof(*p->mappings));
+	profile_shrink((void **)&p->functions, &p->cap_functions, p->nfunctions,
+		       sizeof(*p->functions));
+	profile_shrink((void **)&p->locations, &p->cap_locations, p->nlocations,
+		       sizeof(*p->locations));
+	profile_shrink((void **)&p->stacks, &p->cap_stacks, p->nstacks, sizeof(*p->stacks));
+	profile_shrink((void **)&p->pool, &p->cap_pool, p->npool, sizeof(*p->pool));
 }
 
 /* The one location samples past the max-stacks cap fold into (see profile.h). */

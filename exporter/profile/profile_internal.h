@@ -31,6 +31,24 @@ struct profile_frame_memo {
 	bool kernel, symbolized;
 };
 
+/*
+ * The write side's memos (~170 KiB): only a profile being added to needs
+ * them, so they are allocated at the first add and freed by profile_seal()
+ * (a window holds 60 closed intervals, which are only read).
+ */
+struct profile_memo {
+	/* The string index last given for a pointer: frames' strings are interned
+	 * by the symbolizer, so the same name comes back at the same address and
+	 * costs a compare rather than a hash of every byte (profile_intern). */
+	struct {
+		const char *ptr;
+		uint32_t idx;
+	} str[PROFILE_STR_MEMO];
+	/* Likewise the location of a frame seen before: its fields are compared,
+	 * then the strings behind its pointers, before the location is reused. */
+	struct profile_frame_memo frame[PROFILE_FRAME_MEMO];
+};
+
 struct profile {
 	struct intern strings; /* index 0 is "" */
 
@@ -58,16 +76,9 @@ struct profile {
 	uint32_t *scratch; /* the stack being added */
 	size_t cap_scratch;
 
-	/* The string index last given for a pointer: frames' strings are interned
-	 * by the symbolizer, so the same name comes back at the same address and
-	 * costs a compare rather than a hash of every byte (profile_intern). */
-	struct {
-		const char *ptr;
-		uint32_t idx;
-	} str_memo[PROFILE_STR_MEMO];
-	/* Likewise the location of a frame seen before: its fields are compared,
-	 * then the strings behind its pointers, before the location is reused. */
-	struct profile_frame_memo frame_memo[PROFILE_FRAME_MEMO];
+	/* NULL until the first add, and again once sealed (or when it could not
+	 * be had: the memos save time, nothing depends on them). */
+	struct profile_memo *memo;
 
 	uint32_t kernel_mapping;
 	uint32_t other_location; /* PROFILE_OTHER_STACKS_NAME's, or PROFILE_NO_MAPPING */

@@ -30,7 +30,8 @@ void profile_get_totals(const struct profile *p, struct profile_totals *out)
 	out->dropped_cpu_ns = p->dropped_cpu_ns;
 	out->folded_samples = p->folded_samples;
 	out->string_bytes = intern_memory(&p->strings);
-	out->memory_bytes = sizeof(*p) + intern_memory(&p->strings) +
+	out->memory_bytes = sizeof(*p) + (p->memo != NULL ? sizeof(*p->memo) : 0) +
+		intern_memory(&p->strings) +
 		p->cap_mappings * sizeof(*p->mappings) +
 		p->cap_functions * sizeof(*p->functions) +
 		p->cap_locations * sizeof(*p->locations) + p->cap_stacks * sizeof(*p->stacks) +

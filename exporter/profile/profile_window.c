@@ -9,6 +9,9 @@
 struct profile_window_slot {
 	struct profile *p;
 	uint64_t start_ns, end_ns;
+	/* It leaves the window once now passes this: start + window for an
+	 * interval, later for a reloaded window (profile_window_adopt). */
+	uint64_t leave_ns;
 };
 
 struct profile_window {
@@ -91,7 +94,7 @@ struct profile *profile_window_current(struct profile_window *pw)
 /* Intervals that started more than a window before now leave it, oldest first. */
 static void profile_window_expire(struct profile_window *pw, uint64_t now_ns)
 {
-	while (pw->count > 0 && profile_window_at(pw, 0)->start_ns + pw->window_ns < now_ns)
+	while (pw->count > 0 && profile_window_at(pw, 0)->leave_ns < now_ns)
 		profile_window_drop_oldest(pw);
 }
 
@@ -113,7 +116,10 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 	if (next == NULL)
 		return NULL;
 	pw->cur.end_ns = now_ns;
+	pw->cur.leave_ns = pw->cur.start_ns + pw->window_ns;
 	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
+	/* Only read from now on: its memos go (60 intervals would hold 10 MiB of them). */
+	profile_seal(pw->cur.p);
 	profile_window_push(pw, &pw->cur);
 	closed = profile_window_at(pw, pw->count - 1);
 	pw->cur.p = next;
@@ -129,7 +135,21 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 			 uint64_t end_ns)
 {
 	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns };
+	uint64_t newest = end_ns;
 
+	/*
+	 * A reloaded window cannot be cut by time: leaving when its start leaves
+	 * (as an interval does) would drop at the first roll after a restart all
+	 * that the previous exporter had written. It stays while its newest part
+	 * is within the window, counted from at most a window after its start, so
+	 * that windows reloaded again and again (each holding the previous one)
+	 * never reach back more than two windows.
+	 */
+	if (newest < start_ns)
+		newest = start_ns;
+	if (newest - start_ns > pw->window_ns)
+		newest = start_ns + pw->window_ns;
+	s.leave_ns = newest + pw->window_ns;
 	if (pw->count == pw->cap) {
 		profile_free(p);
 		return -ENOMEM;
@@ -139,6 +159,7 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	pw->count++;
 	*profile_window_at(pw, 0) = s;
 	profile_set_max_stacks(p, pw->max_stacks);
+	profile_seal(p);
 	return 0;
 }
 
@@ -162,6 +183,7 @@ struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns
 	if (pw->count > 0)
 		start = profile_window_at(pw, 0)->start_ns;
 	profile_set_time(m, start, now_ns);
+	profile_seal(m);
 	pw->merged = m;
 	return m;
 fail:

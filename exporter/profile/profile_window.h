@@ -49,7 +49,11 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 
 /*
  * Takes p (a profile reloaded at restart, covering [start_ns, end_ns)) as the
- * window's oldest closed interval. 0, or -ENOMEM (p then freed).
+ * window's oldest closed interval. It cannot be cut by time, so it stays
+ * while its newest part is in the window, end_ns + window (end_ns counted as
+ * at most start_ns + window): after a restart the files may cover up to two
+ * windows, and say so in their times, rather than lose at the first roll
+ * what the previous exporter wrote. 0, or -ENOMEM (p then freed).
  */
 int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
 			 uint64_t end_ns);

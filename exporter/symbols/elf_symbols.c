@@ -15,13 +15,26 @@
 /* A build-id longer than this is not one any linker writes; refuse to hex it. */
 #define ES_BUILD_ID_MAX 64
 
-struct es_sym {
+/* A symbol while reading: aliases are still there, the sort reads the name. */
+struct es_raw {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t name_off;
 	uint8_t from_dynsym;
 	uint8_t bind;
 	const char *name;
+};
+
+/*
+ * A kept symbol: 16 bytes, the address first (symtab_upto). A file's table
+ * stays while the window uses the file (a libc holds thousands), so the
+ * parse's 40-byte entries and their aliases' names are not kept. A size past
+ * 32 bits (no real function has one) is held as UINT32_MAX.
+ */
+struct es_sym {
+	uint64_t addr;
+	uint32_t name_off;
+	uint32_t size;
 };
 
 struct es_load {
@@ -32,10 +45,12 @@ struct es_load {
 };
 
 struct elf_symbols {
-	struct es_sym *syms;
-	size_t count, cap;
-	char *strtab;
+	struct es_sym *syms; /* exactly count of them once read */
+	size_t count;
+	char *strtab;        /* the kept symbols' names, exactly str_len bytes once read */
 	size_t str_len, str_cap;
+	struct es_raw *raw;  /* while reading only */
+	size_t raw_count, raw_cap;
 	struct es_load *loads;
 	size_t nloads;
 	char *build_id;
@@ -61,12 +76,12 @@ static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *s
 	}
 	ret = array_grow((void **)&e->strtab, &e->str_cap, e->str_len + len + 1, 1);
 	if (!ret)
-		ret = array_grow((void **)&e->syms, &e->cap, e->count + 1, sizeof(*e->syms));
+		ret = array_grow((void **)&e->raw, &e->raw_cap, e->raw_count + 1, sizeof(*e->raw));
 	if (ret)
 		return ret;
 	memcpy(e->strtab + e->str_len, name, len);
 	e->strtab[e->str_len + len] = '\0';
-	e->syms[e->count++] = (struct es_sym){
+	e->raw[e->raw_count++] = (struct es_raw){
 		.addr = sym->st_value, .size = sym->st_size, .name_off = (uint32_t)e->str_len,
 		.from_dynsym = dyn, .bind = (uint8_t)GELF_ST_BIND(sym->st_info),
 	};
@@ -262,7 +277,7 @@ static int es_bind_rank(uint8_t bind)
  */
 static int es_cmp(const void *a, const void *b)
 {
-	const struct es_sym *x = a, *y = b;
+	const struct es_raw *x = a, *y = b;
 	int ux, uy, r;
 
 	if (x->addr != y->addr)
@@ -281,26 +296,51 @@ static int es_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void es_finish(struct elf_symbols *e)
+/* Sort, merge aliases, and keep 16-byte symbols and their names exactly sized. */
+static int es_finish(struct elf_symbols *e)
 {
-	size_t i, j, n = 0;
+	size_t i, j, n = 0, len = 0;
+	char *names;
 
-	if (e->count == 0)
-		return;
+	if (e->raw_count == 0)
+		return 0;
 	/* Names are resolved before sorting because the comparison reads them. */
-	for (i = 0; i < e->count; i++)
-		e->syms[i].name = e->strtab + e->syms[i].name_off;
-	qsort(e->syms, e->count, sizeof(*e->syms), es_cmp);
-	for (i = 0; i < e->count; i = j) {
-		struct es_sym best = e->syms[i];
+	for (i = 0; i < e->raw_count; i++)
+		e->raw[i].name = e->strtab + e->raw[i].name_off;
+	qsort(e->raw, e->raw_count, sizeof(*e->raw), es_cmp);
+	for (i = 0; i < e->raw_count; i = j) {
+		struct es_raw best = e->raw[i];
 
-		for (j = i + 1; j < e->count && e->syms[j].addr == best.addr; j++) {
-			if (best.size == 0 && e->syms[j].size > best.size)
-				best.size = e->syms[j].size;
+		for (j = i + 1; j < e->raw_count && e->raw[j].addr == best.addr; j++) {
+			if (best.size == 0 && e->raw[j].size > best.size)
+				best.size = e->raw[j].size;
 		}
-		e->syms[n++] = best;
+		e->raw[n++] = best;
+		len += strlen(best.name) + 1;
+	}
+	e->syms = malloc(n * sizeof(*e->syms));
+	names = malloc(len);
+	if (!e->syms || !names) {
+		free(names);
+		return -ENOMEM;
+	}
+	for (i = 0, len = 0; i < n; i++) {
+		size_t l = strlen(e->raw[i].name) + 1;
+
+		memcpy(names + len, e->raw[i].name, l);
+		e->syms[i] = (struct es_sym){ .addr = e->raw[i].addr, .name_off = (uint32_t)len,
+					      .size = e->raw[i].size > UINT32_MAX ? UINT32_MAX
+										 : (uint32_t)e->raw[i].size };
+		len += l;
 	}
 	e->count = n;
+	free(e->strtab);
+	e->strtab = names;
+	e->str_len = e->str_cap = len;
+	free(e->raw);
+	e->raw = NULL;
+	e->raw_count = e->raw_cap = 0;
+	return 0;
 }
 
 static int es_read(Elf *elf, uint64_t size, struct elf_symbols **out, char *err, size_t errlen)
@@ -353,7 +393,11 @@ static int es_read(Elf *elf, uint64_t size, struct elf_symbols **out, char *err,
 		ret = -EINVAL;
 		goto cleanup;
 	}
-	es_finish(e);
+	ret = es_finish(e);
+	if (ret) {
+		errbuf_set(err, errlen, "out of memory reading ELF symbols");
+		goto cleanup;
+	}
 	*out = e;
 	e = NULL;
 cleanup:
@@ -438,7 +482,7 @@ const char *elf_symbols_lookup(const struct elf_symbols *e, uint64_t vaddr, uint
 		return NULL;
 	if (offset)
 		*offset = vaddr - s->addr;
-	return s->name;
+	return e->strtab + s->name_off;
 }
 
 int elf_symbols_file_offset_to_vaddr(const struct elf_symbols *e, uint64_t off, uint64_t *vaddr)
@@ -483,6 +527,7 @@ void elf_symbols_free(struct elf_symbols *e)
 		return;
 	free(e->syms);
 	free(e->strtab);
+	free(e->raw);
 	free(e->loads);
 	free(e->build_id);
 	free(e);
@@ -492,7 +537,8 @@ size_t elf_symbols_memory(const struct elf_symbols *e)
 {
 	if (e == NULL)
 		return 0;
-	return sizeof(*e) + e->cap * sizeof(*e->syms) + e->str_cap +
+	return sizeof(*e) + e->count * sizeof(*e->syms) + e->str_cap +
+	       e->raw_cap * sizeof(*e->raw) +
 	       e->nloads * sizeof(*e->loads) + (e->build_id != NULL ? strlen(e->build_id) + 1 : 0);
 }
 

@@ -21,68 +21,95 @@
  * rather than swallowing every address up to the next module.
  */
 #define KALLSYMS_TAIL_MAX (64 * 1024)
-#define KALLSYMS_CORE ((uint32_t)-1)
+#define KALLSYMS_CORE UINT16_MAX
+/* Module indices are 16 bits: a line naming a module past this many is skipped. */
+#define KALLSYMS_MAX_MODULES (UINT16_MAX - 1)
 
+/*
+ * A line while parsing. Non-text symbols are kept until the sort: they bound
+ * the text symbols before them. Freed once the table is built.
+ */
+struct ks_line {
+	uint64_t addr;
+	uint32_t name_off; /* into the parse's strtab (text symbols only) */
+	uint32_t seq;      /* line order, to keep the sort stable */
+	uint16_t module;   /* index into modules, or KALLSYMS_CORE */
+	char type;
+};
+
+/*
+ * A kept text symbol: 16 bytes, the address first (symtab_upto). A host's
+ * kallsyms holds 100k+ of them for the exporter's whole life, so neither an
+ * end address nor a name pointer is stored: the extent is at most
+ * KALLSYMS_TAIL_MAX (size - 1 fits 16 bits) and the name an offset.
+ */
 struct ks_sym {
 	uint64_t addr;
-	uint64_t end;
-	uint32_t name_off; /* into strtab while building; resolved below */
-	uint32_t module;   /* index into modules, or KALLSYMS_CORE */
-	uint32_t seq;      /* line order, to keep the sort stable */
-	char type;
-	const char *name;
+	uint32_t name_off;
+	uint16_t size_m1; /* covers [addr, addr + size_m1 + 1) */
+	uint16_t module;
 };
 
 struct ks_module {
 	uint32_t name_off;
-	const char *name;
 	uint64_t base;
 };
 
 struct kallsyms {
 	struct ks_sym *syms;
-	size_t count, cap;
+	size_t count;
 	struct ks_module *modules;
 	size_t nmodules, modules_cap;
+	/* Names, built exactly sized once parsed; a name that ends the previous
+	 * symbol's (__pfx_NAME, then NAME 16 bytes on: half of a 6.x kernel's
+	 * text symbols) points into it rather than being stored twice. */
 	char *strtab;
-	size_t str_len, str_cap;
+	size_t str_len;
 	size_t malformed;
 	size_t nonzero; /* lines whose address was not zero */
 	size_t lines;   /* well-formed lines of any type */
 	uint64_t core_base;
+	/* While parsing only. */
+	struct ks_line *tmp;
+	size_t tmp_count, tmp_cap;
+	char *tmp_str;
+	size_t tmp_str_len, tmp_str_cap;
 };
 
 static int ks_add_string(struct kallsyms *k, const char *s, size_t len, uint32_t *off)
 {
-	int ret = array_grow((void **)&k->strtab, &k->str_cap, k->str_len + len + 1, 1);
+	int ret = array_grow((void **)&k->tmp_str, &k->tmp_str_cap, k->tmp_str_len + len + 1, 1);
 
 	if (ret)
 		return ret;
-	if (k->str_len > UINT32_MAX)
+	if (k->tmp_str_len > UINT32_MAX)
 		return -EOVERFLOW;
-	memcpy(k->strtab + k->str_len, s, len);
-	k->strtab[k->str_len + len] = '\0';
-	*off = (uint32_t)k->str_len;
-	k->str_len += len + 1;
+	memcpy(k->tmp_str + k->tmp_str_len, s, len);
+	k->tmp_str[k->tmp_str_len + len] = '\0';
+	*off = (uint32_t)k->tmp_str_len;
+	k->tmp_str_len += len + 1;
 	return 0;
 }
 
 /* Modules list their symbols together, so comparing with the last one seen is enough. */
-static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uint32_t *idx)
+/* Returns 0, 1 when past KALLSYMS_MAX_MODULES (the line is skipped), or -errno. */
+static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uint16_t *idx)
 {
 	size_t i;
 	int ret;
 
 	for (i = k->nmodules; i > 0; i--) {
-		const char *m = k->strtab + k->modules[i - 1].name_off;
+		const char *m = k->tmp_str + k->modules[i - 1].name_off;
 
 		if (strlen(m) == len && memcmp(m, name, len) == 0) {
-			*idx = (uint32_t)(i - 1);
+			*idx = (uint16_t)(i - 1);
 			return 0;
 		}
 		if (k->nmodules - i >= 4)
 			break;
 	}
+	if (k->nmodules >= KALLSYMS_MAX_MODULES)
+		return 1;
 	ret = array_grow((void **)&k->modules, &k->modules_cap, k->nmodules + 1, sizeof(*k->modules));
 	if (ret)
 		return ret;
@@ -90,7 +117,7 @@ static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uin
 	if (ret)
 		return ret;
 	k->modules[k->nmodules].base = UINT64_MAX;
-	*idx = (uint32_t)k->nmodules++;
+	*idx = (uint16_t)k->nmodules++;
 	return 0;
 }
 
@@ -108,7 +135,7 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 	uint64_t addr = 0;
 	const char *name, *mod = NULL;
 	size_t digits = 0, name_len, mod_len = 0;
-	uint32_t module = KALLSYMS_CORE;
+	uint16_t module = KALLSYMS_CORE;
 	char type;
 	int ret;
 
@@ -154,32 +181,32 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 			if (*p != ' ' && *p != '\t' && *p != '\r')
 				return 1;
 	}
-	k->lines++;
-	if (addr != 0)
-		k->nonzero++;
 	if (mod) {
 		ret = ks_module_index(k, mod, mod_len, &module);
 		if (ret)
 			return ret;
 	}
+	k->lines++;
+	if (addr != 0)
+		k->nonzero++;
 	/* Non-text symbols are kept for now: they bound the text symbols before them. */
-	ret = array_grow((void **)&k->syms, &k->cap, k->count + 1, sizeof(*k->syms));
+	ret = array_grow((void **)&k->tmp, &k->tmp_cap, k->tmp_count + 1, sizeof(*k->tmp));
 	if (ret)
 		return ret;
-	k->syms[k->count] = (struct ks_sym){ .addr = addr, .module = module, .type = type,
-					     .seq = (uint32_t)k->count };
+	k->tmp[k->tmp_count] = (struct ks_line){ .addr = addr, .module = module, .type = type,
+						 .seq = (uint32_t)k->tmp_count };
 	if (ks_is_text(type)) {
-		ret = ks_add_string(k, name, name_len, &k->syms[k->count].name_off);
+		ret = ks_add_string(k, name, name_len, &k->tmp[k->tmp_count].name_off);
 		if (ret)
 			return ret;
 	}
-	k->count++;
+	k->tmp_count++;
 	return 0;
 }
 
 static int ks_cmp(const void *a, const void *b)
 {
-	const struct ks_sym *x = a, *y = b;
+	const struct ks_line *x = a, *y = b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -197,44 +224,99 @@ static int ks_rank(char type)
 	}
 }
 
-/* Sort, compute ends, drop non-text symbols and aliases, resolve string pointers. */
-static void ks_finish(struct kallsyms *k)
+/* Appends len bytes of name (and a NUL) to the final strtab, sized by the caller. */
+static uint32_t ks_put_name(struct kallsyms *k, const char *name, size_t len)
 {
-	size_t i, j, n = 0;
-	bool have_core = false;
+	uint32_t off = (uint32_t)k->str_len;
 
-	qsort(k->syms, k->count, sizeof(*k->syms), ks_cmp);
-	for (i = 0; i < k->count; i = j) {
-		struct ks_sym best = k->syms[i];
-		uint64_t next = 0;
-		bool have_next = false;
+	memcpy(k->strtab + off, name, len + 1);
+	k->str_len += len + 1;
+	return off;
+}
 
-		for (j = i + 1; j < k->count && k->syms[j].addr == best.addr; j++) {
-			if (ks_is_text(k->syms[j].type) &&
-			    (!ks_is_text(best.type) || ks_rank(k->syms[j].type) < ks_rank(best.type)))
-				best = k->syms[j];
+/*
+ * Sort, compute extents, drop non-text symbols and aliases, and build the
+ * final table and names exactly sized; the parse's arrays are freed.
+ */
+static int ks_finish(struct kallsyms *k)
+{
+	size_t i, j, n = 0, prev_len = 0;
+	uint32_t prev_off = 0;
+	bool have_core = false, have_prev = false;
+
+	qsort(k->tmp, k->tmp_count, sizeof(*k->tmp), ks_cmp);
+	/* Kept symbols are at most the lines; the names at most the parse's. */
+	k->syms = malloc((k->tmp_count ? k->tmp_count : 1) * sizeof(*k->syms));
+	k->strtab = malloc(k->tmp_str_len + 1);
+	if (!k->syms || !k->strtab)
+		return -ENOMEM;
+	for (i = 0; i < k->tmp_count; i = j) {
+		struct ks_line best = k->tmp[i];
+		uint64_t size = KALLSYMS_TAIL_MAX;
+		const char *name;
+		size_t len;
+
+		for (j = i + 1; j < k->tmp_count && k->tmp[j].addr == best.addr; j++) {
+			if (ks_is_text(k->tmp[j].type) &&
+			    (!ks_is_text(best.type) || ks_rank(k->tmp[j].type) < ks_rank(best.type)))
+				best = k->tmp[j];
 		}
 		if (!ks_is_text(best.type))
 			continue;
-		if (j < k->count && k->syms[j].module == best.module) {
-			next = k->syms[j].addr;
-			have_next = true;
+		/* Up to the next symbol of any type in the same region (above best.addr). */
+		if (j < k->tmp_count && k->tmp[j].module == best.module &&
+		    k->tmp[j].addr - best.addr < size)
+			size = k->tmp[j].addr - best.addr;
+		name = k->tmp_str + best.name_off;
+		len = strlen(name);
+		k->syms[n] = (struct ks_sym){ .addr = best.addr, .size_m1 = (uint16_t)(size - 1),
+					      .module = best.module };
+		if (have_prev && len <= prev_len &&
+		    memcmp(k->strtab + prev_off + (prev_len - len), name, len) == 0) {
+			k->syms[n].name_off = prev_off + (uint32_t)(prev_len - len);
+		} else {
+			k->syms[n].name_off = ks_put_name(k, name, len);
+			prev_off = k->syms[n].name_off;
+			prev_len = len;
+			have_prev = true;
 		}
-		best.end = best.addr + KALLSYMS_TAIL_MAX;
-		if (best.end < best.addr)
-			best.end = UINT64_MAX;
-		if (have_next && next < best.end)
-			best.end = next;
-		k->syms[n++] = best;
+		n++;
 	}
 	k->count = n;
-	for (i = 0; i < k->nmodules; i++)
-		k->modules[i].name = k->strtab + k->modules[i].name_off;
+	for (i = 0; i < k->nmodules; i++) {
+		const char *m = k->tmp_str + k->modules[i].name_off;
+
+		k->modules[i].name_off = ks_put_name(k, m, strlen(m));
+	}
+	free(k->tmp);
+	k->tmp = NULL;
+	free(k->tmp_str);
+	k->tmp_str = NULL;
+	/* Give back what sharing and dropping saved (a shrinking realloc cannot fail for good). */
+	if (n > 0) {
+		struct ks_sym *q = realloc(k->syms, n * sizeof(*k->syms));
+
+		if (q)
+			k->syms = q;
+	}
+	if (k->str_len > 0) {
+		char *q = realloc(k->strtab, k->str_len);
+
+		if (q)
+			k->strtab = q;
+	}
+	if (k->nmodules > 0 && k->nmodules < k->modules_cap) {
+		struct ks_module *q = realloc(k->modules, k->nmodules * sizeof(*k->modules));
+
+		if (q) {
+			k->modules = q;
+			k->modules_cap = k->nmodules;
+		}
+	}
 	k->core_base = 0;
 	for (i = 0; i < n; i++) {
 		struct ks_sym *s = &k->syms[i];
 
-		s->name = k->strtab + s->name_off;
 		if (s->module == KALLSYMS_CORE) {
 			/* The first core symbol is the lowest, even at address 0. */
 			if (!have_core)
@@ -244,6 +326,7 @@ static void ks_finish(struct kallsyms *k)
 			k->modules[s->module].base = s->addr;
 		}
 	}
+	return 0;
 }
 
 int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err, size_t errlen)
@@ -280,7 +363,11 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 		ret = -EINVAL;
 		goto cleanup;
 	}
-	ks_finish(k);
+	ret = ks_finish(k);
+	if (ret < 0) {
+		errbuf_set(err, errlen, "out of memory building the kallsyms table");
+		goto cleanup;
+	}
 	*out = k;
 	k = NULL;
 cleanup:
@@ -317,15 +404,15 @@ int kallsyms_lookup(const struct kallsyms *k, uint64_t addr, struct kallsyms_res
 	if (lo == 0)
 		return -ENOENT;
 	s = &k->syms[lo - 1];
-	if (addr >= s->end)
+	if (addr - s->addr > s->size_m1)
 		return -ENOENT;
-	res->name = s->name;
+	res->name = k->strtab + s->name_off;
 	res->offset = addr - s->addr;
 	if (s->module == KALLSYMS_CORE) {
 		res->module = NULL;
 		res->module_base = k->core_base;
 	} else {
-		res->module = k->modules[s->module].name;
+		res->module = k->strtab + k->modules[s->module].name_off;
 		res->module_base = k->modules[s->module].base;
 	}
 	return 0;
@@ -346,6 +433,14 @@ size_t kallsyms_malformed(const struct kallsyms *k)
 	return k ? k->malformed : 0;
 }
 
+size_t kallsyms_memory(const struct kallsyms *k)
+{
+	if (!k)
+		return 0;
+	return sizeof(*k) + k->count * sizeof(*k->syms) + k->modules_cap * sizeof(*k->modules) +
+	       k->str_len;
+}
+
 uint64_t kallsyms_core_base(const struct kallsyms *k)
 {
 	return k ? k->core_base : 0;
@@ -358,5 +453,7 @@ void kallsyms_free(struct kallsyms *k)
 	free(k->syms);
 	free(k->modules);
 	free(k->strtab);
+	free(k->tmp);
+	free(k->tmp_str);
 	free(k);
 }

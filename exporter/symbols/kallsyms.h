@@ -49,6 +49,10 @@ bool kallsyms_restricted(const struct kallsyms *k);
 size_t kallsyms_count(const struct kallsyms *k);
 size_t kallsyms_malformed(const struct kallsyms *k);
 
+/* Heap bytes the table holds (16 bytes a symbol and its name; a name that
+ * ends the previous symbol's, as NAME after __pfx_NAME, is not stored again). */
+size_t kallsyms_memory(const struct kallsyms *k);
+
 /* Lowest core-kernel text address (normally _stext), 0 when unknown. */
 uint64_t kallsyms_core_base(const struct kallsyms *k);
 

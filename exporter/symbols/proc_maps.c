@@ -128,6 +128,56 @@ static int pm_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * Keep each path once, not the whole text, and the entries exactly sized:
+ * a process's maps stay cached while its samples come (hundreds of
+ * processes on a busy host), and a library's 4-5 adjacent mappings name it
+ * alike. Left as it is when the memory cannot be had.
+ */
+static void pm_compact(struct proc_maps *m)
+{
+	size_t i, len = 0, l;
+	struct proc_maps_entry *e;
+	char *blob;
+
+	for (i = 0; i < m->count; i++) {
+		if (i == 0 || strcmp(m->entries[i - 1].path, m->entries[i].path) != 0)
+			len += strlen(m->entries[i].path) + 1;
+	}
+	blob = malloc(len ? len : 1);
+	if (!blob)
+		return;
+	for (i = 0, len = 0; i < m->count; i++) {
+		if (i > 0 && strcmp(m->entries[i - 1].path, m->entries[i].path) == 0) {
+			m->entries[i].path = m->entries[i - 1].path;
+			continue;
+		}
+		l = strlen(m->entries[i].path) + 1;
+		memcpy(blob + len, m->entries[i].path, l);
+		m->entries[i].path = blob + len;
+		len += l;
+	}
+	free(m->text);
+	m->text = blob;
+	e = realloc(m->entries, (m->count ? m->count : 1) * sizeof(*m->entries));
+	if (e)
+		m->entries = e;
+}
+
+size_t proc_maps_memory(const struct proc_maps *m)
+{
+	size_t i, bytes;
+
+	if (!m)
+		return 0;
+	bytes = sizeof(*m) + m->count * sizeof(*m->entries);
+	for (i = 0; i < m->count; i++) {
+		if (i == 0 || m->entries[i].path != m->entries[i - 1].path)
+			bytes += strlen(m->entries[i].path) + 1;
+	}
+	return bytes;
+}
+
 int proc_maps_parse(const char *buf, size_t len, struct proc_maps **out, char *err, size_t errlen)
 {
 	struct proc_maps *m = calloc(1, sizeof(*m));
@@ -179,6 +229,7 @@ int proc_maps_parse(const char *buf, size_t len, struct proc_maps **out, char *e
 		m->entries[n++] = m->entries[i];
 	}
 	m->count = n;
+	pm_compact(m);
 	*out = m;
 	m = NULL;
 	ret = 0;

@@ -31,7 +31,7 @@ struct proc_maps {
 	struct proc_maps_entry *entries; /* sorted by start, non-overlapping */
 	size_t count;
 	size_t malformed;                /* lines skipped */
-	char *text;                      /* owns the path strings */
+	char *text;                      /* owns the path strings, each once */
 };
 
 /*
@@ -55,6 +55,10 @@ const struct proc_maps_entry *proc_maps_find(const struct proc_maps *m, uint64_t
 
 /* True when the entry is executable. */
 bool proc_maps_entry_exec(const struct proc_maps_entry *e);
+
+/* Heap bytes held: the entries and each distinct path once (adjacent
+ * mappings of one file share their path). */
+size_t proc_maps_memory(const struct proc_maps *m);
 
 void proc_maps_free(struct proc_maps *m);
 

@@ -84,6 +84,7 @@ static void pid_remove(struct symbolizer *s, struct sym_pid *p)
 
 	*pp = p->hnext;
 	lru_unlink(&p->lru);
+	s->maps_bytes -= proc_maps_memory(p->maps);
 	proc_maps_free(p->maps);
 	free(p);
 	s->npids--;
@@ -141,6 +142,8 @@ static void pid_take_maps(struct symbolizer *s, struct sym_pid *p, int fd, uint6
 	close(fd);
 	if (rc != 0)
 		return;
+	s->maps_bytes += proc_maps_memory(m);
+	s->maps_bytes -= proc_maps_memory(p->maps);
 	proc_maps_free(p->maps);
 	p->maps = m;
 	p->gen = ++s->gen_counter;
@@ -500,10 +503,19 @@ uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel)
 	return s->kernel_gen > s->strings_gen ? s->kernel_gen : s->strings_gen;
 }
 
+void symbolizer_set_idle_ns(struct symbolizer *s, uint64_t idle_ns)
+{
+	s->idle_ns = idle_ns < NSEC_PER_MSEC ? NSEC_PER_MSEC : idle_ns;
+}
+
 size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
 {
+	uint64_t now = mono_ns();
 	struct lru *n, *prev;
 	size_t dropped = 0;
+
+	if (now > s->idle_ns && now - s->idle_ns > before_ns)
+		before_ns = now - s->idle_ns;
 
 	/* Oldest first, from the tail: stop at the first entry used since. */
 	for (n = s->pid_lru.prev; n != &s->pid_lru; n = prev) {
@@ -572,6 +584,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->max_pids = SYMBOLIZER_DEFAULT_MAX_PIDS;
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
 	s->max_file_bytes = SYMBOLIZER_DEFAULT_MAX_FILE_BYTES;
+	s->idle_ns = SYMBOLIZER_DEFAULT_IDLE_NS;
 	s->src = src;
 	s->strings_gen = ++s->gen_counter;
 	sym_load_vdso(s);
@@ -604,7 +617,8 @@ void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes)
 
 size_t symbolizer_memory(const struct symbolizer *s)
 {
-	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings);
+	return sizeof(*s) + s->file_bytes + intern_memory(&s->strings) +
+	       kallsyms_memory(s->kallsyms) + s->npids * sizeof(struct sym_pid) + s->maps_bytes;
 }
 
 int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)

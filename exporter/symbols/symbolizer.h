@@ -75,7 +75,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 void symbolizer_set_limits(struct symbolizer *s, size_t max_pids, size_t max_files);
 /* Bound the symbol tables' heap (least recently used evicted first). */
 void symbolizer_set_max_file_bytes(struct symbolizer *s, size_t max_bytes);
-/* Heap held: symbol tables and interned strings. */
+/* Heap held: symbol tables, kallsyms, cached maps and interned strings. */
 size_t symbolizer_memory(const struct symbolizer *s);
 /*
  * When the interned strings take more than max_bytes, starts a new table
@@ -153,11 +153,21 @@ uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid);
 uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel);
 
 /*
- * Drop the pids and files not asked for since before_ns (mono_ns): called
- * when the window rolls, so the caches hold what the window uses, not what
- * the run ever saw (a process gone, a file no longer run). Returns how many.
+ * Drop the pids and files not asked for since before_ns (mono_ns), or for
+ * the idle time (symbolizer_set_idle_ns), whichever is shorter: called when
+ * the window rolls, so the caches hold what is sampled now, not what the run
+ * ever saw (a process gone, a compiler that ran once). The window's stacks
+ * keep their names without the tables (the profiles hold them); a table is
+ * only needed for new samples, and is read again if they come. Returns how
+ * many.
  */
 size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns);
+
+/* A pid's maps or a file's symbols unused this long go at the next
+ * symbolizer_expire (at least 1 ms). A file run once a minute is read once a
+ * minute at most; a 10-minute window no longer holds every table it saw. */
+#define SYMBOLIZER_DEFAULT_IDLE_NS (60ull * 1000000000ull)
+void symbolizer_set_idle_ns(struct symbolizer *s, uint64_t idle_ns);
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -57,6 +57,8 @@ struct symbolizer {
 	struct lru pid_lru, file_lru;
 	size_t npids, nfiles, max_pids, max_files;
 	size_t file_bytes, max_file_bytes; /* the symbol tables' heap and its bound */
+	size_t maps_bytes;        /* the cached maps' heap (proc_maps_memory) */
+	uint64_t idle_ns;         /* symbolizer_expire drops what was unused this long */
 	struct intern strings;    /* every string a returned frame points to */
 	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
 	struct kallsyms *kallsyms;

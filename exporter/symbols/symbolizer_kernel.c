@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -111,6 +112,9 @@ static void sym_load_kallsyms(struct symbolizer *s)
 	}
 	rc = kallsyms_load_fd(fd, "kallsyms", &s->kallsyms, err, sizeof(err));
 	close(fd);
+	/* The parse held the text and every line (~3x the table): give the heap's
+	 * free pages back now rather than keep that high-water mark for the run. */
+	malloc_trim(0);
 	if (rc != 0) {
 		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
 		return;

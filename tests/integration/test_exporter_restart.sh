@@ -2,7 +2,10 @@
 # The exporter restarts without losing what it had written:
 # kill -9 the exporter twice during a run; a workload that ran only in the
 # first seconds is still in the final profile (reloaded from profile.pb.gz),
-# and summary.json counts the restarts and the samples lost with them.
+# and summary.json counts the restarts and the samples lost with them. Then,
+# with a window shorter than the run, the first files written after a kill
+# hold what those written before it held (the reloaded window is not dropped
+# at the restart's first roll because it began more than a window ago).
 #   usage: test_exporter_restart.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -70,4 +73,41 @@ assert late >= 99 * (22 - 2 * 2) * 0.4, ("late workload", late)
 print("early_chains %d samples (before the kills %d), two_chains %d, restarts %s, lost_on_restart %d"
       % (early, early_before, late, r, d["lost_on_restart"]))
 PY
+
+# ---- a full window, then a restart ----
+"$BIN/two_chains" 30 &
+track $!
+sup_out="$work/out2"
+"$BIN/lowprof" --duration 20 --frequency 99 --interval 2 --window 6 --cpu-budget 100 \
+	--output "$sup_out" --no-throttle --run-dir "$work/run2" --unwind fp \
+	2>"$work/stderr2" &
+sup=$!
+track "$sup"
+wait_profiling "$work/stderr2"
+# The window full (three intervals of 2 s) and written.
+sleep 9
+folded_total() {
+	awk '{ n += $NF } END { print n + 0 }' "$1"
+}
+before=$(folded_total "$sup_out/profile.folded")
+kill_exporter
+# Until the restarted exporter has written its files (summary.json counts it).
+i=0
+until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["restarts"]["exporter"] != 1)' \
+	"$sup_out/summary.json" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -le 100 ] || fail "the restarted exporter wrote no summary.json: $(cat "$work/stderr2")"
+	sleep 0.1
+done
+after=$(folded_total "$sup_out/profile.folded")
+# summary.json's samples: those of the merge profile.pb.gz was written from.
+merged_after=$(json_value "$sup_out/summary.json" samples)
+echo "window of 6 s: $before samples in profile.folded before the kill, $after (summary $merged_after) in the first files after it"
+[ "$before" -ge 99 ] || fail "hardly sampled before the kill: $before"
+# The interval in progress at the kill is lost and the window may slide by
+# one interval meanwhile; before the fix the first files after the restart
+# held only the new exporter's first instants.
+[ "$after" -ge $((before * 6 / 10)) ] || fail "the reloaded window shrank at restart: $before -> $after samples"
+[ "$merged_after" -eq "$after" ] || fail "summary.json ($merged_after) and profile.folded ($after) disagree"
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr2"))"
 echo PASS

@@ -220,7 +220,92 @@ static void test_real_kallsyms(void **state)
 	assert_int_equal(kallsyms_lookup(k, addr + 4, &r), 0);
 	assert_string_equal(r.name, "schedule");
 	assert_int_equal(r.offset, 4);
+	/* Compact for the exporter's whole life: 16 bytes a symbol, names once. */
+	printf("kallsyms: %zu text symbols, %zu bytes held\n", kallsyms_count(k), kallsyms_memory(k));
+	assert_true(kallsyms_memory(k) < kallsyms_count(k) * 48);
 	kallsyms_free(k);
+}
+
+/*
+ * __pfx_NAME (the padding before NAME, 6.x kernels) then NAME: NAME's string
+ * is the end of the padding's, stored once; both name right, and the table
+ * holds 16 bytes a symbol plus the names it could not share.
+ */
+static void test_shared_names(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T __pfx_do_one\n"
+		"ffffffff81000110 T do_one\n"
+		"ffffffff81000200 t __pfx_do_two\n"
+		"ffffffff81000210 t do_two\n"
+		"ffffffff81000300 t two\n"
+		"ffffffffc0001000 t __pfx_mod_fn\t[mymod]\n"
+		"ffffffffc0001010 t mod_fn\t[mymod]\n";
+	static const char unshared[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T __pfx_do_one\n"
+		"ffffffff81000110 T dX_one\n"
+		"ffffffff81000200 t __pfx_do_two\n"
+		"ffffffff81000210 t dX_two\n"
+		"ffffffff81000300 t twX\n"
+		"ffffffffc0001000 t __pfx_mod_fn\t[mymod]\n"
+		"ffffffffc0001010 t mXd_fn\t[mymod]\n";
+	struct kallsyms *k = NULL, *u = NULL;
+	struct kallsyms_result r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(kallsyms_parse(text, strlen(text), &k, err, sizeof(err)), 0);
+	assert_int_equal(kallsyms_count(k), 8);
+	assert_int_equal(kallsyms_lookup(k, 0xffffffff81000108ULL, &r), 0);
+	assert_string_equal(r.name, "__pfx_do_one");
+	assert_int_equal(r.offset, 8);
+	assert_int_equal(kallsyms_lookup(k, 0xffffffff81000110ULL, &r), 0);
+	assert_string_equal(r.name, "do_one");
+	assert_int_equal(kallsyms_lookup(k, 0xffffffff81000214ULL, &r), 0);
+	assert_string_equal(r.name, "do_two");
+	assert_int_equal(kallsyms_lookup(k, 0xffffffff81000300ULL, &r), 0);
+	assert_string_equal(r.name, "two"); /* "two" ends "do_two": shared too */
+	assert_int_equal(kallsyms_lookup(k, 0xffffffffc0001010ULL, &r), 0);
+	assert_string_equal(r.name, "mod_fn");
+	assert_string_equal(r.module, "mymod");
+	assert_int_equal(r.module_base, 0xffffffffc0001000ULL);
+	/* The same table with names that share nothing holds exactly their bytes more. */
+	assert_int_equal(kallsyms_parse(unshared, strlen(unshared), &u, err, sizeof(err)), 0);
+	assert_int_equal(kallsyms_count(u), 8);
+	assert_int_equal(kallsyms_memory(u) - kallsyms_memory(k),
+			 sizeof("do_one") + sizeof("do_two") + sizeof("two") + sizeof("mod_fn"));
+	assert_true(kallsyms_memory(u) < 256 + 8 * 16 + sizeof(unshared));
+	kallsyms_free(u);
+	kallsyms_free(k);
+}
+
+/* Module indices are 16 bits: lines past the last index are skipped, counted. */
+static void test_module_cap(void **state)
+{
+	size_t n = 65536 + 10, i, len = 0;
+	char *text = malloc(n * 48);
+	struct kallsyms *k = NULL;
+	struct kallsyms_result r;
+	char err[256];
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(text + len, "%016" PRIx64 " t f%zu\t[m%zu]\n",
+				       (uint64_t)(0xffffffffc0000000ULL + i * 0x100), i, i);
+	assert_int_equal(kallsyms_parse(text, len, &k, err, sizeof(err)), 0);
+	assert_int_equal(kallsyms_count(k), 65534);
+	assert_int_equal(kallsyms_malformed(k), n - 65534);
+	assert_int_equal(kallsyms_lookup(k, 0xffffffffc0000000ULL + 65533 * 0x100, &r), 0);
+	assert_string_equal(r.name, "f65533");
+	assert_string_equal(r.module, "m65533");
+	assert_int_equal(kallsyms_lookup(k, 0xffffffffc0000000ULL + 65534 * 0x100, &r), 0);
+	assert_string_equal(r.name, "f65533"); /* the skipped line names nothing */
+	assert_int_equal(r.offset, 0x100);
+	kallsyms_free(k);
+	free(text);
 }
 
 int main(void)
@@ -232,6 +317,8 @@ int main(void)
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_load_from_path),
 		cmocka_unit_test(test_real_kallsyms),
+		cmocka_unit_test(test_shared_names),
+		cmocka_unit_test(test_module_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

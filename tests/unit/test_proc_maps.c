@@ -144,12 +144,43 @@ static void test_self(void **state)
 	proc_maps_free(m);
 }
 
+/* Cached maps keep each path once (a file's adjacent mappings share it), not
+ * the text read: less than the entries plus every line's path. */
+static void test_compact(void **state)
+{
+	static const char text[] =
+		"55d0c0000000-55d0c0001000 r--p 00000000 08:01 100 /usr/bin/app\n"
+		"55d0c0001000-55d0c0002000 r-xp 00001000 08:01 100 /usr/bin/app\n"
+		"55d0c0002000-55d0c0003000 rw-p 00002000 08:01 100 /usr/bin/app\n"
+		"55d0c0003000-55d0c0004000 rw-p 00000000 00:00 0 \n"
+		"7f0000000000-7f0000001000 r--p 00000000 08:01 200 /usr/lib/libc.so.6\n"
+		"7f0000001000-7f0000002000 r-xp 00001000 08:01 200 /usr/lib/libc.so.6\n";
+	struct proc_maps *m = NULL;
+	const struct proc_maps_entry *e;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(proc_maps_parse(text, strlen(text), &m, err, sizeof(err)), 0);
+	assert_int_equal(m->count, 6);
+	assert_ptr_equal(m->entries[0].path, m->entries[2].path);
+	assert_ptr_equal(m->entries[4].path, m->entries[5].path);
+	assert_string_equal(m->entries[3].path, "");
+	e = proc_maps_find(m, 0x7f0000001800ULL);
+	assert_non_null(e);
+	assert_string_equal(e->path, "/usr/lib/libc.so.6");
+	assert_int_equal(e->offset, 0x1000);
+	assert_int_equal(proc_maps_memory(m), sizeof(*m) + 6 * sizeof(*m->entries) +
+			 sizeof("/usr/bin/app") + sizeof("") + sizeof("/usr/lib/libc.so.6"));
+	proc_maps_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_self),
+		cmocka_unit_test(test_compact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

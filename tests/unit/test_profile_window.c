@@ -103,13 +103,19 @@ static void test_window_current(void **state)
 	profile_window_free(pw);
 }
 
-/* A restored profile is the oldest interval and leaves when its time is up. */
+/*
+ * A restored profile is the oldest interval. It cannot be cut by time, so it
+ * stays while its newest part is in the window (not dropped at the first roll
+ * after the restart because its start is older than the window), and a window
+ * reloaded again and again never reaches back more than two windows.
+ */
 static void test_window_adopt(void **state)
 {
 	struct profile_window *pw = profile_window_new(S(30), S(10), 0, T0 + S(20));
 	struct profile *old = profile_new();
 	struct frame f = fr("restored");
 	struct profile_totals t;
+	uint64_t start, end;
 
 	(void)state;
 	assert_int_equal(profile_add_sample(old, 1, 1, "app", &f, 1, false, 5, 5), 0);
@@ -119,8 +125,29 @@ static void test_window_adopt(void **state)
 	profile_get_totals(profile_window_merged(pw, T0 + S(30)), &t);
 	assert_int_equal(t.samples, 6);
 	assert_true(has_function(profile_window_merged(pw, T0 + S(30)), "restored"));
+	/* Its start left the window at T0 + 30; its end has not yet: kept, and the
+	 * merge says it covers more than the window. */
 	profile_window_roll(pw, T0 + S(40));
-	assert_false(has_function(profile_window_merged(pw, T0 + S(40)), "restored"));
+	assert_true(has_function(profile_window_merged(pw, T0 + S(40)), "restored"));
+	profile_get_time(profile_window_merged(pw, T0 + S(40)), &start, &end);
+	assert_int_equal(start, T0);
+	profile_window_roll(pw, T0 + S(50));
+	assert_true(has_function(profile_window_merged(pw, T0 + S(50)), "restored"));
+	/* Its end left: gone, and the window is the last 30 s again. */
+	profile_window_roll(pw, T0 + S(60));
+	assert_false(has_function(profile_window_merged(pw, T0 + S(60)), "restored"));
+	profile_get_time(profile_window_merged(pw, T0 + S(60)), &start, &end);
+	assert_int_equal(start, T0 + S(30));
+	profile_window_free(pw);
+
+	/* A reloaded window that itself held a reloaded one (two restarts): its
+	 * end counts as at most a window after its start. */
+	pw = profile_window_new(S(30), S(10), 0, T0 + S(100));
+	old = profile_new();
+	assert_int_equal(profile_add_sample(old, 1, 1, "app", &f, 1, false, 5, 5), 0);
+	assert_int_equal(profile_window_adopt(pw, old, T0, T0 + S(100)), 0);
+	assert_non_null(profile_window_roll(pw, T0 + S(110)));
+	assert_false(has_function(profile_window_merged(pw, T0 + S(110)), "restored"));
 	profile_window_free(pw);
 }
 
@@ -144,6 +171,54 @@ static void test_window_cap(void **state)
 	profile_window_free(pw);
 }
 
+/*
+ * A closed interval is only read: its write-side memos (~170 KiB) go when it
+ * closes, so a full window of small intervals costs what they hold, not 60
+ * times the memos. Adding to a sealed profile still aggregates.
+ */
+static void test_window_seals_closed(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(600), S(10), 0, T0);
+	struct profile_window_stats st;
+	struct profile_totals t;
+	struct profile *p;
+	struct frame f = fr("sealed");
+	size_t open_bytes;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(pw);
+	add_second(pw, 0);
+	profile_get_totals(profile_window_current(pw), &t);
+	open_bytes = t.memory_bytes;
+	assert_true(open_bytes > 100 * 1024); /* the memos are there while it collects */
+	for (i = 1; i <= 60; i++) {
+		const struct profile *closed = profile_window_roll(pw, T0 + S(10 * i));
+
+		assert_non_null(closed);
+		profile_get_totals(closed, &t);
+		assert_true(t.memory_bytes < 16 * 1024);
+		add_second(pw, i);
+	}
+	assert_non_null(profile_window_merged(pw, T0 + S(605)));
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.intervals, 60);
+	/* 60 closed + the merge at a few KiB each, the current one's memos once. */
+	assert_true(st.memory_bytes < open_bytes + 62 * 16 * 1024);
+	profile_window_free(pw);
+
+	p = profile_new();
+	assert_non_null(p);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	profile_seal(p);
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", &f, 1, false, 2, 2), 0);
+	profile_get_totals(p, &t);
+	assert_int_equal(t.stacks, 1);
+	assert_int_equal(t.locations, 1);
+	assert_int_equal(t.samples, 3);
+	profile_free(p);
+}
+
 static void test_window_args(void **state)
 {
 	(void)state;
@@ -158,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_window_current),
 		cmocka_unit_test(test_window_adopt),
 		cmocka_unit_test(test_window_cap),
+		cmocka_unit_test(test_window_seals_closed),
 		cmocka_unit_test(test_window_args),
 	};
 

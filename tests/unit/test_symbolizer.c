@@ -354,6 +354,14 @@ static void test_file_unknown_and_expire(void **state)
 	assert_int_equal(st.files_cached + st.pids_cached, 0);
 	assert_int_equal(symbolizer_file_frame(s, &id, off, &f), 0);
 	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	/* Unused for the idle time: gone, however long the window (before_ns 0). */
+	assert_int_equal(symbolizer_expire(s, 0), 0);
+	symbolizer_set_idle_ns(s, 0); /* raised to 1 ms */
+	usleep(5000);
+	assert_int_equal(symbolizer_expire(s, 0), 1);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 0);
+	assert_int_equal(st.expired, 5);
 	symbolizer_free(s);
 }
 
