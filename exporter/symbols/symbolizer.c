@@ -26,6 +26,10 @@
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
 /* A file we could not open (process gone, no access) is tried again after this. */
 #define SYM_FILE_RETRY_NS (10 * NSEC_PER_SEC)
+/* A file by identity the loader does not know yet (it registers one when BPF
+ * first asks for its table, at its next pass, and a sample of it can come
+ * first): asked again after 1, 2 and 4 s before SYM_FILE_RETRY_NS. */
+#define SYM_NOT_YET_TRIES 3
 /* Files named by identity have a key space of their own: a mapping's device
  * never has this bit. */
 #define SYM_DEV_BY_ID (1ULL << 63)
@@ -343,6 +347,8 @@ static struct sym_file *file_get_id(struct symbolizer *s, const struct lowprof_f
 			f->path = sym_intern(s, path);
 	}
 	file_load(s, f, fd, now);
+	if (fd == -ENOENT && f->not_yet < SYM_NOT_YET_TRIES)
+		f->retry_at_ns = now + (SYM_AGAIN_RETRY_NS << f->not_yet++);
 	return f;
 }
 

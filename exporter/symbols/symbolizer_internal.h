@@ -47,6 +47,7 @@ struct sym_file {
 	uint64_t size;           /* by identity: the file's size (a mapping's extent), 0 unknown */
 	uint64_t used_ns;        /* last asked for */
 	uint64_t retry_at_ns;    /* when elf is NULL; UINT64_MAX: never (not an ELF) */
+	uint8_t not_yet;         /* by identity: the source's ENOENT answers so far */
 	size_t bytes;            /* elf's and debug's heap, counted in file_bytes */
 };
 

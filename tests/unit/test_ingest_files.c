@@ -272,12 +272,44 @@ static void test_frameless_samples_marked(void **state)
 	free(summary);
 }
 
+/* A file the source does not know yet (the loader registers it at its next
+ * pass, after the sample came): its frames are unnamed, not cached, and named
+ * once the source knows it, after a second, not the ten of a failed open. */
+static void test_file_known_later(void **state)
+{
+	struct fx *f = *state;
+	struct proc_source *src = proc_source_direct_new("/proc", "", NULL);
+	char err[256], *folded;
+	struct symbolizer *sym;
+	struct lowprof_file_id id;
+	const uint64_t uf[] = {LOWPROF_FRAME_MAKE(1, f->off_leaf + 2)};
+
+	assert_non_null(src);
+	sym = symbolizer_new(src, err, sizeof(err));
+	assert_non_null(sym);
+	symbolizer_free(f->sym);
+	proc_source_free(f->src);
+	f->sym = sym;
+	f->src = src;
+	put(f, 8001, LOWPROF_STOP_NONE, uf, 1, &f->exe_id, 1);
+	assert_int_equal(proc_source_direct_add_file(src, f->exe, &id), 0);
+	assert_memory_equal(&id, &f->exe_id, sizeof(id));
+	put(f, 8002, LOWPROF_STOP_NONE, uf, 1, &f->exe_id, 1); /* before the retry: still unnamed */
+	usleep(1100 * 1000);
+	put(f, 8003, LOWPROF_STOP_NONE, uf, 1, &f->exe_id, 1);
+	folded = ts_folded_text(f->prof);
+	assert_non_null(strstr(folded, "churn;lowprof_ingest_test_leaf 1\n"));
+	assert_null(strstr(folded, "churn;lowprof_ingest_test_leaf 2"));
+	free(folded);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_file_frames_through_outputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_keeps_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frameless_samples_marked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_known_later, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
