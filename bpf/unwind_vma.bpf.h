@@ -127,11 +127,13 @@ static __always_inline struct lowprof_unwind_stats *walk_stats(void)
 	return bpf_map_lookup_elem(&unwind_stats, &zero);
 }
 
+/* Direct loads through the BTF pointers (each a single load the JIT guards),
+ * not bpf_probe_read_kernel calls: the sample reads about fifteen fields. */
 static __always_inline void walk_id_of_inode(struct lowprof_file_id *id, struct inode *inode)
 {
-	id->ino = BPF_CORE_READ(inode, i_ino);
-	id->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	id->gen = BPF_CORE_READ(inode, i_generation);
+	id->ino = inode->i_ino;
+	id->dev = inode->i_sb->s_dev;
+	id->gen = inode->i_generation;
 }
 
 /* Cheap mix of an entry's fields: a slot torn by two CPUs writing it fails it. */
@@ -155,23 +157,23 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	if (!mm)
 		return -1;
 	m->mm = (__u64)mm;
-	m->text_start = BPF_CORE_READ(mm, start_code);
-	m->start_stack = BPF_CORE_READ(mm, start_stack);
-	m->text_end = BPF_CORE_READ(mm, end_code);
-	m->vdso_start = (__u64)BPF_CORE_READ(mm, context.vdso);
-	img = BPF_CORE_READ(mm, context.vdso_image);
-	m->vdso_end = img ? m->vdso_start + BPF_CORE_READ(img, size) : 0;
+	m->text_start = mm->start_code;
+	m->start_stack = mm->start_stack;
+	m->text_end = mm->end_code;
+	m->vdso_start = (__u64)mm->context.vdso;
+	img = mm->context.vdso_image;
+	m->vdso_end = img ? m->vdso_start + img->size : 0;
 	m->seq = 0;
 	if (bpf_core_field_exists(mm->mm_lock_seq))
-		m->seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
-	m->start_time = BPF_CORE_READ(task, group_leader, start_time);
-	exe = BPF_CORE_READ(mm, exe_file);
+		m->seq = mm->mm_lock_seq.sequence;
+	m->start_time = task->group_leader->start_time;
+	exe = mm->exe_file;
 	m->exe.ino = 0;
 	m->exe.dev = 0;
 	m->exe.gen = 0;
 	m->exe_state = 0;
 	if (exe)
-		walk_id_of_inode(&m->exe, BPF_CORE_READ(exe, f_inode));
+		walk_id_of_inode(&m->exe, exe->f_inode);
 	f->have_mm = 1;
 	return 0;
 }
@@ -244,10 +246,12 @@ static __always_inline void walk_request_table(struct walk_files *f,
 }
 
 /* The current VMA's table from its entry, whose use is stamped for the
- * loader's eviction (a write only when the second changed). */
-static __always_inline void walk_take_table(struct walk_files *f, struct lowprof_unwind_file *t)
+ * loader's eviction (a write only when the second changed) with the time
+ * of the sample: no clock read per file. */
+static __always_inline void walk_take_table(struct walk_files *f, struct scratch_sample *s,
+					    struct lowprof_unwind_file *t)
 {
-	__u64 now = bpf_ktime_get_ns() >> 30;
+	__u64 now = s->hdr.timestamp_ns >> 30;
 
 	f->v.tab = *t;
 	f->v.has_tab = true;
@@ -277,7 +281,7 @@ static __always_inline void walk_set_file(struct walk_files *f, struct scratch_s
 		walk_request_table(f, st, &v->id, v->start, v->end, v->off);
 		return;
 	}
-	walk_take_table(f, t);
+	walk_take_table(f, s, t);
 }
 
 struct walk_found {
@@ -424,7 +428,7 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 			m->exe_state = 2;
 			return false;
 		}
-		walk_take_table(f, t);
+		walk_take_table(f, s, t);
 		m->exe_tab = f->v.tab;
 		m->exe_slot = walk_file_slot(s, &m->exe);
 		m->exe_state = 1;
@@ -574,33 +578,58 @@ struct walk_fp_pass {
 	__u32 base, n;
 };
 
-static long walk_fp_pass_cb(__u64 i, void *ctx)
-{
-	struct walk_fp_pass *p = ctx;
-	__u64 idx = p->base + i, pc, lookup;
+/* Frames one step of the pass encodes (unrolled): a frame in the VMA of the
+ * one before costs a few instructions, not a bpf_loop iteration. */
+#define WALK_FP_CHUNK 8
 
-	if (i >= p->n || idx >= LOWPROF_MAX_FRAMES)
+/* Frame k of the pass: 0 to go on, 1 when the stack ends there. */
+static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
+{
+	__u64 idx = p->base + k, pc, lookup;
+
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(idx));
+	if (k >= p->n || idx >= LOWPROF_MAX_FRAMES)
 		return 1;
 	pc = p->s->frames[idx];
+	lookup = k == 0 ? pc : pc - 1;
+	if (walk_in_current(&p->f, lookup)) {
+		/* The common case. No marker check: a frame in a file without
+		 * frame pointers ended the stack when its VMA became current. */
+		p->s->frames[idx] = walk_encode(&p->f, pc);
+		return 0;
+	}
 	if (pc > LOWPROF_FRAME_VALUE_MASK) {
 		/* No user address (a broken frame-pointer chain read garbage): the
 		 * stack ends before it, and no frame kind is forged from its top byte. */
-		p->n = i;
+		p->n = k;
 		walk_stop(p->s, p->st, LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
-	lookup = i == 0 ? pc : pc - 1;
-	if (!walk_in_current(&p->f, lookup) && lowprof_walk_resolve(&p->f, lookup) != 0)
+	if (lowprof_walk_resolve(&p->f, lookup) != 0)
 		return 0; /* raw: the file is not known cheaply */
-	idx = p->base + i;
+	idx = p->base + k;
+	asm volatile("" : "+r"(idx));
 	if (idx >= LOWPROF_MAX_FRAMES)
 		return 1;
 	p->s->frames[idx] = walk_encode(&p->f, pc);
-	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && i + 1 < p->n) {
-		p->n = i + 1;
+	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && k + 1 < p->n) {
+		p->n = k + 1;
 		walk_stop(p->s, p->st, LOWPROF_STOP_NO_FRAME_POINTERS);
 		return 1;
 	}
+	return 0;
+}
+
+static long walk_fp_pass_cb(__u64 i, void *ctx)
+{
+	struct walk_fp_pass *p = ctx;
+	__u32 k = (__u32)i * WALK_FP_CHUNK, j;
+
+#pragma unroll
+	for (j = 0; j < WALK_FP_CHUNK; j++)
+		if (walk_fp_frame(p, k + j))
+			return 1;
 	return 0;
 }
 
@@ -622,7 +651,7 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	p.f.lookup_used = 1;
 	p.base = base;
 	p.n = n;
-	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);
+	bpf_loop(LOWPROF_MAX_USER_DEPTH / WALK_FP_CHUNK, walk_fp_pass_cb, &p, 0);
 	return p.n;
 }
 
