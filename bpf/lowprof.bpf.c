@@ -68,6 +68,7 @@ struct walk_mm {
 	struct lowprof_unwind_file exe_tab;
 	__u32 exe_slot;
 	__u32 exe_state;            /* 0: not looked up, 1: exe_tab valid, 2: none */
+	__u32 have_validity;        /* seq and start_time read (they are read when needed) */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

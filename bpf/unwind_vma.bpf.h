@@ -97,7 +97,10 @@ struct walk_files {
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
-	__u8 pad;
+	/* No source but the vDSO can place any further pc of this walk (the
+	 * lookup spent, no cache entry, no executable's text): the frame-pointer
+	 * pass leaves the rest raw without a call per frame. */
+	__u8 exhausted;
 };
 
 #define WALK_SAMPLER 0
@@ -145,14 +148,15 @@ static __always_inline __u32 walk_vma_tag(const struct lowprof_vma *v)
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
 
-/* Read the task's mm once: text, vDSO, executable, the cache's validity. */
+/* Read the task's mm once: text and vDSO ranges. What only some frames need
+ * (the executable's identity, the cache's validity) is read when first
+ * needed: each is a few more cache lines the sample may not touch. */
 static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sample *s,
 					struct task_struct *task)
 {
 	struct walk_mm *m = &s->mm;
 	struct mm_struct *mm = task->mm;
 	const struct vdso_image *img;
-	struct file *exe;
 
 	if (!mm)
 		return -1;
@@ -163,19 +167,41 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	m->vdso_start = (__u64)mm->context.vdso;
 	img = mm->context.vdso_image;
 	m->vdso_end = img ? m->vdso_start + img->size : 0;
-	m->seq = 0;
-	if (bpf_core_field_exists(mm->mm_lock_seq))
-		m->seq = mm->mm_lock_seq.sequence;
-	m->start_time = task->group_leader->start_time;
-	exe = mm->exe_file;
-	m->exe.ino = 0;
-	m->exe.dev = 0;
-	m->exe.gen = 0;
 	m->exe_state = 0;
-	if (exe)
-		walk_id_of_inode(&m->exe, exe->f_inode);
+	m->have_validity = 0;
 	f->have_mm = 1;
 	return 0;
+}
+
+/* The executable's identity (mm->exe_file): 0, or -1 without one. */
+static __always_inline int walk_mm_exe(struct walk_mm *m)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct file *exe;
+
+	if (!mm)
+		return -1;
+	exe = mm->exe_file;
+	if (!exe)
+		return -1;
+	walk_id_of_inode(&m->exe, exe->f_inode);
+	return m->exe.ino ? 0 : -1;
+}
+
+/* What a cache entry is checked against: the mmap lock's sequence and the
+ * leader's start time (the mm's address is read with the ranges). */
+static __always_inline void walk_mm_validity(struct walk_mm *m)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+
+	if (m->have_validity)
+		return;
+	m->seq = 0;
+	if (mm && bpf_core_field_exists(mm->mm_lock_seq))
+		m->seq = mm->mm_lock_seq.sequence;
+	m->start_time = task->group_leader->start_time;
+	m->have_validity = 1;
 }
 
 struct walk_slot_search {
@@ -320,6 +346,7 @@ static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_file
 
 	if (!c)
 		return NULL;
+	walk_mm_validity(m);
 	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
 		c->mm = m->mm;
 		c->seq = m->seq;
@@ -350,6 +377,7 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	c = bpf_map_lookup_elem(&vma_cache_scratch, &zero);
 	if (!c)
 		return;
+	walk_mm_validity(m);
 	__builtin_memset(c, 0, sizeof(*c));
 	c->mm = m->mm;
 	c->seq = m->seq;
@@ -420,9 +448,13 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	struct walk_mm *m = &s->mm;
 	struct lowprof_unwind_file *t;
 
-	if (addr < m->text_start || addr >= m->text_end || m->exe.ino == 0 || m->exe_state == 2)
+	if (addr < m->text_start || addr >= m->text_end || m->exe_state == 2)
 		return false;
 	if (m->exe_state == 0) {
+		if (walk_mm_exe(m) != 0) {
+			m->exe_state = 2;
+			return false;
+		}
 		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
 		if (!t || t->nsegs != 1) {
 			m->exe_state = 2;
@@ -483,8 +515,11 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	if (walk_cache_find(f, s, st, addr))
 		return 0;
-	if (f->lookup_used)
+	if (f->lookup_used) {
+		if (f->no_cache && m->exe_state == 2)
+			f->exhausted = 1;
 		return -1;
+	}
 	f->lookup_used = 1;
 	st->vma_lookups++;
 	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
@@ -606,6 +641,9 @@ static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
 		walk_stop(p->s, p->st, LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
+	if (p->f.exhausted &&
+	    (lookup < p->s->mm.vdso_start || lookup >= p->s->mm.vdso_end))
+		return 0; /* raw, as the call below would leave it */
 	if (lowprof_walk_resolve(&p->f, lookup) != 0)
 		return 0; /* raw: the file is not known cheaply */
 	idx = p->base + k;
@@ -638,6 +676,7 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 					    __u32 n, __u32 tgid)
 {
 	struct walk_fp_pass p = {};
+	__u32 zero = 0;
 
 	p.st = walk_stats();
 	if (!p.st || n == 0)
@@ -649,6 +688,16 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
+	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
+	 * so neither the executable's text nor a cache entry (only the DWARF
+	 * walk inserts them) can place a frame: the vDSO only, no call per frame. */
+	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		if (walk_mm_read(&p.f, s, task) != 0)
+			return n;
+		p.f.exhausted = 1;
+	}
 	p.base = base;
 	p.n = n;
 	bpf_loop(LOWPROF_MAX_USER_DEPTH / WALK_FP_CHUNK, walk_fp_pass_cb, &p, 0);
