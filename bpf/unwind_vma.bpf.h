@@ -98,8 +98,9 @@ struct walk_files {
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
 	/* No source but the vDSO can place any further pc of this walk (the
-	 * lookup spent, no cache entry, no executable's text): the frame-pointer
-	 * pass leaves the rest raw without a call per frame. */
+	 * lookup spent, no cache entry, no executable's text; or no table at
+	 * all): the frame-pointer pass leaves the rest raw without a call per
+	 * frame. */
 	__u8 exhausted;
 };
 
@@ -594,7 +595,8 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 	asm volatile("" : "+r"(r));
 	if (r < LOWPROF_STOP_REASONS) {
 		s->hdr.user_stop = r;
-		st->stop[r]++;
+		if (st)
+			st->stop[r]++;
 	}
 }
 
@@ -609,7 +611,6 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 struct walk_fp_pass {
 	struct walk_files f;
 	struct scratch_sample *s;
-	struct lowprof_unwind_stats *st;
 	__u32 base, n;
 };
 
@@ -638,7 +639,7 @@ static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
 		/* No user address (a broken frame-pointer chain read garbage): the
 		 * stack ends before it, and no frame kind is forged from its top byte. */
 		p->n = k;
-		walk_stop(p->s, p->st, LOWPROF_STOP_UNWIND_FAILED);
+		walk_stop(p->s, walk_stats(), LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
 	if (p->f.exhausted &&
@@ -653,7 +654,7 @@ static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
 	p->s->frames[idx] = walk_encode(&p->f, pc);
 	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && k + 1 < p->n) {
 		p->n = k + 1;
-		walk_stop(p->s, p->st, LOWPROF_STOP_NO_FRAME_POINTERS);
+		walk_stop(p->s, walk_stats(), LOWPROF_STOP_NO_FRAME_POINTERS);
 		return 1;
 	}
 	return 0;
@@ -678,8 +679,7 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	struct walk_fp_pass p = {};
 	__u32 zero = 0;
 
-	p.st = walk_stats();
-	if (!p.st || n == 0)
+	if (n == 0)
 		return n;
 	p.s = s;
 	p.f.tgid = tgid;
@@ -690,12 +690,13 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	p.f.lookup_used = 1;
 	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
 	 * so neither the executable's text nor a cache entry (only the DWARF
-	 * walk inserts them) can place a frame: the vDSO only, no call per frame. */
+	 * walk inserts them) can place a frame. The frames stay raw, as the
+	 * exporter names through the process's maps anyway (the vDSO's too),
+	 * and the pass only looks for the end of the stack: no mm read, no
+	 * call per frame. */
 	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
-		struct task_struct *task = bpf_get_current_task_btf();
-
-		if (walk_mm_read(&p.f, s, task) != 0)
-			return n;
+		s->mm.vdso_start = 0;
+		s->mm.vdso_end = 0;
 		p.f.exhausted = 1;
 	}
 	p.base = base;
