@@ -68,6 +68,7 @@ struct walk_mm {
 	struct lowprof_unwind_file exe_tab;
 	__u32 exe_slot;
 	__u32 exe_state;            /* 0: not looked up, 1: exe_tab valid, 2: none */
+	__u32 have_validity;        /* seq and start_time read (they are read when needed) */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */
@@ -345,7 +346,10 @@ out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
-	guard_proc_charge(elapsed);
+	/* Without a guard no process was looked up to charge (guard_proc_allows
+	 * sets the charge only with a share): no call, no map line touched. */
+	if (cfg->budget_ns_per_window)
+		guard_proc_charge(elapsed);
 	return 0;
 }
 

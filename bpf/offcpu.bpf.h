@@ -194,7 +194,8 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	os->run_time_ns += elapsed;
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
-	guard_proc_charge(elapsed);
+	if (cfg->budget_ns_per_window) /* as the sampler: no guard, nothing to charge */
+		guard_proc_charge(elapsed);
 	return 0;
 }
 

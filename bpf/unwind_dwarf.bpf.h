@@ -391,6 +391,20 @@ found:
 	/* The stack grows down: a caller's frame is above its callee's. */
 	if (cfa <= w->sp)
 		return -LOWPROF_STOP_UNWIND_FAILED;
+	if (r->rbp_kind == UW_RBP_AT_CFA && r->rbp_off == -16) {
+		/* The saved RBP next to the return address (every function that
+		 * keeps a frame pointer): one read of both, not one each. */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)) != 0) {
+			st->read_errors++;
+			return -LOWPROF_STOP_UNWIND_FAILED;
+		}
+		w->bp = pair[0];
+		w->bp_valid = true;
+		ra = pair[1];
+		goto next;
+	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
 		st->read_errors++;
 		return -LOWPROF_STOP_UNWIND_FAILED;
@@ -405,6 +419,7 @@ found:
 	} else if (r->rbp_kind != UW_RBP_SAME) {
 		w->bp_valid = false;
 	}
+next:
 	w->sp = cfa;
 	w->pc = ra;
 	w->signal_pc = false;
@@ -429,6 +444,7 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 		walk_stop(w->s, w->st, LOWPROF_STOP_NO_MAPPING);
 		return 1;
 	}
+
 	frame = walk_encode(&w->f, w->r.pc);
 	idx = w->base + w->n;
 	asm volatile("" : "+r"(idx));

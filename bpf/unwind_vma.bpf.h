@@ -97,7 +97,11 @@ struct walk_files {
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
-	__u8 pad;
+	/* No source but the vDSO can place any further pc of this walk (the
+	 * lookup spent, no cache entry, no executable's text; or no table at
+	 * all): the frame-pointer pass leaves the rest raw without a call per
+	 * frame. */
+	__u8 exhausted;
 };
 
 #define WALK_SAMPLER 0
@@ -127,11 +131,13 @@ static __always_inline struct lowprof_unwind_stats *walk_stats(void)
 	return bpf_map_lookup_elem(&unwind_stats, &zero);
 }
 
+/* Direct loads through the BTF pointers (each a single load the JIT guards),
+ * not bpf_probe_read_kernel calls: the sample reads about fifteen fields. */
 static __always_inline void walk_id_of_inode(struct lowprof_file_id *id, struct inode *inode)
 {
-	id->ino = BPF_CORE_READ(inode, i_ino);
-	id->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	id->gen = BPF_CORE_READ(inode, i_generation);
+	id->ino = inode->i_ino;
+	id->dev = inode->i_sb->s_dev;
+	id->gen = inode->i_generation;
 }
 
 /* Cheap mix of an entry's fields: a slot torn by two CPUs writing it fails it. */
@@ -143,37 +149,60 @@ static __always_inline __u32 walk_vma_tag(const struct lowprof_vma *v)
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
 
-/* Read the task's mm once: text, vDSO, executable, the cache's validity. */
+/* Read the task's mm once: text and vDSO ranges. What only some frames need
+ * (the executable's identity, the cache's validity) is read when first
+ * needed: each is a few more cache lines the sample may not touch. */
 static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sample *s,
 					struct task_struct *task)
 {
 	struct walk_mm *m = &s->mm;
 	struct mm_struct *mm = task->mm;
 	const struct vdso_image *img;
-	struct file *exe;
 
 	if (!mm)
 		return -1;
 	m->mm = (__u64)mm;
-	m->text_start = BPF_CORE_READ(mm, start_code);
-	m->start_stack = BPF_CORE_READ(mm, start_stack);
-	m->text_end = BPF_CORE_READ(mm, end_code);
-	m->vdso_start = (__u64)BPF_CORE_READ(mm, context.vdso);
-	img = BPF_CORE_READ(mm, context.vdso_image);
-	m->vdso_end = img ? m->vdso_start + BPF_CORE_READ(img, size) : 0;
-	m->seq = 0;
-	if (bpf_core_field_exists(mm->mm_lock_seq))
-		m->seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
-	m->start_time = BPF_CORE_READ(task, group_leader, start_time);
-	exe = BPF_CORE_READ(mm, exe_file);
-	m->exe.ino = 0;
-	m->exe.dev = 0;
-	m->exe.gen = 0;
+	m->text_start = mm->start_code;
+	m->start_stack = mm->start_stack;
+	m->text_end = mm->end_code;
+	m->vdso_start = (__u64)mm->context.vdso;
+	img = mm->context.vdso_image;
+	m->vdso_end = img ? m->vdso_start + img->size : 0;
 	m->exe_state = 0;
-	if (exe)
-		walk_id_of_inode(&m->exe, BPF_CORE_READ(exe, f_inode));
+	m->have_validity = 0;
 	f->have_mm = 1;
 	return 0;
+}
+
+/* The executable's identity (mm->exe_file): 0, or -1 without one. */
+static __always_inline int walk_mm_exe(struct walk_mm *m)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct file *exe;
+
+	if (!mm)
+		return -1;
+	exe = mm->exe_file;
+	if (!exe)
+		return -1;
+	walk_id_of_inode(&m->exe, exe->f_inode);
+	return m->exe.ino ? 0 : -1;
+}
+
+/* What a cache entry is checked against: the mmap lock's sequence and the
+ * leader's start time (the mm's address is read with the ranges). */
+static __always_inline void walk_mm_validity(struct walk_mm *m)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+
+	if (m->have_validity)
+		return;
+	m->seq = 0;
+	if (mm && bpf_core_field_exists(mm->mm_lock_seq))
+		m->seq = mm->mm_lock_seq.sequence;
+	m->start_time = task->group_leader->start_time;
+	m->have_validity = 1;
 }
 
 struct walk_slot_search {
@@ -244,10 +273,12 @@ static __always_inline void walk_request_table(struct walk_files *f,
 }
 
 /* The current VMA's table from its entry, whose use is stamped for the
- * loader's eviction (a write only when the second changed). */
-static __always_inline void walk_take_table(struct walk_files *f, struct lowprof_unwind_file *t)
+ * loader's eviction (a write only when the second changed) with the time
+ * of the sample: no clock read per file. */
+static __always_inline void walk_take_table(struct walk_files *f, struct scratch_sample *s,
+					    struct lowprof_unwind_file *t)
 {
-	__u64 now = bpf_ktime_get_ns() >> 30;
+	__u64 now = s->hdr.timestamp_ns >> 30;
 
 	f->v.tab = *t;
 	f->v.has_tab = true;
@@ -277,7 +308,7 @@ static __always_inline void walk_set_file(struct walk_files *f, struct scratch_s
 		walk_request_table(f, st, &v->id, v->start, v->end, v->off);
 		return;
 	}
-	walk_take_table(f, t);
+	walk_take_table(f, s, t);
 }
 
 struct walk_found {
@@ -316,6 +347,7 @@ static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_file
 
 	if (!c)
 		return NULL;
+	walk_mm_validity(m);
 	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
 		c->mm = m->mm;
 		c->seq = m->seq;
@@ -346,6 +378,7 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	c = bpf_map_lookup_elem(&vma_cache_scratch, &zero);
 	if (!c)
 		return;
+	walk_mm_validity(m);
 	__builtin_memset(c, 0, sizeof(*c));
 	c->mm = m->mm;
 	c->seq = m->seq;
@@ -416,15 +449,19 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	struct walk_mm *m = &s->mm;
 	struct lowprof_unwind_file *t;
 
-	if (addr < m->text_start || addr >= m->text_end || m->exe.ino == 0 || m->exe_state == 2)
+	if (addr < m->text_start || addr >= m->text_end || m->exe_state == 2)
 		return false;
 	if (m->exe_state == 0) {
+		if (walk_mm_exe(m) != 0) {
+			m->exe_state = 2;
+			return false;
+		}
 		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
 		if (!t || t->nsegs != 1) {
 			m->exe_state = 2;
 			return false;
 		}
-		walk_take_table(f, t);
+		walk_take_table(f, s, t);
 		m->exe_tab = f->v.tab;
 		m->exe_slot = walk_file_slot(s, &m->exe);
 		m->exe_state = 1;
@@ -479,8 +516,11 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	if (walk_cache_find(f, s, st, addr))
 		return 0;
-	if (f->lookup_used)
+	if (f->lookup_used) {
+		if (f->no_cache && m->exe_state == 2)
+			f->exhausted = 1;
 		return -1;
+	}
 	f->lookup_used = 1;
 	st->vma_lookups++;
 	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
@@ -555,7 +595,8 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 	asm volatile("" : "+r"(r));
 	if (r < LOWPROF_STOP_REASONS) {
 		s->hdr.user_stop = r;
-		st->stop[r]++;
+		if (st)
+			st->stop[r]++;
 	}
 }
 
@@ -570,38 +611,56 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 struct walk_fp_pass {
 	struct walk_files f;
 	struct scratch_sample *s;
-	struct lowprof_unwind_stats *st;
 	__u32 base, n;
 };
 
-static long walk_fp_pass_cb(__u64 i, void *ctx)
+/* Frame k of the pass: 0 to go on, 1 when the stack ends there. */
+static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
 {
-	struct walk_fp_pass *p = ctx;
-	__u64 idx = p->base + i, pc, lookup;
+	__u64 idx = p->base + k, pc, lookup;
 
-	if (i >= p->n || idx >= LOWPROF_MAX_FRAMES)
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(idx));
+	if (k >= p->n || idx >= LOWPROF_MAX_FRAMES)
 		return 1;
 	pc = p->s->frames[idx];
+	lookup = k == 0 ? pc : pc - 1;
+	if (walk_in_current(&p->f, lookup)) {
+		/* The common case. No marker check: a frame in a file without
+		 * frame pointers ended the stack when its VMA became current. */
+		p->s->frames[idx] = walk_encode(&p->f, pc);
+		return 0;
+	}
 	if (pc > LOWPROF_FRAME_VALUE_MASK) {
 		/* No user address (a broken frame-pointer chain read garbage): the
 		 * stack ends before it, and no frame kind is forged from its top byte. */
-		p->n = i;
-		walk_stop(p->s, p->st, LOWPROF_STOP_UNWIND_FAILED);
+		p->n = k;
+		walk_stop(p->s, walk_stats(), LOWPROF_STOP_UNWIND_FAILED);
 		return 1;
 	}
-	lookup = i == 0 ? pc : pc - 1;
-	if (!walk_in_current(&p->f, lookup) && lowprof_walk_resolve(&p->f, lookup) != 0)
+	if (p->f.exhausted &&
+	    (lookup < p->s->mm.vdso_start || lookup >= p->s->mm.vdso_end))
+		return 0; /* raw, as the call below would leave it */
+	if (lowprof_walk_resolve(&p->f, lookup) != 0)
 		return 0; /* raw: the file is not known cheaply */
-	idx = p->base + i;
+	idx = p->base + k;
+	asm volatile("" : "+r"(idx));
 	if (idx >= LOWPROF_MAX_FRAMES)
 		return 1;
 	p->s->frames[idx] = walk_encode(&p->f, pc);
-	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && i + 1 < p->n) {
-		p->n = i + 1;
-		walk_stop(p->s, p->st, LOWPROF_STOP_NO_FRAME_POINTERS);
+	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && k + 1 < p->n) {
+		p->n = k + 1;
+		walk_stop(p->s, walk_stats(), LOWPROF_STOP_NO_FRAME_POINTERS);
 		return 1;
 	}
 	return 0;
+}
+
+/* One frame a bpf_loop step: unrolling several per step made the verifier
+ * check each of them (about 12k instructions more) and ran no faster. */
+static long walk_fp_pass_cb(__u64 i, void *ctx)
+{
+	return walk_fp_frame(ctx, (__u32)i);
 }
 
 /* Returns the frames kept (n or fewer). */
@@ -609,9 +668,9 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 					    __u32 n, __u32 tgid)
 {
 	struct walk_fp_pass p = {};
+	__u32 zero = 0;
 
-	p.st = walk_stats();
-	if (!p.st || n == 0)
+	if (n == 0)
 		return n;
 	p.s = s;
 	p.f.tgid = tgid;
@@ -620,6 +679,17 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
+	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
+	 * so neither the executable's text nor a cache entry (only the DWARF
+	 * walk inserts them) can place a frame. The frames stay raw, as the
+	 * exporter names through the process's maps anyway (the vDSO's too),
+	 * and the pass only looks for the end of the stack: no mm read, no
+	 * call per frame. */
+	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
+		s->mm.vdso_start = 0;
+		s->mm.vdso_end = 0;
+		p.f.exhausted = 1;
+	}
 	p.base = base;
 	p.n = n;
 	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);

@@ -42,7 +42,8 @@ seen = {}
 for frames, count in read_folded(os.path.join(out, "profile.folded")):
     t = seen.setdefault(frames[0], [0, 0])
     t[0] += count
-    if any(not f.endswith("_[k]") for f in frames[1:]):
+    # A user frame: neither kernel nor the marker of a skipped user stack.
+    if any(not f.endswith("_[k]") and f != "[user_stack_skipped]" for f in frames[1:]):
         t[1] += count
 with open(os.path.join(out, "summary.json"), encoding="utf-8") as fh:
     c = json.load(fh)["collection"]
