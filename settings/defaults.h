@@ -88,9 +88,10 @@ enum settings_unwind {
 };
 #define SETTINGS_UNWIND_NAMES {"auto", "dwarf", "fp", NULL}
 
-/* --unwind-table-mb: this host's few hundred processes need about 20 MiB of
- * rows (docs/BENCHMARKS.md); twice that leaves room. */
-#define SETTINGS_UNWIND_TABLE_MB 48
+/* --unwind-table-mb: the tables in use on this host take 8-12 MiB of rows
+ * (bench/memory); 16 leaves room and keeps all of lowprof's memory under
+ * 40 MiB with the rows full; past it the least recently used tables go. */
+#define SETTINGS_UNWIND_TABLE_MB 16
 #define SETTINGS_UNWIND_TABLE_MB_MAX 2048
 
 /* --off-cpu-min-us: blocked periods shorter than this are not recorded
