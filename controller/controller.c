@@ -38,7 +38,7 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 	struct host_load load;
 	char err[160];
 
-	if (host_load_read_stat("/proc/stat", &cur, err, sizeof(err)) != 0) {
+	if (host_load_source_stat(&c->host, &cur, err, sizeof(err)) != 0) {
 		log_warn("/proc/stat: %s", err);
 		return;
 	}
@@ -52,8 +52,8 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 	c->prev = cur;
 	c->have_prev = true;
 	/* Optional: kernels without PSI simply have no pressure signal. */
-	sig->pressure_valid = host_load_read_pressure("/proc/pressure/cpu", &sig->cpu_pressure, err,
-						      sizeof(err)) == 0;
+	sig->pressure_valid = host_load_source_pressure(&c->host, &sig->cpu_pressure, err,
+							sizeof(err)) == 0;
 }
 
 /* Ask for the interval's counters. Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
@@ -153,6 +153,7 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	int rc;
 
 	c->sfd = c->tfd = -1;
+	host_load_source_init(&c->host, "/proc/stat", "/proc/pressure/cpu");
 	signal(SIGPIPE, SIG_IGN);
 	c->sfd = event_signalfd();
 	c->tfd = event_timerfd((unsigned)(c->interval_s * 1000.0 + 0.5));
@@ -211,4 +212,5 @@ void controller_stop(struct controller *c)
 	if (c->have_prev)
 		host_load_stat_free(&c->prev);
 	c->have_prev = false;
+	host_load_source_close(&c->host);
 }

@@ -140,6 +140,7 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
+	cs->stats_served++;
 	out.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS;
 	out.stats = &st;
 	return wire_send(cs->mon.fd, &out);

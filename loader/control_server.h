@@ -125,6 +125,7 @@ struct control_server {
 	bool have_base;
 	uint64_t last_heard_ns;
 	const char *actor;           /* who the current apply is for: "controller" or "loader" */
+	uint64_t stats_served;       /* Stats answered: the loader's loop ticks on each new one */
 };
 
 /*

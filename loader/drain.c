@@ -50,9 +50,17 @@ int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 
 static void drain_notify(struct drain *d)
 {
+	shm_ring_producer_publish(&d->shm);
+	d->notify_pending = true;
+}
+
+void drain_flush_notify(struct drain *d)
+{
 	uint64_t one = 1;
 
-	shm_ring_producer_publish(&d->shm);
+	if (!d->notify_pending)
+		return;
+	d->notify_pending = false;
 	/* Only a hint: the exporter also polls, so a failed write loses nothing. */
 	if (write(d->eventfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return;
