@@ -90,7 +90,9 @@ void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier t
 /* Serve the control socket, if the supervisor passed one, and take the
  * timeline's first counters and host snapshot. */
 void loader_control_start(struct loader *l);
-/* Once per control interval: the fail-safe clock, the timeline entry, the state for `lowprof status`. */
-bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns);
+/* Once per control interval (or within slack_ns of its end): the fail-safe
+ * clock, the timeline entry, the controller's Stats (unless asked: it just
+ * had them), the state for `lowprof status`. True when it ran. */
+bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked);
 
 #endif /* LOWPROF_LOADER_LOADER_H */

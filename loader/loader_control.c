@@ -273,12 +273,15 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	l->state_sent_ns = now_ns;
 }
 
-bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns)
+bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
 	if (now_ns + slack_ns < l->next_control_ns)
 		return false;
 	control_server_tick(&l->cs, now_ns);
 	loader_timeline_entry(l);
+	/* The controller's Stats of the interval, unless it just asked for them. */
+	if (!asked)
+		control_server_push(&l->cs, now_ns);
 	loader_notify_state(l, now_ns);
 	l->next_control_ns += l->control_interval_ns;
 	/* After a stall, do not emit a burst of catch-up entries. */

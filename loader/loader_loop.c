@@ -258,7 +258,7 @@ static void loader_tick(struct loader *l, bool asked)
 	/* Not right after an entry the timer made: no interval of a few milliseconds. */
 	if (asked && now - l->tl_base.monotonic_ns >= l->control_interval_ns / 2)
 		l->next_control_ns = now;
-	if (loader_control_tick(l, now, l->control_interval_ns / 4) && !asked)
+	if (loader_control_tick(l, now, l->control_interval_ns / 4, asked) && !asked)
 		l->control_driven = false;
 	if (asked)
 		l->control_driven = true;
