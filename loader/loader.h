@@ -57,6 +57,8 @@ struct loader {
 	uint64_t pass;                /* loop passes: counters read twice in one pass are read once */
 	uint64_t counters_pass;
 	struct control_counters counters; /* read in pass counters_pass */
+	uint64_t bpf_stats_pass;
+	struct lowprof_cpu_stats bpf_stats; /* read in pass bpf_stats_pass */
 	char state_sent[512];         /* the last state line sent to the supervisor */
 	uint64_t state_sent_ns;
 };
@@ -87,6 +89,10 @@ int loader_inherited_seqpacket(int fd, const char *what);
  * --max-depth as the ceiling: the start (healthy) and the fail-safe (critical). */
 void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
 			  struct throttle *out);
+/* The BPF program's counters summed over CPUs, read once per loop pass
+ * (the controller's Stats, the timeline entry and the statistics record of
+ * one pass share them). 0 or -errno. */
+int loader_read_bpf_stats(struct loader *l, struct lowprof_cpu_stats *sum);
 /* Serve the control socket, if the supervisor passed one, and take the
  * timeline's first counters and host snapshot. */
 void loader_control_start(struct loader *l);

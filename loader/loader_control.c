@@ -50,7 +50,7 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = bpf_session_read_stats(&l->sess, &sum);
+	rc = loader_read_bpf_stats(l, &sum);
 	if (rc != 0)
 		return rc;
 	out->monotonic_ns = mono_ns();
@@ -90,6 +90,22 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 		}
 	}
 	return 0;
+}
+
+int loader_read_bpf_stats(struct loader *l, struct lowprof_cpu_stats *sum)
+{
+	int rc;
+
+	if (l->pass != 0 && l->bpf_stats_pass == l->pass) {
+		*sum = l->bpf_stats;
+		return 0;
+	}
+	rc = bpf_session_read_stats(&l->sess, sum);
+	if (rc == 0) {
+		l->bpf_stats = *sum;
+		l->bpf_stats_pass = l->pass;
+	}
+	return rc;
 }
 
 /*

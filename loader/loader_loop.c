@@ -102,7 +102,7 @@ static void loader_publish_stats(struct loader *l)
 	struct lowprof_loader_stats st;
 	struct lowprof_cpu_stats sum;
 
-	if (bpf_session_read_stats(&l->sess, &sum) != 0) {
+	if (loader_read_bpf_stats(l, &sum) != 0) {
 		log_warn_f("reading BPF counters: %s", strerror(errno));
 		return;
 	}
@@ -356,6 +356,7 @@ void loader_stop(struct loader *l, bool clean)
 		/* Stop sampling, then hand over everything still in the BPF ring. */
 		perf_events_disable(&l->sess.events);
 		drain_run(&l->dr);
+		l->pass++; /* the final counters, not the last pass's */
 		loader_publish_stats(l);
 		drain_flush_notify(&l->dr);
 		loader_symbols_grace(l);
