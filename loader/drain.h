@@ -30,7 +30,8 @@ int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 	       char *err, size_t errlen);
 /* Consume everything currently in the BPF ring; returns samples moved or -errno. */
 int drain_run(struct drain *d);
-/* Append a non-sample record (statistics) and publish it. */
+/* Append a non-sample record (statistics, a timeline entry) and publish it,
+ * without waking the exporter for it. */
 int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t len);
 /*
  * Tell the exporter (its eventfd) about everything published since the last

@@ -358,6 +358,8 @@ void loader_stop(struct loader *l, bool clean)
 		drain_run(&l->dr);
 		l->pass++; /* the final counters, not the last pass's */
 		loader_publish_stats(l);
+		/* The last records: the exporter reads them now, not at its next pass. */
+		l->dr.notify_pending = true;
 		drain_flush_notify(&l->dr);
 		loader_symbols_grace(l);
 	}
