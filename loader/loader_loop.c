@@ -275,12 +275,11 @@ static void loader_tick(struct loader *l, bool asked)
  * period (the BPF program wakes us sooner when it fills); DWARF tables that
  * have work (new processes, exec/exit events) want the fast period.
  *
- * While the controller asks for its stats every interval, its request is the
- * tick (loader_tick's asked): the timer only stands by, half an interval past
- * the request due, so that the loader wakes once per interval, not once for
- * its own deadlines and once more for the controller's request a few
- * milliseconds off. A controller that stops asking hands the interval back to
- * the timer.
+ * A controller's stats request is the interval's tick (loader_tick's asked):
+ * the control and statistics deadlines then stand by half an interval past
+ * the next request due, so that it is not followed a few milliseconds later
+ * by a tick of our own. A controller that stops asking (the push, controller
+ * subscribed, makes requests rare) hands the interval back to the timer.
  */
 static void loader_arm_timer(struct loader *l)
 {
@@ -290,9 +289,9 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	/* The drain period itself never stands by: it bounds the gap between
+	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
-	if (!l->pt.busy)
-		next += standby;
 	ctl = l->next_control_ns + standby;
 	stats = l->next_stats_ns + standby;
 	if (ctl > now && ctl < next)
