@@ -74,6 +74,12 @@ static int control_client_call(struct control_client *cc, const Lowprof__Ctl__En
 			*out = env;
 			return 0;
 		}
+		/* The loader's push, crossing our request: the caller's next step. */
+		if (env->payload_case == LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS) {
+			wire_free(cc->pushed);
+			cc->pushed = env;
+			continue;
+		}
 		/* An answer that came after we stopped waiting for it. */
 		log_debug("skipping a late %s", wire_payload_name(env->payload_case));
 		wire_free(env);
@@ -117,28 +123,8 @@ int control_client_hello(struct control_client *cc, struct throttle *state)
 	return 0;
 }
 
-int control_client_stats(struct control_client *cc, struct control_stats *out)
+static void control_client_stats_from_wire(const Lowprof__Ctl__Stats *st, struct control_stats *out)
 {
-	Lowprof__Ctl__Envelope req = LOWPROF__CTL__ENVELOPE__INIT, *ans;
-	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
-	const Lowprof__Ctl__Stats *st;
-	int rc;
-
-	req.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
-	req.stats_request = &sr;
-	rc = control_client_call(cc, &req, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS, &ans);
-	if (rc == -ETIMEDOUT)
-		return CONTROL_CLIENT_NO_ANSWER;
-	if (rc != 0)
-		return rc;
-	if (ans->payload_case == LOWPROF__CTL__ENVELOPE__PAYLOAD_REPLY) {
-		/* EPERM: the loader went to its fail-safe and forgot our hello. */
-		rc = ans->reply->errnum == EPERM ? CONTROL_CLIENT_HELLO_AGAIN : CONTROL_CLIENT_NO_ANSWER;
-		log_warn("the loader refused a stats request: %s", ans->reply->error);
-		wire_free(ans);
-		return rc;
-	}
-	st = ans->stats;
 	out->interval_ns = st->interval_ns;
 	out->samples_submitted = st->samples_submitted;
 	out->reserve_failures = st->reserve_failures;
@@ -152,8 +138,74 @@ int control_client_stats(struct control_client *cc, struct control_stats *out)
 	out->offcpu_run_time_ns = st->offcpu_run_time_ns;
 	out->offcpu_records = st->offcpu_records;
 	out->offcpu_switches = st->offcpu_switches;
+}
+
+int control_client_stats(struct control_client *cc, bool every_interval, struct control_stats *out)
+{
+	Lowprof__Ctl__Envelope req = LOWPROF__CTL__ENVELOPE__INIT, *ans;
+	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+	int rc;
+
+	sr.every_interval = every_interval;
+	req.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
+	req.stats_request = &sr;
+	/* A push still held covers time this answer covers too: it is stale now. */
+	wire_free(cc->pushed);
+	cc->pushed = NULL;
+	rc = control_client_call(cc, &req, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS, &ans);
+	if (rc == -ETIMEDOUT)
+		return CONTROL_CLIENT_NO_ANSWER;
+	if (rc != 0)
+		return rc;
+	if (ans->payload_case == LOWPROF__CTL__ENVELOPE__PAYLOAD_REPLY) {
+		/* EPERM: the loader went to its fail-safe and forgot our hello. */
+		rc = ans->reply->errnum == EPERM ? CONTROL_CLIENT_HELLO_AGAIN : CONTROL_CLIENT_NO_ANSWER;
+		log_warn("the loader refused a stats request: %s", ans->reply->error);
+		wire_free(ans);
+		return rc;
+	}
+	/* Answered: what the call put aside came before it, covered by this one. */
+	wire_free(cc->pushed);
+	cc->pushed = NULL;
+	control_client_stats_from_wire(ans->stats, out);
 	wire_free(ans);
 	return 0;
+}
+
+int control_client_pushed(struct control_client *cc, struct control_stats *out)
+{
+	Lowprof__Ctl__Envelope *env;
+	char err[200];
+	int rc;
+
+	for (;;) {
+		env = cc->pushed;
+		cc->pushed = NULL;
+		if (env == NULL) {
+			rc = wire_recv(cc->fd, &cc->rd, &env, err, sizeof(err));
+			if (rc == WIRE_AGAIN)
+				return 0;
+			if (rc == WIRE_CLOSED)
+				return -EPIPE;
+			if (rc < 0) {
+				log_error("control socket: %s", err);
+				return rc;
+			}
+		}
+		if (env->payload_case == LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS) {
+			control_client_stats_from_wire(env->stats, out);
+			wire_free(env);
+			return 1;
+		}
+		log_debug("skipping a late %s", wire_payload_name(env->payload_case));
+		wire_free(env);
+	}
+}
+
+void control_client_close(struct control_client *cc)
+{
+	wire_free(cc->pushed);
+	cc->pushed = NULL;
 }
 
 int control_client_set_throttle(struct control_client *cc, const struct throttle *t)

@@ -29,6 +29,9 @@ struct control_client {
 	int fd;
 	int cancel_fd; /* readable: stop waiting (the signalfd); -1: none */
 	struct wire_reader rd;
+	/* The loader's unasked Stats (the push) that came while we waited for
+	 * another answer: kept for control_client_pushed, not dropped. */
+	Lowprof__Ctl__Envelope *pushed;
 };
 
 /* The interval's counters, as the loader sent them (deltas since the previous Stats). */
@@ -58,8 +61,22 @@ int control_client_open(struct control_client *cc, int fd, int cancel_fd, char *
  */
 int control_client_hello(struct control_client *cc, struct throttle *state);
 
-/* The interval's counters: 0, CONTROL_CLIENT_NO_ANSWER, _HELLO_AGAIN, or -errno. */
-int control_client_stats(struct control_client *cc, struct control_stats *out);
+/*
+ * The interval's counters: 0, CONTROL_CLIENT_NO_ANSWER, _HELLO_AGAIN, or
+ * -errno. every_interval: the loader sends them unasked at the end of each
+ * of its control intervals from now on (control_client_pushed reads them).
+ */
+int control_client_stats(struct control_client *cc, bool every_interval, struct control_stats *out);
+
+/*
+ * A Stats the loader pushed, without waiting: 1 and *out, 0 when none has
+ * come, or -errno when the loader is gone or broke the protocol. Anything
+ * else that comes unasked is dropped (a late answer).
+ */
+int control_client_pushed(struct control_client *cc, struct control_stats *out);
+
+/* Frees what the client holds (the socket stays). */
+void control_client_close(struct control_client *cc);
 
 /* Ask for t: 0 (applied), CONTROL_CLIENT_NO_ANSWER (refused, logged), _HELLO_AGAIN, or -errno. */
 int control_client_set_throttle(struct control_client *cc, const struct throttle *t);

@@ -11,6 +11,7 @@
 #include "common/errbuf.h"
 #include "common/event_fds.h"
 #include "common/log.h"
+#include "common/mono_clock.h"
 #include "ipc/notify.h"
 #include "ipc/lowprof_fds.h"
 
@@ -38,7 +39,7 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 	struct host_load load;
 	char err[160];
 
-	if (host_load_read_stat("/proc/stat", &cur, err, sizeof(err)) != 0) {
+	if (host_load_source_stat(&c->host, &cur, err, sizeof(err)) != 0) {
 		log_warn("/proc/stat: %s", err);
 		return;
 	}
@@ -52,55 +53,63 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 	c->prev = cur;
 	c->have_prev = true;
 	/* Optional: kernels without PSI simply have no pressure signal. */
-	sig->pressure_valid = host_load_read_pressure("/proc/pressure/cpu", &sig->cpu_pressure, err,
-						      sizeof(err)) == 0;
+	sig->pressure_valid = host_load_source_pressure(&c->host, &sig->cpu_pressure, err,
+							sizeof(err)) == 0;
 }
 
-/* Ask for the interval's counters. Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
-static int controller_read_stats(struct controller *c, struct policy_signals *sig)
+/* The policy's signals from the interval's counters. */
+static void controller_signals_from_stats(const struct control_stats *st, struct policy_signals *sig)
 {
-	struct control_stats st;
 	double lost, total, capacity;
-	int rc = control_client_stats(&c->cc, &st);
 
-	if (rc == CONTROL_CLIENT_NO_ANSWER)
-		return 0; /* stats_valid stays false: the policy holds what depends on them */
-	if (rc != 0)
-		return rc;
-	lost = (double)st.reserve_failures;
-	total = lost + (double)st.samples_submitted;
-	capacity = (double)(st.online_cpus > 0 ? st.online_cpus : 1) * (double)st.interval_ns;
-	if (st.interval_ns > 0) {
+	lost = (double)st->reserve_failures;
+	total = lost + (double)st->samples_submitted;
+	capacity = (double)(st->online_cpus > 0 ? st->online_cpus : 1) * (double)st->interval_ns;
+	if (st->interval_ns > 0) {
 		sig->stats_valid = true;
 		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
-		sig->overhead_pct = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns) / capacity * 100.0;
+		sig->overhead_pct = ((double)st->bpf_run_time_ns + (double)st->agent_cpu_ns) / capacity * 100.0;
 		/* Off-CPU's cost: its own BPF time, and the agent's CPU in the proportion
 		 * of the records it wrote (draining and symbolizing cost per record). */
-		sig->offcpu_ran = st.offcpu_switches > 0;
+		sig->offcpu_ran = st->offcpu_switches > 0;
 		if (sig->offcpu_ran) {
-			double recs = (double)st.offcpu_records + (double)st.samples_submitted;
-			double agent = recs > 0 ? (double)st.agent_cpu_ns * (double)st.offcpu_records / recs : 0;
+			double recs = (double)st->offcpu_records + (double)st->samples_submitted;
+			double agent = recs > 0 ? (double)st->agent_cpu_ns * (double)st->offcpu_records / recs : 0;
 
-			sig->offcpu_overhead_pct = ((double)st.offcpu_run_time_ns + agent) / capacity * 100.0;
+			sig->offcpu_overhead_pct = ((double)st->offcpu_run_time_ns + agent) / capacity * 100.0;
 		}
 		/* The host load that drives the tiers is everyone else's: lowprof's own
 		 * CPU, start-ups included, is its budget's business (and the in-BPF
 		 * guard's), not a sign that the host is busy. */
 		if (sig->host_valid) {
-			double own = ((double)st.bpf_run_time_ns + (double)st.agent_cpu_ns +
-				      (double)st.startup_cpu_ns) / capacity * 100.0;
+			double own = ((double)st->bpf_run_time_ns + (double)st->agent_cpu_ns +
+				      (double)st->startup_cpu_ns) / capacity * 100.0;
 
 			sig->host_cpu_pct = sig->host_cpu_pct > own ? sig->host_cpu_pct - own : 0.0;
 		}
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
 		  "agent %llu ns, start-up %llu ns, off-CPU %llu ns %llu records %llu switches, over %.3f s",
-		  (unsigned long long)st.samples_submitted, (unsigned long long)st.reserve_failures,
-		  (unsigned long long)st.ringbuf_used_bytes, (unsigned long long)st.ringbuf_size_bytes,
-		  (unsigned long long)st.bpf_run_time_ns, (unsigned long long)st.bpf_run_count,
-		  (unsigned long long)st.agent_cpu_ns, (unsigned long long)st.startup_cpu_ns,
-		  (unsigned long long)st.offcpu_run_time_ns, (unsigned long long)st.offcpu_records,
-		  (unsigned long long)st.offcpu_switches, (double)st.interval_ns / 1e9);
+		  (unsigned long long)st->samples_submitted, (unsigned long long)st->reserve_failures,
+		  (unsigned long long)st->ringbuf_used_bytes, (unsigned long long)st->ringbuf_size_bytes,
+		  (unsigned long long)st->bpf_run_time_ns, (unsigned long long)st->bpf_run_count,
+		  (unsigned long long)st->agent_cpu_ns, (unsigned long long)st->startup_cpu_ns,
+		  (unsigned long long)st->offcpu_run_time_ns, (unsigned long long)st->offcpu_records,
+		  (unsigned long long)st->offcpu_switches, (double)st->interval_ns / 1e9);
+}
+
+/* Ask for the interval's counters, and for them every interval from now on.
+ * Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
+static int controller_read_stats(struct controller *c, struct policy_signals *sig)
+{
+	struct control_stats st;
+	int rc = control_client_stats(&c->cc, true, &st);
+
+	if (rc == CONTROL_CLIENT_NO_ANSWER)
+		return 0; /* stats_valid stays false: the policy holds what depends on them */
+	if (rc != 0)
+		return rc;
+	controller_signals_from_stats(&st, sig);
 	return 0;
 }
 
@@ -118,18 +127,25 @@ static int controller_set_throttle(struct controller *c, const struct throttle *
 	return rc < 0 ? rc : 0;
 }
 
-/* One control interval. Returns 0, or -errno when the loader is gone. */
-static int controller_step(struct controller *c)
+/*
+ * One control interval: pushed, the Stats the loader sent at its end; NULL:
+ * ask for them (the first interval, or no push came). Returns 0, or -errno
+ * when the loader is gone.
+ */
+static int controller_step(struct controller *c, const struct control_stats *pushed)
 {
 	struct policy_signals sig;
 	struct policy_decision d;
 	const struct throttle *t = &d.throttle;
 	char desc[96];
-	int rc;
+	int rc = 0;
 
 	memset(&sig, 0, sizeof(sig));
 	controller_read_host(c, &sig);
-	rc = controller_read_stats(c, &sig);
+	if (pushed != NULL)
+		controller_signals_from_stats(pushed, &sig);
+	else
+		rc = controller_read_stats(c, &sig);
 	if (rc == CONTROL_CLIENT_HELLO_AGAIN)
 		rc = controller_hello(c);
 	if (rc != 0)
@@ -153,6 +169,7 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	int rc;
 
 	c->sfd = c->tfd = -1;
+	host_load_source_init(&c->host, "/proc/stat", "/proc/pressure/cpu");
 	signal(SIGPIPE, SIG_IGN);
 	c->sfd = event_signalfd();
 	c->tfd = event_timerfd((unsigned)(c->interval_s * 1000.0 + 0.5));
@@ -180,29 +197,59 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* A pushed Stats is this late at most before we ask ourselves. */
+static uint64_t controller_standby_ns(const struct controller *c)
+{
+	return (uint64_t)(c->interval_s * 1.5 * 1e9);
+}
+
+/*
+ * The loader pushes each interval's Stats (we asked with every_interval), so
+ * the loop sleeps until it comes: one wake-up per interval, the host read
+ * then. The timer only stands by: when no Stats came for an interval and a
+ * half (the loader restarted and forgot us, or is stuck), a step asks for
+ * them, which also asks for the push again.
+ */
 int controller_run(struct controller *c)
 {
-	struct pollfd pfd[2] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN}};
-	/* The interval's timer carries the liveness ping when it is short enough. */
+	struct pollfd pfd[3] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN},
+				{.fd = c->cc.fd, .events = POLLIN}};
+	/* The push carries the liveness ping when the interval is short enough. */
 	int timeout = c->interval_s * 1000.0 <= CONTROLLER_PING_MS ? -1 : CONTROLLER_PING_MS;
-	int rc;
+	struct control_stats st;
+	bool stepped;
+	int rc, got;
 
+	event_timer_at(c->tfd, mono_ns() + (uint64_t)(c->interval_s * 1e9));
 	for (;;) {
-		if (event_poll(pfd, 2, timeout) < 0)
+		if (event_poll(pfd, 3, timeout) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
 			return LOWPROF_EXIT_OK;
-		if (!(pfd[1].revents & POLLIN))
-			continue;
-		event_timer_ack(c->tfd);
-		rc = controller_step(c);
+		stepped = false;
+		rc = 0;
+		if (pfd[2].revents != 0 || c->cc.pushed != NULL) {
+			while (rc == 0 && (got = control_client_pushed(&c->cc, &st)) > 0) {
+				rc = controller_step(c, &st);
+				stepped = true;
+			}
+			if (rc == 0 && got < 0)
+				rc = got;
+		}
+		if (rc == 0 && !stepped && (pfd[1].revents & POLLIN)) {
+			event_timer_ack(c->tfd);
+			rc = controller_step(c, NULL);
+			stepped = true;
+		}
 		if (rc == -ECANCELED)
 			return LOWPROF_EXIT_OK; /* SIGTERM arrived while waiting for the loader */
 		if (rc != 0) {
 			log_error("the loader is gone: %s", strerror(-rc));
 			return LOWPROF_EXIT_FAILURE;
 		}
+		if (stepped)
+			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c));
 	}
 }
 
@@ -211,4 +258,6 @@ void controller_stop(struct controller *c)
 	if (c->have_prev)
 		host_load_stat_free(&c->prev);
 	c->have_prev = false;
+	host_load_source_close(&c->host);
+	control_client_close(&c->cc);
 }

@@ -23,6 +23,7 @@ struct controller {
 	int sfd; /* signalfd: a stop request also ends any wait for the loader */
 	int tfd; /* the control interval */
 	struct host_stat prev;
+	struct host_load_source host; /* /proc/stat and /proc/pressure/cpu, kept open */
 	bool have_prev;
 	struct throttle sent; /* what the loader was last asked for (or reported) */
 	bool have_sent;

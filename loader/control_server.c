@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 #include "common/errbuf.h"
 #include "common/log.h"
 
 static const struct monitor_protocol control_protocol;
+static void control_cut_off(struct control_server *cs, const char *why, bool audit);
 
 /* Returns 0, or the negative errno of a failed send (the caller cuts the peer off). */
 static int control_send_reply(struct control_server *cs, int errnum, const char *error)
@@ -78,6 +81,7 @@ static int control_handle_hello(void *server, const void *msg, uint64_t now_ns)
 		log_info("controller said hello: fail-safe lifted, the controller decides again");
 	cs->hello = true;
 	cs->failsafe = false;
+	cs->subscribed = false; /* until this controller asks for it */
 	/* The next Stats covers the time since this hello. */
 	cs->have_base = cs->ops.counters(cs->ops.arg, &cs->base) == 0;
 	return 0;
@@ -103,17 +107,15 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->online_cpus = now->online_cpus;
 }
 
-static int control_handle_stats_request(void *server, const void *msg, uint64_t now_ns)
+/* A Stats of the counters since the previous one: the answer to a request, or the push. */
+static int control_send_stats(struct control_server *cs)
 {
-	struct control_server *cs = server;
 	Lowprof__Ctl__Envelope out = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__Stats st = LOWPROF__CTL__STATS__INIT;
 	Lowprof__Ctl__ThrottleState applied;
 	struct control_counters now, d;
 	int rc;
 
-	(void)msg;
-	(void)now_ns;
 	rc = cs->ops.counters(cs->ops.arg, &now);
 	if (rc != 0)
 		return control_send_reply(cs, -rc, "reading the BPF counters failed");
@@ -140,9 +142,55 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
+	cs->stats_served++;
 	out.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS;
 	out.stats = &st;
 	return wire_send(cs->mon.fd, &out);
+}
+
+static int control_handle_stats_request(void *server, const void *msg, uint64_t now_ns)
+{
+	struct control_server *cs = server;
+	const Lowprof__Ctl__Envelope *env = msg;
+
+	(void)now_ns;
+	cs->subscribed = env->stats_request->every_interval;
+	return control_send_stats(cs);
+}
+
+/*
+ * Bytes we sent that the peer has not read yet (SIOCOUTQ: a unix socket's
+ * messages count against their sender until the receiver takes them); -1 if
+ * unknown.
+ */
+static int control_unread(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
+}
+
+bool control_server_push(struct control_server *cs, uint64_t now_ns)
+{
+	int unread, rc;
+	char why[160];
+
+	if (!cs->subscribed || !cs->hello || cs->mon.fd < 0)
+		return false;
+	unread = control_unread(cs->mon.fd);
+	/* The last push still unread: the controller is not listening (stopped,
+	 * hung, gone). One unread Stats at most, and its silence runs on. */
+	if (unread != 0)
+		return false;
+	/* It read everything we sent: that is its sign of life between requests. */
+	cs->last_heard_ns = now_ns;
+	rc = control_send_stats(cs);
+	if (rc != 0) {
+		snprintf(why, sizeof(why), "controller cut off: sending its stats: %s", strerror(-rc));
+		control_cut_off(cs, why, false);
+		return false;
+	}
+	return true;
 }
 
 /* Checked against the loader's own limits, never against what the peer claims. */
@@ -253,6 +301,7 @@ static void control_enter_failsafe(struct control_server *cs, const char *why)
 	char err[200];
 
 	cs->hello = false;
+	cs->subscribed = false;
 	if (cs->cfg.fixed) {
 		log_warn("%s; --no-throttle: the settings stay as they are", why);
 		return;

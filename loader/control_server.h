@@ -4,7 +4,9 @@
  * validation, is all the controller can ask:
  *
  *   Hello         -> Reply       (version and component checked)
- *   StatsRequest  -> Stats       (counters since the previous Stats)
+ *   StatsRequest  -> Stats       (counters since the previous Stats; with
+ *                                 every_interval, a Stats at each control
+ *                                 interval's end from then on: the push)
  *   SetThrottle   -> Reply       (every field checked, then applied)
  *   GetState      -> ThrottleState (what is in force)
  *
@@ -13,7 +15,8 @@
  * length, unpack failure, no payload) or a bad Hello breaks the protocol: the
  * peer is cut off for good (the socket is closed) and the fail-safe applies.
  *
- * Fail-safe: when the peer is gone or has sent nothing for
+ * Fail-safe: when the peer is gone or has sent nothing (nor, subscribed to
+ * the push, read what it was sent) for
  * CONTROL_SILENCE_INTERVALS control intervals, the loader applies the
  * critical tier itself and keeps it until a controller says Hello again.
  *
@@ -125,6 +128,8 @@ struct control_server {
 	bool have_base;
 	uint64_t last_heard_ns;
 	const char *actor;           /* who the current apply is for: "controller" or "loader" */
+	uint64_t stats_served;       /* Stats sent (answers and pushes) */
+	bool subscribed;             /* the peer asked for a Stats every interval (StatsRequest.every_interval) */
 };
 
 /*
@@ -150,6 +155,15 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns);
  * Returns true when it was applied by this call.
  */
 bool control_server_tick(struct control_server *cs, uint64_t now_ns);
+
+/*
+ * At the end of each control interval: a subscribed peer (StatsRequest with
+ * every_interval) gets the interval's Stats unasked. Its having read the
+ * previous one counts as hearing from it (the silence clock of
+ * control_server_tick); while that one is unread nothing more is sent. True
+ * when a Stats was sent.
+ */
+bool control_server_push(struct control_server *cs, uint64_t now_ns);
 
 void control_server_close(struct control_server *cs);
 

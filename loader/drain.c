@@ -50,9 +50,17 @@ int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 
 static void drain_notify(struct drain *d)
 {
+	shm_ring_producer_publish(&d->shm);
+	d->notify_pending = true;
+}
+
+void drain_flush_notify(struct drain *d)
+{
 	uint64_t one = 1;
 
-	shm_ring_producer_publish(&d->shm);
+	if (!d->notify_pending)
+		return;
+	d->notify_pending = false;
 	/* Only a hint: the exporter also polls, so a failed write loses nothing. */
 	if (write(d->eventfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return;
@@ -76,8 +84,13 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 {
 	int rc = shm_ring_producer_write(&d->shm, type, data, len);
 
+	/* Published, not announced: statistics and timeline entries can wait for
+	 * the exporter's next pass (its timer wakes it at least once a second for
+	 * its ping); waking it for them alone would be a wake-up a second on an
+	 * idle host. Samples announce themselves (drain_run): their processes
+	 * must be symbolized while they still exist. */
 	if (rc == 0)
-		drain_notify(d);
+		shm_ring_producer_publish(&d->shm);
 	return rc;
 }
 

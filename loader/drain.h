@@ -6,6 +6,7 @@
 #ifndef LOWPROF_LOADER_DRAIN_H
 #define LOWPROF_LOADER_DRAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ipc/shm_ring.h"
@@ -22,14 +23,22 @@ struct drain {
 	uint64_t shm_errors;  /* shared ring refused for another reason (corrupt consumer) */
 	struct seen_pids *seen; /* every sample's pid goes in (the broker's pids); NULL: none */
 	uint64_t now_ns;        /* of the current drain_run */
+	bool notify_pending;    /* published since the exporter was last told */
 };
 
 int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 	       char *err, size_t errlen);
 /* Consume everything currently in the BPF ring; returns samples moved or -errno. */
 int drain_run(struct drain *d);
-/* Append a non-sample record (statistics) and publish it. */
+/* Append a non-sample record (statistics, a timeline entry) and publish it,
+ * without waking the exporter for it. */
 int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t len);
+/*
+ * Tell the exporter (its eventfd) about everything published since the last
+ * call: drain_run and drain_put_record only publish, so that one loop pass of
+ * the loader (a drain, a timeline entry, the statistics) wakes it once.
+ */
+void drain_flush_notify(struct drain *d);
 /* Readable (poll) once the BPF program forced a wake-up: the ring passed its watermark. */
 int drain_wakeup_fd(const struct drain *d);
 void drain_fini(struct drain *d);

@@ -48,10 +48,19 @@ struct loader {
 	uint64_t tables_ns;           /* table work of the first control interval */
 	bool first_entry_done;
 	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
+	struct host_load_source host; /* /proc/stat, kept open */
 	bool have_host_prev;
 	struct control_counters tl_base; /* counters at the previous timeline entry */
 	uint64_t next_control_ns;
 	uint64_t control_interval_ns;
+	bool control_driven;          /* the controller's stats request made the last interval's tick */
+	uint64_t pass;                /* loop passes: counters read twice in one pass are read once */
+	uint64_t counters_pass;
+	struct control_counters counters; /* read in pass counters_pass */
+	uint64_t bpf_stats_pass;
+	struct lowprof_cpu_stats bpf_stats; /* read in pass bpf_stats_pass */
+	char state_sent[512];         /* the last state line sent to the supervisor */
+	uint64_t state_sent_ns;
 };
 
 /*
@@ -80,10 +89,16 @@ int loader_inherited_seqpacket(int fd, const char *what);
  * --max-depth as the ceiling: the start (healthy) and the fail-safe (critical). */
 void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
 			  struct throttle *out);
+/* The BPF program's counters summed over CPUs, read once per loop pass
+ * (the controller's Stats, the timeline entry and the statistics record of
+ * one pass share them). 0 or -errno. */
+int loader_read_bpf_stats(struct loader *l, struct lowprof_cpu_stats *sum);
 /* Serve the control socket, if the supervisor passed one, and take the
  * timeline's first counters and host snapshot. */
 void loader_control_start(struct loader *l);
-/* Once per control interval: the fail-safe clock, the timeline entry, the state for `lowprof status`. */
-void loader_control_tick(struct loader *l, uint64_t now_ns);
+/* Once per control interval (or within slack_ns of its end): the fail-safe
+ * clock, the timeline entry, the controller's Stats (unless asked: it just
+ * had them), the state for `lowprof status`. True when it ran. */
+bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked);
 
 #endif /* LOWPROF_LOADER_LOADER_H */

@@ -43,15 +43,14 @@ static int loader_apply(void *arg, const struct throttle *t, char *err, size_t e
 	return rc;
 }
 
-static int loader_counters(void *arg, struct control_counters *out)
+static int loader_counters_read(struct loader *l, struct control_counters *out)
 {
-	struct loader *l = arg;
 	struct lowprof_cpu_stats sum;
 	struct agent_cpu_totals agent;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = bpf_session_read_stats(&l->sess, &sum);
+	rc = loader_read_bpf_stats(l, &sum);
 	if (rc != 0)
 		return rc;
 	out->monotonic_ns = mono_ns();
@@ -93,6 +92,44 @@ static int loader_counters(void *arg, struct control_counters *out)
 	return 0;
 }
 
+int loader_read_bpf_stats(struct loader *l, struct lowprof_cpu_stats *sum)
+{
+	int rc;
+
+	if (l->pass != 0 && l->bpf_stats_pass == l->pass) {
+		*sum = l->bpf_stats;
+		return 0;
+	}
+	rc = bpf_session_read_stats(&l->sess, sum);
+	if (rc == 0) {
+		l->bpf_stats = *sum;
+		l->bpf_stats_pass = l->pass;
+	}
+	return rc;
+}
+
+/*
+ * The counters, read once per loop pass: the controller's stats request and
+ * the timeline entry of the same pass (the request is the interval's tick)
+ * share one reading of the BPF maps and of the agent's processes.
+ */
+static int loader_counters(void *arg, struct control_counters *out)
+{
+	struct loader *l = arg;
+	int rc;
+
+	if (l->pass != 0 && l->counters_pass == l->pass) {
+		*out = l->counters;
+		return 0;
+	}
+	rc = loader_counters_read(l, out);
+	if (rc == 0) {
+		l->counters = *out;
+		l->counters_pass = l->pass;
+	}
+	return rc;
+}
+
 /* Whole-host CPU since the previous entry, in hundredths of a percent; -1 if unknown. */
 static int loader_host_cpu(struct loader *l)
 {
@@ -101,7 +138,7 @@ static int loader_host_cpu(struct loader *l)
 	char err[160];
 	int centi = -1;
 
-	if (host_load_read_stat("/proc/stat", &cur, err, sizeof(err)) != 0)
+	if (host_load_source_stat(&l->host, &cur, err, sizeof(err)) != 0)
 		return -1;
 	if (l->have_host_prev &&
 	    host_load_compute(&l->host_prev, &cur, &load, err, sizeof(err)) == 0)
@@ -220,12 +257,16 @@ void loader_control_start(struct loader *l)
 	l->next_control_ns = l->tl_base.monotonic_ns + l->control_interval_ns;
 }
 
-/* The throttle state for `lowprof status`. */
-static void loader_notify_state(const struct loader *l)
+/* The state line is sent again at least this often even when unchanged. */
+#define LOADER_STATE_RESEND_NS (30ULL * NSEC_PER_SEC)
+
+/* The throttle state for `lowprof status`: sent when it changed (each send
+ * wakes the supervisor's socket), and now and then in case one was lost. */
+static void loader_notify_state(struct loader *l, uint64_t now_ns)
 {
 	const struct throttle *t = &l->cs.applied;
 	struct lowprof_offcpu_stats os;
-	char off[256] = "";
+	char off[256] = "", line[sizeof(l->state_sent)];
 
 	/* Off-CPU: records, blocked periods under the threshold, switch-outs the
 	 * probability passed over, records lost to a full ring, the probability. */
@@ -237,20 +278,30 @@ static void loader_notify_state(const struct loader *l)
 			 (unsigned long long)(os.switches > os.sampled ? os.switches - os.sampled : 0),
 			 (unsigned long long)os.reserve_failures, (double)l->sess.offcpu.prob_ppm / 1e4,
 			 l->sess.offcpu_link != NULL);
-	notify_state("tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d%s",
-		     throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
-		     t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0, off);
+	snprintf(line, sizeof(line),
+		 "tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d%s",
+		 throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
+		 t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0, off);
+	if (strcmp(line, l->state_sent) == 0 && now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
+		return;
+	notify_state("%s", line);
+	memcpy(l->state_sent, line, sizeof(line));
+	l->state_sent_ns = now_ns;
 }
 
-void loader_control_tick(struct loader *l, uint64_t now_ns)
+bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
-	if (now_ns < l->next_control_ns)
-		return;
+	if (now_ns + slack_ns < l->next_control_ns)
+		return false;
 	control_server_tick(&l->cs, now_ns);
 	loader_timeline_entry(l);
-	loader_notify_state(l);
+	/* The controller's Stats of the interval, unless it just asked for them. */
+	if (!asked)
+		control_server_push(&l->cs, now_ns);
+	loader_notify_state(l, now_ns);
 	l->next_control_ns += l->control_interval_ns;
 	/* After a stall, do not emit a burst of catch-up entries. */
-	if (l->next_control_ns <= now_ns)
+	if (l->next_control_ns <= now_ns + slack_ns)
 		l->next_control_ns = now_ns + l->control_interval_ns;
+	return true;
 }

@@ -102,7 +102,7 @@ static void loader_publish_stats(struct loader *l)
 	struct lowprof_loader_stats st;
 	struct lowprof_cpu_stats sum;
 
-	if (bpf_session_read_stats(&l->sess, &sum) != 0) {
+	if (loader_read_bpf_stats(l, &sum) != 0) {
 		log_warn_f("reading BPF counters: %s", strerror(errno));
 		return;
 	}
@@ -205,6 +205,7 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	/* Until their start functions run: the stop path closes them (not fd 0). */
 	l->cs.mon.fd = -1;
 	l->sb.mon.fd = -1;
+	host_load_source_init(&l->host, "/proc/stat", NULL);
 	signal(SIGPIPE, SIG_IGN);
 	l->agent_root = getppid();
 	l->control_interval_ns = (uint64_t)(l->opt.control_interval_s * 1e9);
@@ -241,20 +242,30 @@ static void loader_drain(struct loader *l)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
 }
 
-/* The drain timer fired: drain, the unwind tables, the control interval, the statistics. */
-static void loader_tick(struct loader *l)
+/*
+ * Drain, the unwind tables, the control interval, the statistics: whatever is
+ * due, or due within a quarter of its period (one wake-up does the work of
+ * deadlines that fall close together). asked: the controller's stats request
+ * came in this pass: the control interval ends now (see loader_arm_timer).
+ */
+static void loader_tick(struct loader *l, bool asked)
 {
-	uint64_t now;
+	uint64_t now, stats_period = (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
 
-	event_timer_ack(l->tfd);
 	loader_drain(l);
 	file_tables_tick(&l->pt);
 	now = mono_ns();
-	loader_control_tick(l, now);
+	/* Not right after an entry the timer made: no interval of a few milliseconds. */
+	if (asked && now - l->tl_base.monotonic_ns >= l->control_interval_ns / 2)
+		l->next_control_ns = now;
+	if (loader_control_tick(l, now, l->control_interval_ns / 4, asked) && !asked)
+		l->control_driven = false;
+	if (asked)
+		l->control_driven = true;
 	symbol_broker_tick(&l->sb, now);
-	if (now >= l->next_stats_ns) {
+	if (now + stats_period / 4 >= l->next_stats_ns) {
 		loader_publish_stats(l);
-		l->next_stats_ns = now + (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
+		l->next_stats_ns = now + stats_period;
 	}
 }
 
@@ -263,19 +274,30 @@ static void loader_tick(struct loader *l)
  * statistics have their deadlines; the ring is drained at least every idle
  * period (the BPF program wakes us sooner when it fills); DWARF tables that
  * have work (new processes, exec/exit events) want the fast period.
+ *
+ * A controller's stats request is the interval's tick (loader_tick's asked):
+ * the control and statistics deadlines then stand by half an interval past
+ * the next request due, so that it is not followed a few milliseconds later
+ * by a tick of our own. A controller that stops asking (the push, controller
+ * subscribed, makes requests rare) hands the interval back to the timer.
  */
 static void loader_arm_timer(struct loader *l)
 {
-	uint64_t now = mono_ns(), period_ms = l->opt.drain_ms, next;
+	uint64_t now = mono_ns(), period_ms = l->opt.drain_ms, next, ctl, stats;
+	uint64_t standby = l->control_driven ? l->control_interval_ns / 2 : 0;
 	int rc;
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	/* The drain period itself never stands by: it bounds the gap between
+	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
-	if (l->next_control_ns > now && l->next_control_ns < next)
-		next = l->next_control_ns;
-	if (l->next_stats_ns > now && l->next_stats_ns < next)
-		next = l->next_stats_ns;
+	ctl = l->next_control_ns + standby;
+	stats = l->next_stats_ns + standby;
+	if (ctl > now && ctl < next)
+		next = ctl;
+	if (stats > now && stats < next)
+		next = stats;
 	rc = event_timer_at(l->tfd, next);
 	if (rc < 0)
 		log_warn("arming the drain timer: %s", strerror(-rc));
@@ -287,6 +309,8 @@ int loader_run(struct loader *l)
 				{.events = POLLIN}, {.events = POLLIN},
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
 				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
+	uint64_t stats_served;
+	bool asked;
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -297,23 +321,29 @@ int loader_run(struct loader *l)
 		pfd[3].revents = 0;
 		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
+		l->pass++;
 		/* Liveness for the supervisor: the drain timer wakes us at least once a second. */
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
 			return LOWPROF_EXIT_OK;
+		stats_served = l->cs.stats_served;
 		if (pfd[2].revents != 0)
 			control_server_handle(&l->cs, mono_ns());
+		asked = l->cs.stats_served != stats_served;
 		/* Before the drain tick: the exporter waits for each reply. */
 		if (pfd[3].revents != 0)
 			symbol_broker_handle(&l->sb, mono_ns());
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
-		if (pfd[4].revents & POLLIN)
+		if ((pfd[4].revents & POLLIN) && !asked && !(pfd[1].revents & POLLIN))
 			loader_drain(l);
+		if (pfd[1].revents & POLLIN)
+			event_timer_ack(l->tfd);
 		/* A new process to build tables for: tick now, and at the fast period after. */
-		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN)) {
-			loader_tick(l);
+		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
+			loader_tick(l, asked);
 			loader_arm_timer(l);
 		}
+		drain_flush_notify(&l->dr);
 	}
 }
 
@@ -325,7 +355,11 @@ void loader_stop(struct loader *l, bool clean)
 		/* Stop sampling, then hand over everything still in the BPF ring. */
 		perf_events_disable(&l->sess.events);
 		drain_run(&l->dr);
+		l->pass++; /* the final counters, not the last pass's */
 		loader_publish_stats(l);
+		/* The last records: the exporter reads them now, not at its next pass. */
+		l->dr.notify_pending = true;
+		drain_flush_notify(&l->dr);
 		loader_symbols_grace(l);
 	}
 	if (l->draining) {
@@ -341,6 +375,7 @@ void loader_stop(struct loader *l, bool clean)
 	if (l->have_host_prev)
 		host_load_stat_free(&l->host_prev);
 	l->have_host_prev = false;
+	host_load_source_close(&l->host);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
 	loader_audit_session_stop(&l->sess, clean);

@@ -93,55 +93,91 @@ static int agent_cpu_read_pid(const char *proc, pid_t pid, struct agent_cpu_stat
 }
 
 /* Children from /proc/ROOT/task/TID/children; -ENOENT if the kernel has no such file. */
-static int agent_cpu_children_file(const char *proc, pid_t root, pid_t *kids, size_t *nkids)
+/* root's thread ids, from /proc/ROOT/task: 0, or -errno. */
+static int agent_cpu_list_tasks(struct agent_cpu *a, const char *proc)
 {
-	char path[96], buf[1024];
+	char path[96];
 	struct dirent *de;
 	DIR *dir;
-	int rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)root);
+	a->ntids = 0;
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)a->root);
 	dir = opendir(path);
 	if (dir == NULL)
 		return -errno;
-	for (;;) {
-		char *p, *end;
-		ssize_t n;
-		int fd;
+	while ((de = readdir(dir)) != NULL && a->ntids < AGENT_CPU_MAX_TASKS) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
 
-		de = readdir(dir);
-		if (de == NULL)
-			break;
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "%s/%d/task/%.16s/children", proc, (int)root, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			rc = errno == ENOENT ? -ENOENT : 0;
-			if (rc != 0)
-				break;
-			continue;
-		}
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		p = buf;
-		while (*nkids < AGENT_CPU_MAX_CHILDREN) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p || v <= 0)
-				break;
-			kids[(*nkids)++] = (pid_t)v;
-			p = end;
-		}
+		if (*end == '\0' && v > 0)
+			a->tids[a->ntids++] = (pid_t)v;
 	}
 	closedir(dir);
+	return 0;
+}
+
+/*
+ * The children of each of root's threads (/proc/ROOT/task/TID/children).
+ * The thread list is kept between readings (the supervisor does not start
+ * threads) and listed again every AGENT_CPU_TASKS_REFRESH readings or when a
+ * thread is gone: a reading is then a few syscalls, not a directory walk.
+ * -ENOENT when the kernel has no children files.
+ */
+static int agent_cpu_children_file(struct agent_cpu *a, const char *proc, pid_t *kids,
+				   size_t *nkids)
+{
+	char path[96], buf[1024];
+	size_t t;
+	int rc, attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		if (a->ntids == 0 || a->tasks_age >= AGENT_CPU_TASKS_REFRESH || attempt > 0) {
+			rc = agent_cpu_list_tasks(a, proc);
+			if (rc != 0)
+				return rc;
+			a->tasks_age = 0;
+		}
+		a->tasks_age++;
+		*nkids = 0;
+		rc = 0;
+		for (t = 0; t < a->ntids; t++) {
+			char *p, *end;
+			ssize_t n;
+			int fd;
+
+			snprintf(path, sizeof(path), "%s/%d/task/%d/children", proc, (int)a->root,
+				 (int)a->tids[t]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				/* A thread gone, or no children files: list again, then decide. */
+				if (errno == ENOENT) {
+					rc = -ENOENT;
+					break;
+				}
+				continue;
+			}
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			p = buf;
+			while (*nkids < AGENT_CPU_MAX_CHILDREN) {
+				long v = strtol(p, &end, 10);
+
+				if (end == p || v <= 0)
+					break;
+				kids[(*nkids)++] = (pid_t)v;
+				p = end;
+			}
+		}
+		if (rc == 0)
+			return 0;
+	}
+	a->ntids = 0;
 	return rc;
 }
 
-/* The fallback: every process whose parent is root. */
 static int agent_cpu_children_scan(const char *proc, pid_t root, pid_t *kids, size_t *nkids)
 {
 	struct agent_cpu_stat st;
@@ -168,16 +204,27 @@ static int agent_cpu_children_scan(const char *proc, pid_t root, pid_t *kids, si
 	return 0;
 }
 
+/*
+ * The kernel's process CPU clock of pid (its clockid ABI: ~pid << 3, the
+ * sched clock 2, no thread flag). glibc's clock_getcpuclockid makes the same
+ * id but first probes it with clock_getres: a second syscall per process per
+ * reading, when clock_gettime refuses a pid that is gone (EINVAL) anyway.
+ */
+static clockid_t agent_cpu_clock(pid_t pid)
+{
+	if (pid == 0)
+		return CLOCK_PROCESS_CPUTIME_ID;
+	return (clockid_t)(((unsigned int)~pid << 3) | 2u);
+}
+
 int agent_cpu_process_ns(pid_t pid, uint64_t *ns)
 {
 	struct timespec ts;
-	clockid_t clk;
-	int rc = clock_getcpuclockid(pid, &clk);
 
-	if (rc != 0)
-		return -rc;
-	if (clock_gettime(clk, &ts) != 0)
-		return -errno;
+	if (pid < 0)
+		return -EINVAL;
+	if (clock_gettime(agent_cpu_clock(pid), &ts) != 0)
+		return errno == EINVAL ? -ESRCH : -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	return 0;
 }
@@ -235,7 +282,7 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 	rc = agent_cpu_process_ns(a->root, &now[0]);
 	if (rc != 0)
 		return rc;
-	rc = agent_cpu_children_file(proc, a->root, pids + 1, &nkids);
+	rc = agent_cpu_children_file(a, proc, pids + 1, &nkids);
 	if (rc == -ENOENT) {
 		nkids = 0;
 		agent_cpu_children_scan(proc, a->root, pids + 1, &nkids);

@@ -34,6 +34,10 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
 /* Process slots: the supervisor and its children; more is a bug elsewhere. */
 #define AGENT_CPU_MAX_PROCS 64
 
+/* root's threads whose children files are read; listed again this often (readings). */
+#define AGENT_CPU_MAX_TASKS 16
+#define AGENT_CPU_TASKS_REFRESH 30
+
 /* Cumulative since agent_cpu_init, in nanoseconds. */
 struct agent_cpu_totals {
 	uint64_t charged_ns; /* CPU of known processes since they were first seen */
@@ -63,6 +67,9 @@ struct agent_cpu {
 		uint64_t start_ns; /* CLOCK_BOOTTIME of its start; 0: unknown (old enough) */
 	} procs[AGENT_CPU_MAX_PROCS];
 	struct agent_cpu_totals t;
+	pid_t tids[AGENT_CPU_MAX_TASKS]; /* root's threads, from the last listing */
+	size_t ntids;
+	unsigned int tasks_age;          /* readings since that listing */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/file_read.h"
 
 /* /proc/stat grows with the CPU count (the intr line mostly); refuse anything absurd. */
@@ -365,4 +366,108 @@ int host_load_read_pressure(const char *path, double *some_avg10, char *err, siz
 	rc = host_load_parse_pressure(buf, len, some_avg10, err, errlen);
 	free(buf);
 	return rc;
+}
+
+/* The first buffer of a source: /proc/stat of a small host in one read. */
+#define HOST_LOAD_SOURCE_FIRST_CAP (16u << 10)
+
+void host_load_source_init(struct host_load_source *s, const char *stat_path,
+			   const char *pressure_path)
+{
+	memset(s, 0, sizeof(*s));
+	s->stat_path = stat_path;
+	s->pressure_path = pressure_path;
+	s->stat_fd = -1;
+	s->pressure_fd = -1;
+}
+
+/*
+ * The whole file behind *fd (opened at the first read, then kept) from offset
+ * 0 into s->buf: one pread per reading while the buffer holds it (a proc
+ * file read from offset 0 is generated afresh). 0 and *len, or -errno.
+ */
+static int host_load_source_pread(struct host_load_source *s, int *fd, const char *path,
+				  size_t *len, char *err, size_t errlen)
+{
+	ssize_t n;
+
+	if (*fd < 0) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0) {
+			int rc = -errno;
+
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+			return rc;
+		}
+	}
+	for (;;) {
+		if (s->cap == 0) {
+			s->buf = malloc(HOST_LOAD_SOURCE_FIRST_CAP);
+			if (s->buf == NULL)
+				return errbuf_fail(-ENOMEM, err, errlen, "%s: out of memory", path);
+			s->cap = HOST_LOAD_SOURCE_FIRST_CAP;
+		}
+		n = pread(*fd, s->buf, s->cap, 0);
+		if (n < 0) {
+			int rc = -errno;
+
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+			/* Opened afresh next time: the file may have been replaced. */
+			close(*fd);
+			*fd = -1;
+			return rc;
+		}
+		if ((size_t)n < s->cap) {
+			*len = (size_t)n;
+			return 0;
+		}
+		/* Filled the buffer: maybe more behind it. Twice as large, within the cap. */
+		if (s->cap * 2 > HOST_LOAD_MAX_FILE)
+			return errbuf_fail(-EFBIG, err, errlen, "%s: larger than %u bytes", path,
+					   HOST_LOAD_MAX_FILE);
+		free(s->buf);
+		s->buf = malloc(s->cap * 2);
+		if (s->buf == NULL) {
+			s->cap = 0;
+			return errbuf_fail(-ENOMEM, err, errlen, "%s: out of memory", path);
+		}
+		s->cap *= 2;
+	}
+}
+
+int host_load_source_stat(struct host_load_source *s, struct host_stat *out, char *err,
+			  size_t errlen)
+{
+	size_t len;
+	int rc = host_load_source_pread(s, &s->stat_fd, s->stat_path, &len, err, errlen);
+
+	if (rc < 0) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	return host_load_parse_stat(s->buf, len, out, err, errlen);
+}
+
+int host_load_source_pressure(struct host_load_source *s, double *some_avg10, char *err,
+			      size_t errlen)
+{
+	size_t len;
+	int rc;
+
+	if (s->pressure_path == NULL)
+		return errbuf_fail(-ENOENT, err, errlen, "no pressure file");
+	rc = host_load_source_pread(s, &s->pressure_fd, s->pressure_path, &len, err, errlen);
+	if (rc < 0)
+		return rc;
+	return host_load_parse_pressure(s->buf, len, some_avg10, err, errlen);
+}
+
+void host_load_source_close(struct host_load_source *s)
+{
+	if (s->stat_fd >= 0)
+		close(s->stat_fd);
+	if (s->pressure_fd >= 0)
+		close(s->pressure_fd);
+	free(s->buf);
+	host_load_source_init(s, s->stat_path, s->pressure_path);
 }

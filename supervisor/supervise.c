@@ -797,6 +797,33 @@ static int supervise_timeout(const struct supervisor *sv, int64_t now)
 	return next <= now ? 0 : (int)(next - now);
 }
 
+/*
+ * What the running components sent since the last pass: one poll that does
+ * not wait tells whose socket holds anything, and only those are read. The
+ * loop passes at least every MAX_SLEEP_MS, so a line is at most that late,
+ * and a silent component is still judged within that of its deadline.
+ */
+static void supervise_read_running(struct supervisor *sv, int64_t now)
+{
+	struct pollfd pfd[COMP_COUNT];
+	int idx[COMP_COUNT], n = 0, i;
+
+	for (i = 0; i < COMP_COUNT; i++) {
+		if (sv->comp[i].state != COMPONENT_RUNNING || sv->comp[i].notify_fd < 0)
+			continue;
+		pfd[n].fd = sv->comp[i].notify_fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		idx[n++] = i;
+	}
+	if (n == 0 || poll(pfd, (nfds_t)n, 0) <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents != 0 && component_read_messages(&sv->comp[idx[i]], now))
+			supervise_on_ready(sv, idx[i], now);
+	}
+}
+
 static bool supervise_essential_failed(const struct supervisor *sv)
 {
 	const struct component *ld = &sv->comp[COMP_LOADER];
@@ -831,7 +858,10 @@ static void supervise_loop(struct supervisor *sv)
 		pfd[1].events = POLLIN;
 		for (i = 0; i < COMP_COUNT; i++) {
 			pfd[2 + i].fd = sv->comp[i].notify_fd;
-			pfd[2 + i].events = POLLIN;
+			/* A running component's lines (pings, state) are read at each
+			 * pass (supervise_read_running), not as they come: they do not
+			 * each wake us. A hang-up still does. */
+			pfd[2 + i].events = sv->comp[i].state == COMPONENT_RUNNING ? 0 : POLLIN;
 		}
 		pfd[2 + COMP_COUNT].fd = sv->audit.sock;
 		pfd[2 + COMP_COUNT].events = POLLIN;
@@ -848,6 +878,7 @@ static void supervise_loop(struct supervisor *sv)
 			if (pfd[2 + i].revents && component_read_messages(&sv->comp[i], now))
 				supervise_on_ready(sv, i, now);
 		}
+		supervise_read_running(sv, now);
 		if (pfd[0].revents & POLLIN)
 			supervise_handle_signals(sv, now);
 		if (pfd[1].revents & POLLIN)

@@ -491,6 +491,70 @@ static void test_apply_failure_reported(void **state)
 	assert_int_equal(fx->cs.applied.tier, 0);
 }
 
+/*
+ * The push: after a StatsRequest with every_interval the Stats of each
+ * interval come unasked, each a delta since the previous one. Reading them is
+ * the controller's sign of life; one left unread stops the pushes (no pile
+ * of stale Stats) and its silence leads to the fail-safe as before. A new
+ * Hello (a restarted controller) is not subscribed until it asks.
+ */
+static void test_stats_pushed_every_interval(void **state)
+{
+	struct fixture *fx = *state;
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
+	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+	int i;
+
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	/* Not subscribed: nothing unasked. */
+	fx->now += SEC;
+	assert_false(control_server_push(&fx->cs, fx->now));
+	sr.every_interval = true;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
+	env.stats_request = &sr;
+	fx->fake.counters.monotonic_ns = 1 * SEC;
+	fx->fake.counters.submitted = 100;
+	assert_int_equal(exchange(fx, &env), 0);
+	ans = answer(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	wire_free(ans);
+	/* Three intervals, each read at once: a Stats each, the silence clock reset. */
+	for (i = 0; i < 3; i++) {
+		fx->now += SEC;
+		fx->fake.counters.monotonic_ns += SEC;
+		fx->fake.counters.submitted += 19;
+		assert_false(control_server_tick(&fx->cs, fx->now));
+		assert_true(control_server_push(&fx->cs, fx->now));
+		ans = answer(fx);
+		assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+		assert_int_equal(ans->stats->interval_ns, SEC);
+		assert_int_equal(ans->stats->samples_submitted, 19);
+		wire_free(ans);
+	}
+	/* Now the controller stops reading: one more push, then none. */
+	fx->now += SEC;
+	assert_true(control_server_push(&fx->cs, fx->now));
+	fx->now += SEC;
+	assert_false(control_server_tick(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now));
+	fx->now += SEC;
+	assert_false(control_server_tick(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now));
+	/* Three intervals since it last read anything: the fail-safe. */
+	fx->now += SEC;
+	assert_true(control_server_tick(&fx->cs, fx->now));
+	assert_int_equal(fx->fake.applied.tier, 2);
+	/* The unread push is still there; a new controller says hello, is not subscribed. */
+	ans = answer(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	wire_free(ans);
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	fx->now += SEC;
+	assert_false(control_server_push(&fx->cs, fx->now));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
@@ -501,6 +565,7 @@ int main(void)
 		T(test_bad_enums_refused),
 		T(test_unknown_types_refused),
 		T(test_stats_are_deltas),
+		T(test_stats_pushed_every_interval),
 		T(test_offcpu_probability),
 		T(test_bad_hello_cuts_off),
 		T(test_malformed_frames_cut_off),
