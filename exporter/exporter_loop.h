@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "exporter/exporter_checkpoint.h"
 #include "exporter/exporter_options.h"
 #include "exporter/exporter_state.h"
 #include "exporter/ingest.h"
@@ -89,6 +90,7 @@ struct exporter {
 	uint64_t reloaded_samples;
 	uint64_t samples_base;        /* samples of this run accepted before this exporter */
 	struct exporter_state state;
+	struct exporter_checkpoint checkpoint; /* the interval being collected, on disk */
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
 	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;

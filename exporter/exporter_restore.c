@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "common/mono_clock.h"
+#include "exporter/exporter_checkpoint.h"
 #include "exporter/formats/archive.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/profile/profile.h"
@@ -61,22 +62,59 @@ static struct profile *exporter_reload_file(struct exporter *ex, const char *nam
 	return p;
 }
 
+/* The checkpoint of the interval the previous exporter was collecting, when it
+ * follows the window reloaded (or the run's start, without one): joined to
+ * ex->restored. Returns its samples. */
+static uint64_t exporter_reload_checkpoint(struct exporter *ex, const struct exporter_state *old)
+{
+	uint64_t start, end, window_end = old->start_unix_ns, samples;
+	struct profile_totals totals;
+	struct profile *tail;
+	bool refused;
+
+	if (ex->restored != NULL)
+		profile_get_time(ex->restored, &start, &window_end);
+	tail = exporter_checkpoint_reload(window_end, old->start_unix_ns, exporter_unix_ns(),
+					  &refused);
+	if (refused)
+		exporter_set_aside(ex, OUTPUT_FILE_CHECKPOINT);
+	if (tail == NULL)
+		return 0;
+	profile_get_totals(tail, &totals);
+	samples = totals.samples;
+	profile_get_time(tail, NULL, &end);
+	if (ex->restored == NULL) {
+		ex->restored = tail;
+		return samples;
+	}
+	if (profile_merge(ex->restored, tail) != 0) {
+		log_warn("restart: out of memory: the checkpoint of the last interval was not kept");
+		profile_free(tail);
+		return 0;
+	}
+	profile_set_time(ex->restored, start, end);
+	profile_free(tail);
+	return samples;
+}
+
 /* The previous exporter's windows: into ex->restored (and ex->offcpu_restored),
- * to join the new windows. */
-static void exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
+ * to join the new windows. Returns the samples of its checkpoint kept. */
+static uint64_t exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
 {
 	struct profile_totals totals;
+	uint64_t tail = 0;
 
-	if (old->flushes == 0)
-		return; /* it died before writing anything: nothing of this run to reload */
-	ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
+	if (old->flushes > 0) /* else it died before writing the files */
+		ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
+	tail = exporter_reload_checkpoint(ex, old);
 	if (ex->restored != NULL) {
 		profile_get_totals(ex->restored, &totals);
 		ex->reloaded_samples = totals.samples;
 	}
-	if (ex->opt.off_cpu && old->offcpu_window_start_ns != 0)
+	if (ex->opt.off_cpu && old->flushes > 0 && old->offcpu_window_start_ns != 0)
 		ex->offcpu_restored = exporter_reload_file(ex, OUTPUT_FILE_OFFCPU_PPROF,
 							   old->offcpu_window_start_ns);
+	return tail;
 }
 
 /* A state file that cannot be read is kept aside; a fresh one takes its place. */
@@ -96,7 +134,7 @@ static void exporter_state_refused(struct exporter *ex)
 void exporter_restore(struct exporter *ex)
 {
 	struct exporter_state old;
-	uint64_t pos = ex->ring.pos, read_total, now_unix, now_mono, lost = 0;
+	uint64_t pos = ex->ring.pos, read_total, now_unix, now_mono, lost = 0, tail = 0;
 	int rc;
 
 	ex->state_fd = exporter_state_open(LOWPROF_FD_OUTDIR);
@@ -117,7 +155,7 @@ void exporter_restore(struct exporter *ex)
 	}
 	if (rc == 0 && ex->opt.run_id[0] != '\0' && strcmp(old.run_id, ex->opt.run_id) == 0) {
 		ex->state.set_aside = old.set_aside;
-		exporter_reload_profile(ex, &old);
+		tail = exporter_reload_profile(ex, &old);
 		/* The ring moves only after the record naming the new position was
 		 * written, so it is at one of the two positions recorded. */
 		if (pos == old.pos_after) {
@@ -129,9 +167,10 @@ void exporter_restore(struct exporter *ex)
 				 (unsigned long long)pos);
 			read_total = old.written_samples;
 		}
-		if (read_total > old.written_samples)
-			lost = read_total - old.written_samples;
-		ex->samples_base = old.written_samples + lost;
+		/* Lost: read by the previous exporter, in neither the files nor the checkpoint. */
+		if (read_total > old.written_samples + tail)
+			lost = read_total - old.written_samples - tail;
+		ex->samples_base = old.written_samples + tail + lost;
 		ex->state.lost_total = old.lost_total + lost;
 		ex->state.flushes = old.flushes;
 		ex->state.written_samples = old.written_samples;
@@ -147,8 +186,11 @@ void exporter_restore(struct exporter *ex)
 			}
 		}
 		ex->state.start_unix_ns = ex->start_unix_ns;
-		log_info("restart: reloaded %llu samples; %llu read by the previous exporter were lost",
-			 (unsigned long long)ex->reloaded_samples, (unsigned long long)lost);
+		log_info("restart: reloaded %llu samples (%llu of them from the checkpoint); %llu read by the previous exporter were lost",
+			 (unsigned long long)ex->reloaded_samples, (unsigned long long)tail,
+			 (unsigned long long)lost);
+	} else {
+		exporter_checkpoint_remove(); /* an earlier run's: not this one's to take back */
 	}
 	ex->state.pos_before = ex->state.pos_after = pos;
 	ex->state.accepted_before = ex->state.accepted_after = ex->samples_base;

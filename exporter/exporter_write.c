@@ -400,6 +400,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = exporter_now_unix(ex, now_mono);
 	struct profile *merged;
+	struct profile_totals cur;
 	uint64_t last;
 
 	ex->piece_cpu0 = exporter_thread_cpu_ns();
@@ -411,7 +412,10 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	exporter_outputs_context(ex, &ctx, now_mono);
 	switch (job) {
 	case OUTPUT_PACE_MERGE:
-		merged = profile_window_merged(ex->window, now_unix);
+		/* Paced after a roll: the closed intervals, which end where the
+		 * checkpoint's begins; a forced write (stop, SIGHUP) has all. */
+		merged = forced ? profile_window_merged(ex->window, now_unix)
+				: profile_window_merged_closed(ex->window);
 		if (merged == NULL) {
 			/* The previous merge was freed with it: no file until the next one. */
 			log_error("out of memory: the window's profile was not merged");
@@ -420,6 +424,10 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		}
 		ex->profile = merged;
 		ex->merged_samples = ex->samples_base + ex->ingest.samples;
+		if (!forced) {
+			profile_get_totals(profile_window_current(ex->window), &cur);
+			ex->merged_samples -= cur.samples <= ex->merged_samples ? cur.samples : 0;
+		}
 		/* The intervals that left the window and the previous merge were
 		 * freed: give the heap's free pages back rather than keep the
 		 * high-water mark. */
@@ -469,6 +477,8 @@ void exporter_pace(struct exporter *ex)
 	}
 	while (!ex->stop_requested && (job = output_pace_next(&ex->pace)) >= 0)
 		exporter_run_job(ex, (enum output_pace_job)job, false);
+	if (!ex->stop_requested)
+		exporter_checkpoint(ex);
 }
 
 int exporter_pace_timeout_ms(const struct exporter *ex)
@@ -491,5 +501,8 @@ void exporter_write_all(struct exporter *ex, bool roll)
 		if (ex->pace.job[i].pending)
 			exporter_run_job(ex, (enum output_pace_job)i, true);
 	}
+	/* The stop's last roll: the files hold everything, the checkpoint nothing more. */
+	if (roll)
+		exporter_checkpoint_remove();
 	exporter_report_state(ex, true);
 }

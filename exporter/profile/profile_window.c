@@ -163,7 +163,10 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	return 0;
 }
 
-struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns)
+/* The merge of the closed intervals, and of the current one when with_current,
+ * timed from the oldest start to end_ns. */
+static struct profile *profile_window_merge(struct profile_window *pw, bool with_current,
+					    uint64_t end_ns)
 {
 	struct profile *m;
 	uint64_t start = pw->cur.start_ns;
@@ -178,17 +181,32 @@ struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns
 		if (profile_merge(m, profile_window_at(pw, i)->p) != 0)
 			goto fail;
 	}
-	if (profile_merge(m, pw->cur.p) != 0)
+	if (with_current && profile_merge(m, pw->cur.p) != 0)
 		goto fail;
 	if (pw->count > 0)
 		start = profile_window_at(pw, 0)->start_ns;
-	profile_set_time(m, start, now_ns);
+	profile_set_time(m, start, end_ns);
 	profile_seal(m);
 	pw->merged = m;
 	return m;
 fail:
 	profile_free(m);
 	return NULL;
+}
+
+struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns)
+{
+	return profile_window_merge(pw, true, now_ns);
+}
+
+struct profile *profile_window_merged_closed(struct profile_window *pw)
+{
+	return profile_window_merge(pw, false, pw->cur.start_ns);
+}
+
+uint64_t profile_window_current_start(const struct profile_window *pw)
+{
+	return pw->cur.start_ns;
 }
 
 void profile_window_get_stats(const struct profile_window *pw, struct profile_window_stats *out)

@@ -65,6 +65,17 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
  */
 struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns);
 
+/*
+ * The merge of the closed intervals only, timed from the oldest start to the
+ * current interval's: what the exporter writes after a roll, so that its
+ * files and the checkpoint of the interval being collected never hold the
+ * same sample (exporter_checkpoint.h). Owned as profile_window_merged's.
+ */
+struct profile *profile_window_merged_closed(struct profile_window *pw);
+
+/* When the interval being collected began. */
+uint64_t profile_window_current_start(const struct profile_window *pw);
+
 void profile_window_get_stats(const struct profile_window *pw, struct profile_window_stats *out);
 
 #endif

@@ -6,6 +6,8 @@
 # with a window shorter than the run, the first files written after a kill
 # hold what those written before it held (the reloaded window is not dropped
 # at the restart's first roll because it began more than a window ago).
+# Last, a kill in the middle of a 10 s interval keeps that interval's
+# samples up to its last checkpoint, and a clean stop leaves no checkpoint.
 #   usage: test_exporter_restart.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -110,4 +112,38 @@ echo "window of 6 s: $before samples in profile.folded before the kill, $after (
 [ "$after" -ge $((before * 6 / 10)) ] || fail "the reloaded window shrank at restart: $before -> $after samples"
 [ "$merged_after" -eq "$after" ] || fail "summary.json ($merged_after) and profile.folded ($after) disagree"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr2"))"
+
+# ---- a kill in the middle of a long interval ----
+# The files are rewritten every 10 s; killed 5 s into an interval, the
+# exporter took up to 5 s of samples with it before the checkpoint of the
+# interval being collected (at most 2 s old): now they come back, and only
+# what came after the last checkpoint may be lost.
+"$BIN/two_chains" 30 &
+track $!
+"$BIN/lowprof" --duration 20 --frequency 99 --interval 10 --cpu-budget 100 \
+	--output "$work/out3" --no-throttle --run-dir "$work/run3" --unwind fp \
+	2>"$work/stderr3" &
+sup=$!
+track "$sup"
+wait_profiling "$work/stderr3"
+sleep 15
+[ -f "$work/out3/.lowprof-interval.pb.gz" ] || fail "no checkpoint of the interval being collected"
+kill_exporter
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr3"))"
+[ ! -e "$work/out3/.lowprof-interval.pb.gz" ] || fail "the checkpoint outlived a clean stop"
+python3 - "$work/out3/summary.json" "$work/stderr3" <<'PY' || fail "checkpoint checks"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+m = re.search(r"restart: reloaded (\d+) samples \((\d+) of them from the checkpoint\); (\d+) read",
+              open(sys.argv[2]).read())
+assert m, "no restart reloaded a checkpoint"
+reloaded, tail, lost = map(int, m.groups())
+print("reloaded %d samples, %d from the checkpoint; %d lost; lost_on_restart %d"
+      % (reloaded, tail, lost, d["lost_on_restart"]))
+# Killed ~5 s into the interval: a checkpoint holds at least ~3 s of it
+# (two_chains keeps one CPU busy: ~99 samples a second).
+assert tail >= 99, ("the checkpoint held hardly anything", tail)
+# At most the 2 s since the last checkpoint, and a loop turn's wait.
+assert d["lost_on_restart"] == lost and lost <= 99 * 3, ("lost", lost, d["lost_on_restart"])
+PY
 echo PASS

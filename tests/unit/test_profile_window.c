@@ -103,6 +103,41 @@ static void test_window_current(void **state)
 	profile_window_free(pw);
 }
 
+/* The closed-only merge ends where the current interval begins and holds
+ * none of its samples: the files and the checkpoint never overlap. */
+static void test_window_merged_closed(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(30), S(10), 0, T0);
+	struct profile_totals t;
+	struct profile *m;
+	uint64_t start, end;
+
+	(void)state;
+	add_second(pw, 0);
+	m = profile_window_merged_closed(pw);
+	profile_get_totals(m, &t);
+	profile_get_time(m, &start, &end);
+	assert_int_equal(t.samples, 0);
+	assert_int_equal(start, T0);
+	assert_int_equal(end, T0);
+	profile_window_roll(pw, T0 + S(10));
+	add_second(pw, 10);
+	add_second(pw, 11);
+	assert_int_equal(profile_window_current_start(pw), T0 + S(10));
+	m = profile_window_merged_closed(pw);
+	profile_get_totals(m, &t);
+	profile_get_time(m, &start, &end);
+	assert_int_equal(t.samples, 1);
+	assert_true(has_function(m, "s0"));
+	assert_false(has_function(m, "s10"));
+	assert_int_equal(start, T0);
+	assert_int_equal(end, T0 + S(10));
+	/* The full merge has both. */
+	profile_get_totals(profile_window_merged(pw, T0 + S(12)), &t);
+	assert_int_equal(t.samples, 3);
+	profile_window_free(pw);
+}
+
 /*
  * A restored profile is the oldest interval. It cannot be cut by time, so it
  * stays while its newest part is in the window (not dropped at the first roll
@@ -231,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_rolls),
 		cmocka_unit_test(test_window_current),
+		cmocka_unit_test(test_window_merged_closed),
 		cmocka_unit_test(test_window_adopt),
 		cmocka_unit_test(test_window_cap),
 		cmocka_unit_test(test_window_seals_closed),

@@ -1,0 +1,128 @@
+/*
+ * The checkpoint of the interval being collected (exporter_checkpoint.h).
+ *
+ * The files are rewritten once per --interval (10 s by default); an exporter
+ * that dies between two writes took the samples it had read since the last
+ * one with it: up to an interval of the run, gone from the window. So while
+ * samples come, the current interval is also written on its own, at most
+ * every EXPORTER_CHECKPOINT_NS, as a small pprof (it holds one interval, not
+ * the window). The paced writes after a roll hold the closed intervals only
+ * (profile_window_merged_closed), so the window file ends where the current
+ * interval begins and the two never hold the same sample: a restarted
+ * exporter takes the checkpoint when it begins at or after the window
+ * file's end, and counts as lost only what neither holds.
+ */
+#include "exporter/exporter_checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/mono_clock.h"
+#include "exporter/exporter_loop.h"
+#include "exporter/formats/output_file.h"
+#include "exporter/formats/pprof_reader.h"
+#include "exporter/formats/pprof_writer.h"
+#include "exporter/profile/profile.h"
+#include "exporter/profile/profile_window.h"
+#include "ipc/lowprof_fds.h"
+#include "ipc/output_files.h"
+
+struct checkpoint_write {
+	const struct profile *p;
+	char err[256];
+};
+
+static int checkpoint_writer(FILE *out, void *arg)
+{
+	struct checkpoint_write *w = arg;
+
+	return pprof_write(w->p, out, w->err, sizeof(w->err));
+}
+
+static uint64_t checkpoint_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+bool exporter_checkpoint_due(const struct exporter_checkpoint *c, uint64_t interval_start_ns,
+			     uint64_t samples, uint64_t now_mono_ns)
+{
+	if (samples == 0)
+		return false;
+	if (interval_start_ns == c->interval_start_ns && samples == c->samples)
+		return false; /* nothing new since the last one */
+	return c->written_mono_ns == 0 || now_mono_ns - c->written_mono_ns >= EXPORTER_CHECKPOINT_NS;
+}
+
+void exporter_checkpoint(struct exporter *ex)
+{
+	struct exporter_checkpoint *c = &ex->checkpoint;
+	struct profile *cur = profile_window_current(ex->window);
+	uint64_t start = profile_window_current_start(ex->window), now = mono_ns(), cpu0;
+	struct checkpoint_write w = {.p = cur};
+	struct profile_totals t;
+	char err[320];
+
+	/* Without the state file nothing is reloaded after a restart. */
+	if (ex->state_fd < 0)
+		return;
+	profile_get_totals(cur, &t);
+	if (!exporter_checkpoint_due(c, start, t.samples, now))
+		return;
+	cpu0 = checkpoint_thread_cpu_ns();
+	/* Timed to now; the roll times it again when it closes the interval. */
+	profile_set_time(cur, start, ex->start_unix_ns + (now - ex->start_mono_ns));
+	if (output_file_write_atomic(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, checkpoint_writer,
+				     &w, err, sizeof(err)) != 0) {
+		c->failures++;
+		if ((c->failures & (c->failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
+			log_warn("checkpoint: %s%s%s", err, w.err[0] ? ": " : "", w.err);
+	} else {
+		c->written++;
+	}
+	c->interval_start_ns = start;
+	c->samples = t.samples;
+	c->written_mono_ns = now;
+	output_pace_charge(&ex->pace, checkpoint_thread_cpu_ns() - cpu0);
+}
+
+void exporter_checkpoint_remove(void)
+{
+	if (unlinkat(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, 0) != 0 && errno != ENOENT)
+		log_warn("checkpoint: removing %s: %s", OUTPUT_FILE_CHECKPOINT, strerror(errno));
+}
+
+struct profile *exporter_checkpoint_reload(uint64_t window_end_ns, uint64_t run_start_ns,
+					   uint64_t now_unix_ns, bool *refused)
+{
+	struct profile *p = NULL;
+	uint64_t start, end;
+	char err[256];
+	int rc;
+
+	*refused = false;
+	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, &p, err, sizeof(err));
+	if (rc == -ENOENT)
+		return NULL;
+	if (rc != 0) {
+		log_error("restart: %s refused: %s", OUTPUT_FILE_CHECKPOINT, err);
+		*refused = true;
+		return NULL;
+	}
+	profile_get_time(p, &start, &end);
+	/* Only the tail after the window file, of this run, and not from the future. */
+	if (start < window_end_ns || start < run_start_ns || end < start || end > now_unix_ns) {
+		profile_free(p);
+		return NULL;
+	}
+	return p;
+}
