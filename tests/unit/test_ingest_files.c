@@ -125,7 +125,8 @@ static void put(struct fx *f, uint32_t pid, uint8_t stop, const uint64_t *uf, ui
 	s->user_stop = stop;
 	s->flags = f->flags;
 	memcpy(s->comm, "churn", 6);
-	memcpy(s->frames, uf, nu * sizeof(*uf));
+	if (nu > 0)
+		memcpy(s->frames, uf, nu * sizeof(*uf));
 	if (nfiles > 0)
 		memcpy(s->frames + nu, files, nfiles * sizeof(*files));
 	len = LOWPROF_SAMPLE_HEADER_SIZE + nu * sizeof(*uf) + nfiles * sizeof(*files);
