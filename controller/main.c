@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "controller/controller.h"
 #include "controller/controller_options.h"
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
 	int rc, status;
 	bool seccomp_log;
 
+	heap_bound();
 	log_init("lowprof-controller", LOG_LEVEL_INFO);
 	sandbox_not_dumpable("controller");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);

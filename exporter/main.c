@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "exporter/exporter_run.h"
 #include "ipc/lowprof_fds.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv)
 	bool seccomp_log;
 	int rc;
 
+	heap_bound();
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
 	log_init("lowprof-exporter", LOG_LEVEL_INFO);

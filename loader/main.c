@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "loader/audit_log.h"
@@ -87,6 +88,7 @@ int main(int argc, char **argv)
 	int rc, status;
 	bool seccomp_log;
 
+	heap_bound();
 	log_init("lowprof-loader", LOG_LEVEL_INFO);
 	sandbox_not_dumpable("loader");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "lowprof_build_config.h"
@@ -152,6 +153,7 @@ int main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	heap_bound();
 	log_init("lowprof", LOG_LEVEL_INFO);
 	if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "restart") == 0))
 		return main_client(argc, argv);

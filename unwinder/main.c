@@ -27,6 +27,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
 	int fd, memfd, rc;
 	bool seccomp_log;
 
+	heap_bound();
 	log_init("lowprof-unwinder", LOG_LEVEL_INFO);
 	sandbox_not_dumpable("unwinder");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);
