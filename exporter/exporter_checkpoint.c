@@ -24,25 +24,12 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/exporter_loop.h"
-#include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
-
-struct checkpoint_write {
-	const struct profile *p;
-	char err[256];
-};
-
-static int checkpoint_writer(FILE *out, void *arg)
-{
-	struct checkpoint_write *w = arg;
-
-	return pprof_write(w->p, out, w->err, sizeof(w->err));
-}
 
 static uint64_t checkpoint_thread_cpu_ns(void)
 {
@@ -68,7 +55,6 @@ void exporter_checkpoint(struct exporter *ex)
 	struct exporter_checkpoint *c = &ex->checkpoint;
 	struct profile *cur = profile_window_current(ex->window);
 	uint64_t start = profile_window_current_start(ex->window), now = mono_ns(), cpu0;
-	struct checkpoint_write w = {.p = cur};
 	struct profile_totals t;
 	char err[320];
 
@@ -81,11 +67,10 @@ void exporter_checkpoint(struct exporter *ex)
 	cpu0 = checkpoint_thread_cpu_ns();
 	/* Timed to now; the roll times it again when it closes the interval. */
 	profile_set_time(cur, start, ex->start_unix_ns + (now - ex->start_mono_ns));
-	if (output_file_write_atomic(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, checkpoint_writer,
-				     &w, err, sizeof(err)) != 0) {
+	if (pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, cur, err, sizeof(err)) != 0) {
 		c->failures++;
 		if ((c->failures & (c->failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
-			log_warn("checkpoint: %s%s%s", err, w.err[0] ? ": " : "", w.err);
+			log_warn("checkpoint: %s", err);
 	} else {
 		c->written++;
 	}

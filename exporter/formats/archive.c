@@ -270,22 +270,9 @@ void archive_prune(struct archive *a, uint64_t now_unix_ns)
 		archive_store_index(a);
 }
 
-struct archive_job {
-	const struct profile *p;
-	char err[256];
-};
-
-static int archive_pprof_writer(FILE *f, void *arg)
-{
-	struct archive_job *job = arg;
-
-	return pprof_write(job->p, f, job->err, sizeof(job->err));
-}
-
 int archive_add(struct archive *a, const struct profile *p, uint64_t end_unix_ns, char *err,
 		size_t errlen)
 {
-	struct archive_job job = { .p = p };
 	struct archive_entry e;
 	struct stat st;
 	int rc;
@@ -300,7 +287,7 @@ int archive_add(struct archive *a, const struct profile *p, uint64_t end_unix_ns
 		return errbuf_fail(-EINVAL, err, errlen,
 				   "%s ends before the newest archived interval (clock set back?): not archived",
 				   e.name);
-	rc = output_file_write_atomic(a->dirfd, e.name, archive_pprof_writer, &job, err, errlen);
+	rc = pprof_write_file(a->dirfd, e.name, p, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (fstatat(a->dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0)

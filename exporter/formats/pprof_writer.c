@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "common/errbuf.h"
+#include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof.pb-c.h"
 #include "exporter/profile/profile.h"
 
@@ -422,4 +423,28 @@ cleanup:
 	free(b.values);
 	free(b.packed);
 	return ret;
+}
+
+struct pprof_file_job {
+	const struct profile *p;
+	char err[256];
+};
+
+static int pprof_file_writer(FILE *out, void *arg)
+{
+	struct pprof_file_job *job = arg;
+
+	return pprof_write(job->p, out, job->err, sizeof(job->err));
+}
+
+int pprof_write_file(int dirfd, const char *name, const struct profile *p, char *err,
+		     size_t errlen)
+{
+	struct pprof_file_job job = {.p = p};
+	int rc = output_file_write_atomic(dirfd, name, pprof_file_writer, &job, err, errlen);
+
+	/* The encoder's own reason says more than "writing NAME failed". */
+	if (rc != 0 && job.err[0] != '\0')
+		errbuf_set(err, errlen, "%s: %s", name, job.err);
+	return rc;
 }

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "exporter/exporter_checkpoint.h"
-#include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
 #include "ipc/lowprof_fds.h"
@@ -44,13 +43,6 @@ static void test_due(void **state)
 	assert_true(exporter_checkpoint_due(&c, T0 + S(10), 5, S(3)));
 }
 
-static int write_pprof(FILE *out, void *arg)
-{
-	char err[128];
-
-	return pprof_write(arg, out, err, sizeof(err));
-}
-
 /* A checkpoint covering [start, end) with n samples, in the output directory. */
 static void put_checkpoint(uint64_t start, uint64_t end, unsigned n)
 {
@@ -62,8 +54,8 @@ static void put_checkpoint(uint64_t start, uint64_t end, unsigned n)
 	assert_non_null(p);
 	assert_int_equal(profile_add_sample(p, 7, 7, "app", &f, 1, false, n, n), 0);
 	profile_set_time(p, start, end);
-	assert_int_equal(output_file_write_atomic(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT,
-						  write_pprof, p, err, sizeof(err)), 0);
+	assert_int_equal(pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, p, err,
+					  sizeof(err)), 0);
 	profile_free(p);
 }
 
