@@ -143,8 +143,13 @@ void exporter_run(struct exporter *ex)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = LOWPROF_FD_EVENT;
 	pfd[1].events = POLLIN;
-	pfd[2].fd = LOWPROF_FD_NOTIFY; /* the supervisor's "restarts" messages */
-	pfd[2].events = POLLIN;
+	/* The supervisor's messages (restarts, audit counts, pace) are read at
+	 * each pass, not as they come: its audit counts follow every symbol
+	 * request we make, and each would be a wake-up of its own. They are
+	 * used at the file writes and the pacing, both at a pass; the timeout
+	 * bounds how late. A hang-up (the supervisor gone) still wakes us. */
+	pfd[2].fd = LOWPROF_FD_NOTIFY;
+	pfd[2].events = 0;
 	while (running) {
 		/* The eventfd is only a hint: the timeout makes us look anyway. */
 		if (poll(pfd, 3, exporter_poll_timeout(ex)) < 0 && errno != EINTR)
@@ -167,7 +172,7 @@ void exporter_run(struct exporter *ex)
 		}
 		/* A hang-up is the supervisor gone (killed): finish like on SIGTERM, rather
 		 * than poll a dead channel. */
-		if ((pfd[2].revents & (POLLIN | POLLHUP)) && exporter_read_supervisor(ex)) {
+		if (pfd[2].fd >= 0 && exporter_read_supervisor(ex)) {
 			log_warn("the supervisor is gone: writing the profile and stopping");
 			pfd[2].fd = -1;
 			running = false;
@@ -208,6 +213,8 @@ void exporter_stop(struct exporter *ex)
 	/* The supervisor stops the loader first: everything it drained is in the ring. */
 	while (exporter_read_batch(ex) > 0)
 		;
+	/* Its last counts (restarts, audit) for the last files. */
+	exporter_read_supervisor(ex);
 	exporter_write_all(ex, true);
 	if (ex->otlp != NULL) {
 		/* Bounded: a dead collector must not hold up the stop. The files are
