@@ -381,6 +381,7 @@ void loader_stop(struct loader *l, bool clean)
 		host_load_stat_free(&l->host_prev);
 	l->have_host_prev = false;
 	host_load_source_close(&l->host);
+	agent_cpu_fini(&l->agent);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
 	loader_audit_session_stop(&l->sess, clean);
