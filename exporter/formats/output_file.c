@@ -143,7 +143,8 @@ static void output_file_memo_store(int dirfd, const char *name, struct output_fi
 	struct stat st;
 	char *n;
 
-	if (!s->keep || s->copy == NULL || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+	/* An empty file has no copy, but is remembered all the same. */
+	if (!s->keep || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		output_file_memo_drop(m);
 		return;
 	}
