@@ -32,9 +32,15 @@
 #include "seccomp/sandbox.h"
 #include "settings/defaults.h"
 
-/* The loader writes the eventfd for every batch it publishes, so the exporter
- * wakes on data; otherwise at the next file write, or for its liveness ping. */
+/* The loader writes the eventfd for every batch it publishes and at each of
+ * its timer passes (about a second apart), so the exporter wakes on data and
+ * with the loader; otherwise at the next file write, or for its liveness ping. */
 #define POLL_MS NOTIFY_PING_INTERVAL_MS
+/* After a wake by the loader, our own timeout waits this much longer than the
+ * ping interval: the loader's next pass, a second on, comes first and is our
+ * pass too (one wake a second, not two out of phase). Without the loader the
+ * ping is a tenth late at most (notify_ping's own slack). */
+#define POLL_LOADER_SLACK_MS (NOTIFY_PING_INTERVAL_MS / 10)
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -115,10 +121,10 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 /* How long the loop may sleep: until the next roll, the next slot with a file
  * still due, an OTLP transfer or retry due, or the liveness ping, whichever
  * is first. */
-static int exporter_poll_timeout(const struct exporter *ex)
+static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 {
 	uint64_t now_ns = mono_ns();
-	int timeout = POLL_MS, pace_ms;
+	int timeout = POLL_MS + (loader_woke ? POLL_LOADER_SLACK_MS : 0), pace_ms;
 	long otlp_ms;
 
 	if (ex->next_write_ns > now_ns &&
@@ -137,18 +143,25 @@ void exporter_run(struct exporter *ex)
 {
 	struct pollfd pfd[3];
 	uint64_t hint;
-	bool running = true, hangup;
+	bool running = true, hangup, loader_woke = false;
 
 	pfd[0].fd = ex->signal_fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = LOWPROF_FD_EVENT;
 	pfd[1].events = POLLIN;
-	pfd[2].fd = LOWPROF_FD_NOTIFY; /* the supervisor's "restarts" messages */
-	pfd[2].events = POLLIN;
+	/* The supervisor's messages (restarts, audit counts, pace) are read at
+	 * each pass, not as they come: its audit counts follow every symbol
+	 * request we make, and each would be a wake-up of its own. They are
+	 * used at the file writes and the pacing, both at a pass; the timeout
+	 * bounds how late. A hang-up (the supervisor gone) still wakes us. */
+	pfd[2].fd = LOWPROF_FD_NOTIFY;
+	pfd[2].events = 0;
 	while (running) {
 		/* The eventfd is only a hint: the timeout makes us look anyway. */
-		if (poll(pfd, 3, exporter_poll_timeout(ex)) < 0 && errno != EINTR)
+		pfd[1].revents = 0; /* left as it was by a poll cut short (EINTR) */
+		if (poll(pfd, 3, exporter_poll_timeout(ex, loader_woke)) < 0 && errno != EINTR)
 			fatal(LOWPROF_EXIT_FAILURE, "poll: %s", strerror(errno));
+		loader_woke = (pfd[1].revents & POLLIN) != 0;
 		notify_ping(); /* liveness for the supervisor; the poll timeout bounds the gap */
 		if (pfd[1].revents & POLLIN) {
 			if (read(LOWPROF_FD_EVENT, &hint, sizeof(hint)) < 0 && errno != EAGAIN)
@@ -167,7 +180,7 @@ void exporter_run(struct exporter *ex)
 		}
 		/* A hang-up is the supervisor gone (killed): finish like on SIGTERM, rather
 		 * than poll a dead channel. */
-		if ((pfd[2].revents & (POLLIN | POLLHUP)) && exporter_read_supervisor(ex)) {
+		if (pfd[2].fd >= 0 && exporter_read_supervisor(ex)) {
 			log_warn("the supervisor is gone: writing the profile and stopping");
 			pfd[2].fd = -1;
 			running = false;
@@ -208,6 +221,8 @@ void exporter_stop(struct exporter *ex)
 	/* The supervisor stops the loader first: everything it drained is in the ring. */
 	while (exporter_read_batch(ex) > 0)
 		;
+	/* Its last counts (restarts, audit) for the last files. */
+	exporter_read_supervisor(ex);
 	exporter_write_all(ex, true);
 	if (ex->otlp != NULL) {
 		/* Bounded: a dead collector must not hold up the stop. The files are

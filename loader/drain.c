@@ -85,10 +85,10 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 	int rc = shm_ring_producer_write(&d->shm, type, data, len);
 
 	/* Published, not announced: statistics and timeline entries can wait for
-	 * the exporter's next pass (its timer wakes it at least once a second for
-	 * its ping); waking it for them alone would be a wake-up a second on an
-	 * idle host. Samples announce themselves (drain_run): their processes
-	 * must be symbolized while they still exist. */
+	 * the exporter's next pass, which the loader's timer pass announces (see
+	 * loader_run); waking it for each of them would add wake-ups. Samples
+	 * announce themselves (drain_run): their processes must be symbolized
+	 * while they still exist. */
 	if (rc == 0)
 		shm_ring_producer_publish(&d->shm);
 	return rc;

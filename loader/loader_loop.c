@@ -336,8 +336,13 @@ int loader_run(struct loader *l)
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
 		if ((pfd[4].revents & POLLIN) && !asked && !(pfd[1].revents & POLLIN))
 			loader_drain(l);
-		if (pfd[1].revents & POLLIN)
+		if (pfd[1].revents & POLLIN) {
 			event_timer_ack(l->tfd);
+			/* The exporter's pass rides on ours: told at every timer pass,
+			 * samples or not, it reads the statistics and timeline records
+			 * now and its own (liveness) timer need not wake it apart. */
+			l->dr.notify_pending = true;
+		}
 		/* A new process to build tables for: tick now, and at the fast period after. */
 		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
 			loader_tick(l, asked);
@@ -376,6 +381,7 @@ void loader_stop(struct loader *l, bool clean)
 		host_load_stat_free(&l->host_prev);
 	l->have_host_prev = false;
 	host_load_source_close(&l->host);
+	agent_cpu_fini(&l->agent);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
 	loader_audit_session_stop(&l->sess, clean);

@@ -93,6 +93,17 @@ static int agent_cpu_read_pid(const char *proc, pid_t pid, struct agent_cpu_stat
 }
 
 /* Children from /proc/ROOT/task/TID/children; -ENOENT if the kernel has no such file. */
+static void agent_cpu_close_children(struct agent_cpu *a)
+{
+	size_t t;
+
+	for (t = 0; t < AGENT_CPU_MAX_TASKS; t++) {
+		if (a->child_fd[t] > 0)
+			close(a->child_fd[t] - 1);
+		a->child_fd[t] = 0;
+	}
+}
+
 /* root's thread ids, from /proc/ROOT/task: 0, or -errno. */
 static int agent_cpu_list_tasks(struct agent_cpu *a, const char *proc)
 {
@@ -100,6 +111,7 @@ static int agent_cpu_list_tasks(struct agent_cpu *a, const char *proc)
 	struct dirent *de;
 	DIR *dir;
 
+	agent_cpu_close_children(a);
 	a->ntids = 0;
 	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)a->root);
 	dir = opendir(path);
@@ -145,19 +157,25 @@ static int agent_cpu_children_file(struct agent_cpu *a, const char *proc, pid_t 
 			ssize_t n;
 			int fd;
 
-			snprintf(path, sizeof(path), "%s/%d/task/%d/children", proc, (int)a->root,
-				 (int)a->tids[t]);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+			/* Kept open and read from the start each time: one syscall a
+			 * reading, not a path walk, an open and a close (a thread gone
+			 * reads empty until the next listing). */
+			fd = a->child_fd[t] - 1;
 			if (fd < 0) {
-				/* A thread gone, or no children files: list again, then decide. */
-				if (errno == ENOENT) {
-					rc = -ENOENT;
-					break;
+				snprintf(path, sizeof(path), "%s/%d/task/%d/children", proc,
+					 (int)a->root, (int)a->tids[t]);
+				fd = open(path, O_RDONLY | O_CLOEXEC);
+				if (fd < 0) {
+					/* A thread gone, or no children files: list again, then decide. */
+					if (errno == ENOENT) {
+						rc = -ENOENT;
+						break;
+					}
+					continue;
 				}
-				continue;
+				a->child_fd[t] = fd + 1;
 			}
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
+			n = pread(fd, buf, sizeof(buf) - 1, 0);
 			if (n <= 0)
 				continue;
 			buf[n] = '\0';
@@ -174,6 +192,7 @@ static int agent_cpu_children_file(struct agent_cpu *a, const char *proc, pid_t 
 		if (rc == 0)
 			return 0;
 	}
+	agent_cpu_close_children(a);
 	a->ntids = 0;
 	return rc;
 }
@@ -256,6 +275,12 @@ void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_star
 	a->self = self;
 	a->first_start = first_start;
 	a->startup_window_ns = AGENT_CPU_STARTUP_NS;
+}
+
+void agent_cpu_fini(struct agent_cpu *a)
+{
+	agent_cpu_close_children(a);
+	a->ntids = 0;
 }
 
 /* The slot of pid in the previous reading, or -1. */

@@ -70,6 +70,7 @@ struct agent_cpu {
 	pid_t tids[AGENT_CPU_MAX_TASKS]; /* root's threads, from the last listing */
 	size_t ntids;
 	unsigned int tasks_age;          /* readings since that listing */
+	int child_fd[AGENT_CPU_MAX_TASKS]; /* each thread's children file, kept open: fd + 1, 0 none */
 };
 
 /*
@@ -79,6 +80,8 @@ struct agent_cpu {
  * before is neither start-up nor charged here.
  */
 void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_start);
+/* Close the files a's readings keep open. */
+void agent_cpu_fini(struct agent_cpu *a);
 
 /*
  * Read root and its direct children (from /proc/ROOT/task/TID/children, or

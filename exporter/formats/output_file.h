@@ -3,7 +3,9 @@
  * partial write. NAME.tmp is created in dirfd, filled by the writer, flushed
  * and fsync'd, then renamed over NAME (and the directory fsync'd so the
  * rename survives a crash). On any failure NAME.tmp is removed and NAME is
- * left as it was.
+ * left as it was. New content equal to what NAME holds (the last content
+ * written there, when small, and NAME still the file we wrote) leaves NAME
+ * as it is: no fsync, no rename.
  */
 #ifndef LOWPROF_EXPORTER_OUTPUT_FILE_H
 #define LOWPROF_EXPORTER_OUTPUT_FILE_H

@@ -271,6 +271,74 @@ static void test_output_file(void **state)
 	umask(um);
 }
 
+/* Content equal to what the file holds: the file stays (same inode, no
+ * fsync or rename); new content, or a file changed or removed by someone
+ * else, is written. Large content (past the remembered size) is always written. */
+static void test_output_file_unchanged(void **state)
+{
+	struct writer_ctx c = { 0 };
+	char err[256], buf[64];
+	struct stat st1, st2;
+	static char big[300 * 1024 + 1];
+	int dirfd, fd;
+
+	(void)state;
+	dirfd = open(ts_tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	c.dirfd = dirfd;
+	c.name = "same.txt";
+	c.text = "stable\n";
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	assert_int_equal(fstatat(dirfd, "same.txt", &st1, 0), 0);
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	assert_int_equal(fstatat(dirfd, "same.txt", &st2, 0), 0);
+	assert_true(st1.st_ino == st2.st_ino); /* not replaced */
+	assert_int_not_equal(fstatat(dirfd, "same.txt.tmp", &st2, 0), 0);
+	read_file(dirfd, "same.txt", buf, sizeof(buf));
+	assert_string_equal(buf, "stable\n");
+
+	/* A prefix of the old content, then longer content: both written. */
+	c.text = "stab";
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	read_file(dirfd, "same.txt", buf, sizeof(buf));
+	assert_string_equal(buf, "stab");
+	c.text = "stable!\n";
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	read_file(dirfd, "same.txt", buf, sizeof(buf));
+	assert_string_equal(buf, "stable!\n");
+	assert_int_equal(fstatat(dirfd, "same.txt", &st1, 0), 0);
+
+	/* Someone else rewrote it (same size): ours is written again. The pause:
+	 * a file system with coarse timestamps could give both writes one mtime. */
+	usleep(20000);
+	fd = openat(dirfd, "same.txt", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "XXXXXXX\n", 8, 0), 8);
+	close(fd);
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	read_file(dirfd, "same.txt", buf, sizeof(buf));
+	assert_string_equal(buf, "stable!\n");
+
+	/* Removed: written again. */
+	assert_int_equal(unlinkat(dirfd, "same.txt", 0), 0);
+	assert_int_equal(output_file_write_atomic(dirfd, "same.txt", test_writer, &c, err, sizeof(err)), 0);
+	read_file(dirfd, "same.txt", buf, sizeof(buf));
+	assert_string_equal(buf, "stable!\n");
+
+	/* Past the remembered size: replaced every time. */
+	memset(big, 'b', sizeof(big) - 1);
+	c.text = big;
+	c.name = "big.txt";
+	assert_int_equal(output_file_write_atomic(dirfd, "big.txt", test_writer, &c, err, sizeof(err)), 0);
+	assert_int_equal(fstatat(dirfd, "big.txt", &st1, 0), 0);
+	assert_int_equal(output_file_write_atomic(dirfd, "big.txt", test_writer, &c, err, sizeof(err)), 0);
+	assert_int_equal(fstatat(dirfd, "big.txt", &st2, 0), 0);
+	assert_true(st1.st_ino != st2.st_ino || st1.st_mtim.tv_nsec != st2.st_mtim.tv_nsec ||
+		    st1.st_mtim.tv_sec != st2.st_mtim.tv_sec);
+	assert_int_equal((size_t)st2.st_size, sizeof(big) - 1);
+	close(dirfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_summary_top_ten),
 		cmocka_unit_test(test_summary_escaping),
 		cmocka_unit_test(test_output_file),
+		cmocka_unit_test(test_output_file_unchanged),
 	};
 
 	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
