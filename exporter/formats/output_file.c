@@ -25,8 +25,8 @@
  * a VM). The file is still checked to be the one we wrote (inode, size and
  * mtime), so a file removed or changed by someone else is written again.
  */
-#define OUTPUT_FILE_MEMO_MAX (256u * 1024)
-#define OUTPUT_FILE_MEMO_SLOTS 16
+#define OUTPUT_FILE_MEMO_MAX (64u * 1024)
+#define OUTPUT_FILE_MEMO_SLOTS 8
 
 struct output_file_memo {
 	int dirfd;

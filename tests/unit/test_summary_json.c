@@ -279,7 +279,7 @@ static void test_output_file_unchanged(void **state)
 	struct writer_ctx c = { 0 };
 	char err[256], buf[64];
 	struct stat st1, st2;
-	static char big[300 * 1024 + 1];
+	static char big[80 * 1024 + 1];
 	int dirfd, fd;
 
 	(void)state;
