@@ -181,12 +181,21 @@ void exporter_report_state(struct exporter *ex, bool now)
 	struct exporter_caps c;
 	char exp[256] = "";
 	uint64_t t = mono_ns();
+	bool settled = false;
 
-	if (!now && t - ex->last_caps_report_ns < NSEC_PER_SEC)
+	if (ex->otlp != NULL) {
+		otlp_export_stats(ex->otlp, &st);
+		/* A transfer's outcome (about one an interval) is told at once:
+		 * the exporter may sleep a second after it, and `lowprof status`
+		 * should not show a delivered profile as queued meanwhile. */
+		settled = !ex->reported_export || st.sent != ex->last_export.sent ||
+			  st.failed != ex->last_export.failed ||
+			  st.dropped != ex->last_export.dropped;
+	}
+	if (!now && !settled && t - ex->last_caps_report_ns < NSEC_PER_SEC)
 		return;
 	exporter_caps(ex, &c);
 	if (ex->otlp != NULL) {
-		otlp_export_stats(ex->otlp, &st);
 		/* Keys and values fit notify_message's rules ([a-z0-9_]=[0-9]). */
 		snprintf(exp, sizeof(exp),
 			 " export_sent=%llu export_failed=%llu export_retried=%llu "

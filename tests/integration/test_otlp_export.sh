@@ -18,9 +18,16 @@ track "$wl"
 	2>"$work/stderr" &
 sup=$!
 track "$sup"
-sleep 4
-"$BIN/lowprof" status --run-dir "$work/run" >"$work/status" || fail "lowprof status failed"
-grep -q "export_sent=[1-9]" "$work/status" || fail "lowprof status shows no export counters: $(cat "$work/status")"
+# The first profile goes at the first 2 s roll after the exporter is up;
+# its delivery shows in `lowprof status` (asked every 0.5 s, up to 6 s).
+i=0
+while :; do
+	sleep 0.5
+	"$BIN/lowprof" status --run-dir "$work/run" >"$work/status" || fail "lowprof status failed"
+	grep -q "export_sent=[1-9]" "$work/status" && break
+	i=$((i + 1))
+	[ "$i" -lt 12 ] || fail "lowprof status shows no export counters: $(cat "$work/status")"
+done
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 
 n=$(ls "$work/sink" | grep -c '\.body$')
