@@ -318,8 +318,8 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 	if (f != NULL && f->state == UNWIND_FILE_READY)
 		unwind_audit_rows(path, id, f->first_row, f->nrows, ft->maps.evictions - evicted);
 	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)
-		log_warn("unwind table of %s (%zu rows) does not fit in --unwind-table-mb", path,
-			 t.nrows);
+		log_warn("unwind table of %s (%zu rows) does not fit in --unwind-table-mb beside "
+			 "the tables in use: frame pointers for it", path, t.nrows);
 	else if (f != NULL)
 		log_debug("unwind table of %s: %zu rows%s", path, t.nrows,
 			  (f->flags & LOWPROF_UNWIND_FILE_NO_FP) ? " (no frame pointers)" : "");
@@ -537,8 +537,10 @@ static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
 		return;
 	}
 	ft->st.scanned++;
-	if (unwind_maps_find(&ft->maps, &it->id) == NULL)
+	if (unwind_maps_find(&ft->maps, &it->id) == NULL) {
 		ft_take(ft, &it->id, fd, path);
+		unwind_maps_mark_unused(&ft->maps, &it->id);
+	}
 	close(fd);
 }
 

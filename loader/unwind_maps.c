@@ -462,6 +462,10 @@ static struct unwind_file *um_file_new(struct unwind_maps *um, const struct lowp
 	return f;
 }
 
+/* A table used this recently (units of 2^30 ns, the walker's stamp: about
+ * half a minute) is not evicted to make room for another. */
+#define UM_EVICT_MIN_IDLE 30
+
 /* The walker may be using f's rows right now (it copied the entry): after
  * the entry is gone, wait longer than any walk before the rows are reused. */
 #define UM_REUSE_DELAY_US 2000
@@ -497,9 +501,19 @@ static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
 	um->files[i] = um->files[--um->nfiles];
 }
 
-/* Evict tables, least recently used first, until len rows fit. */
+/*
+ * Evict tables, least recently used first, until len rows fit; a table the
+ * walker used within UM_EVICT_MIN_IDLE is never a victim. Without that rule
+ * two large files in use (a compiler and its libraries on a build host) evict
+ * each other at every sample of the other, and each time every small table
+ * goes with them: the tables of the files being sampled, rebuilt again and
+ * again, at a parse of the large file each time. With it the newcomer does not
+ * fit (UNWIND_FILE_NO_SPACE, frame pointers for it) until the tables in use
+ * go cold.
+ */
 static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *start)
 {
+	uint64_t now = mono_ns() >> 30;
 	size_t i, victim;
 	bool refreshed = false;
 
@@ -513,6 +527,8 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 			struct unwind_file *f = um->files[i];
 
 			if (f->state != UNWIND_FILE_READY || f->nslots == 0)
+				continue;
+			if (f->last_used + UM_EVICT_MIN_IDLE > now)
 				continue;
 			if (victim == SIZE_MAX || f->last_used < um->files[victim]->last_used)
 				victim = i;
@@ -582,6 +598,15 @@ out:
 	free(words);
 	um_publish(um, f);
 	return f;
+}
+
+void unwind_maps_mark_unused(struct unwind_maps *um, const struct lowprof_file_id *key)
+{
+	struct unwind_file *f = unwind_maps_find(um, key);
+
+	/* The walker's first use stamps it: until then it is the first to go. */
+	if (f != NULL)
+		f->last_used = 0;
 }
 
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,

@@ -11,7 +11,8 @@
  * process that maps them, and each has an entry in unwind_files (row range,
  * executable segments, flags) that the BPF walker finds it by. A table stays
  * until its space is needed: then the files the walker used least recently
- * (it stamps each entry's last_used) go first.
+ * (it stamps each entry's last_used) go first, but never one it used in the
+ * last half minute (the newcomer waits instead, without rows).
  */
 #ifndef LOWPROF_LOADER_UNWIND_MAPS_H
 #define LOWPROF_LOADER_UNWIND_MAPS_H
@@ -125,6 +126,9 @@ struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowpro
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg);
+/* A table built ahead of use (the start-up scan): least recently used of all
+ * until the walker uses it, so that it never keeps a sampled file out. */
+void unwind_maps_mark_unused(struct unwind_maps *um, const struct lowprof_file_id *key);
 /* Remember a file without a table (refused, unreachable) so that it is not
  * asked for again for ttl_ns: an unwind_files entry without rows. */
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,

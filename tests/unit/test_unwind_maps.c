@@ -244,6 +244,60 @@ static void test_cache_and_eviction(void **state)
 	unwind_maps_fini(&um);
 }
 
+/*
+ * A table the walker used lately is never evicted for another: the newcomer
+ * is kept without rows (two large files in use would otherwise evict each
+ * other, and every small table with them, at each other's samples). A table
+ * built ahead of use counts as unused, and goes first.
+ */
+static void test_recent_tables_stay(void **state)
+{
+	struct lowprof_unwind_row backing[90];
+	struct unwind_maps um;
+	struct unwind_table t = {0};
+	struct unwinder_segment s = seg_at(0x1000, 0x10000);
+	struct lowprof_file_id k1 = key_of(1), k2 = key_of(2), k3 = key_of(3), k4 = key_of(4);
+	struct unwind_file *f1, *f2, *f3;
+	uint64_t now = mono_ns() >> 30;
+
+	(void)state;
+	/* 40 rows take 42 slots: two tables fill 84 of 90. */
+	assert_int_equal(unwind_maps_init_mem(&um, backing, 90), 0);
+	t.rows = rows_for(40, 0x1000);
+	t.nrows = 40;
+	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
+	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
+	assert_int_equal(f1->state, UNWIND_FILE_READY);
+	assert_int_equal(f2->state, UNWIND_FILE_READY);
+	/* Both used in the last seconds (f1 the least recently): no room. */
+	f1->last_used = now - 5;
+	f2->last_used = now;
+	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
+	assert_int_equal(f3->state, UNWIND_FILE_NO_SPACE);
+	assert_int_equal(f3->nrows, 0);
+	assert_int_equal(um.evictions, 0);
+	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
+	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
+
+	/* Once f1 has gone cold (a minute unused) it makes room. */
+	f1->last_used = now - 60;
+	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
+	assert_int_equal(f3->state, UNWIND_FILE_READY);
+	assert_int_equal(um.evictions, 1);
+	assert_null(unwind_maps_find(&um, &k1));
+	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
+
+	/* Built ahead of use (the start-up scan): the first to go, though just built. */
+	unwind_maps_mark_unused(&um, &k3);
+	f3->last_used = unwind_maps_find(&um, &k3)->last_used;
+	assert_int_equal(f3->last_used, 0);
+	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1)->state, UNWIND_FILE_READY);
+	assert_null(unwind_maps_find(&um, &k3));
+	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
+	free(t.rows);
+	unwind_maps_fini(&um);
+}
+
 /* The page index: for every pc, the row a full search finds lies in the page's range. */
 static void test_page_index(void **state)
 {
@@ -420,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_check_table),
 		cmocka_unit_test(test_cache_and_eviction),
 		cmocka_unit_test(test_cache_bounds),
+		cmocka_unit_test(test_recent_tables_stay),
 		cmocka_unit_test(test_page_index),
 		cmocka_unit_test(test_entry_offsets),
 		cmocka_unit_test(test_fp_flags),
