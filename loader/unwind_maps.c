@@ -513,7 +513,7 @@ static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
  */
 static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *start)
 {
-	uint64_t now = mono_ns() >> 30;
+	uint64_t now = mono_ns() >> 30, room = 0;
 	size_t i, victim;
 	bool refreshed = false;
 
@@ -521,6 +521,18 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 		if (!refreshed) {
 			um_refresh_last_used(um);
 			refreshed = true;
+			/* Evict nothing when even every evictable table would not make
+			 * room: the newcomer would go without rows all the same. */
+			for (i = 0; i < um->nfree; i++)
+				room += um->free[i].len;
+			for (i = 0; i < um->nfiles; i++) {
+				const struct unwind_file *f = um->files[i];
+
+				if (f->state == UNWIND_FILE_READY && f->last_used + UM_EVICT_MIN_IDLE <= now)
+					room += f->nslots;
+			}
+			if (room < len)
+				return -ENOSPC;
 		}
 		victim = SIZE_MAX;
 		for (i = 0; i < um->nfiles; i++) {

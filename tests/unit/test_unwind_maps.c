@@ -279,6 +279,19 @@ static void test_recent_tables_stay(void **state)
 	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
 	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
 
+	/* A table larger than what evicting every cold one would free: nothing
+	 * is evicted for it. */
+	f1->last_used = now - 60;
+	free(t.rows);
+	t.rows = rows_for(60, 0x1000);
+	t.nrows = 60;
+	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1)->state, UNWIND_FILE_NO_SPACE);
+	assert_int_equal(um.evictions, 0);
+	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
+	free(t.rows);
+	t.rows = rows_for(40, 0x1000);
+	t.nrows = 40;
+
 	/* Once f1 has gone cold (a minute unused) it makes room. */
 	f1->last_used = now - 60;
 	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
