@@ -616,9 +616,10 @@ void unwind_maps_mark_unused(struct unwind_maps *um, const struct lowprof_file_i
 {
 	struct unwind_file *f = unwind_maps_find(um, key);
 
-	/* The walker's first use stamps it: until then it is the first to go. */
+	/* Evictable at once, though not idle long enough to expire: the walker's
+	 * first use stamps it as used. */
 	if (f != NULL)
-		f->last_used = 0;
+		f->last_used = (mono_ns() >> 30) - UM_EVICT_MIN_IDLE;
 }
 
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,

@@ -126,8 +126,9 @@ struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowpro
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg);
-/* A table built ahead of use (the start-up scan): least recently used of all
- * until the walker uses it, so that it never keeps a sampled file out. */
+/* A table built ahead of use (the start-up scan): evictable at once (as if
+ * last used half a minute ago) until the walker uses it, so that it never
+ * keeps a sampled file out. */
 void unwind_maps_mark_unused(struct unwind_maps *um, const struct lowprof_file_id *key);
 /* Remember a file without a table (refused, unreachable) so that it is not
  * asked for again for ttl_ns: an unwind_files entry without rows. */
