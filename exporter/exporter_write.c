@@ -147,6 +147,10 @@ static void exporter_caps(const struct exporter *ex, struct exporter_caps *c)
 	if (ex->sym != NULL) {
 		symbolizer_stats(ex->sym, &ss);
 		c->symbol_bytes = symbolizer_memory(ex->sym);
+		c->symbol_file_bytes = ss.file_bytes;
+		c->symbol_string_bytes = ss.string_bytes;
+		c->symbol_kernel_bytes = ss.kernel_bytes;
+		c->symbol_maps_bytes = ss.maps_bytes;
 		c->symbol_evictions = ss.evictions;
 		c->symbol_string_trims = ss.string_trims;
 	}
@@ -167,12 +171,16 @@ static void exporter_caps_json(const struct exporter *ex, char *buf, size_t len)
 	snprintf(buf, len,
 		 "{\"max_stacks\": %u, \"folded_samples\": %llu, \"dropped_samples\": %llu, "
 		 "\"string_bytes\": %llu, \"window_bytes\": %llu, \"symbol_bytes\": %llu, "
+		 "\"symbol_parts\": {\"files\": %llu, \"strings\": %llu, \"kallsyms\": %llu, "
+		 "\"maps\": %llu}, "
 		 "\"symbol_string_cap_bytes\": %zu, \"symbol_file_cap_bytes\": %zu, "
 		 "\"symbol_evictions\": %llu, \"symbol_string_trims\": %llu, "
 		 "\"files_set_aside\": %llu, \"audit\": %s}",
 		 ex->opt.window.max_stacks, (unsigned long long)c.folded_samples,
 		 (unsigned long long)c.dropped_samples, (unsigned long long)c.string_bytes,
 		 (unsigned long long)c.window_bytes, (unsigned long long)c.symbol_bytes,
+		 (unsigned long long)c.symbol_file_bytes, (unsigned long long)c.symbol_string_bytes,
+		 (unsigned long long)c.symbol_kernel_bytes, (unsigned long long)c.symbol_maps_bytes,
 		 SYMBOLIZER_DEFAULT_MAX_STRING_BYTES, SYMBOLIZER_DEFAULT_MAX_FILE_BYTES,
 		 (unsigned long long)c.symbol_evictions, (unsigned long long)c.symbol_string_trims,
 		 (unsigned long long)c.set_aside, audit);
@@ -375,7 +383,7 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 {
 	struct otlp_client_stats st;
 	char export_json[256], restarts_json[128], lost_json[32], window_json[768];
-	char caps_json[768], outputs_json[1536];
+	char caps_json[1024], outputs_json[1536];
 	char *offcpu_json = NULL;
 
 	if (ex->otlp != NULL) {
