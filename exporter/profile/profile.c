@@ -430,6 +430,27 @@ void profile_seal(struct profile *p)
 	profile_shrink((void **)&p->pool, &p->cap_pool, p->npool, sizeof(*p->pool));
 }
 
+void profile_compact(struct profile *p)
+{
+	struct profile_htab *idx[] = { &p->mapping_index, &p->function_index,
+				       &p->location_index, &p->stack_index };
+	size_t i;
+
+	if (p == NULL)
+		return;
+	profile_seal(p);
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		free(idx[i]->slots);
+		idx[i]->slots = NULL;
+		idx[i]->cap = idx[i]->len = 0;
+	}
+	/* The strings stay, by index; only their lookup goes. */
+	free(p->strings.slots);
+	p->strings.slots = NULL;
+	p->strings.nslots = 0;
+	p->compacted = true;
+}
+
 /* The one location samples past the max-stacks cap fold into (see profile.h). */
 static int profile_other_location(struct profile *p, uint32_t *out)
 {
@@ -543,7 +564,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 	size_t i;
 	int err;
 
-	if (p == NULL || (frames == NULL && nframes > 0) || count == 0)
+	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || p->compacted)
 		return -EINVAL;
 	if (nframes > PROFILE_MAX_FRAMES) {
 		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
@@ -601,7 +622,7 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 	bool folded;
 	int err = 0;
 
-	if (dst == NULL || src == NULL || dst == src)
+	if (dst == NULL || src == NULL || dst == src || dst->compacted)
 		return -EINVAL;
 	remap = calloc(src->nlocations + 1, sizeof(*remap));
 	if (remap == NULL)
@@ -699,7 +720,18 @@ uint64_t profile_period_ns(const struct profile *p)
 
 bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx)
 {
-	return intern_find(&p->strings, s, strlen(s), idx);
+	uint32_t i;
+
+	if (!p->compacted)
+		return intern_find(&p->strings, s, strlen(s), idx);
+	/* Without its index (profile_compact): rare lookups, a scan. */
+	for (i = 0; i < p->strings.n; i++) {
+		if (strcmp(intern_str(&p->strings, i), s) == 0) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
 }
 
 const char *const profile_stop_names[PROFILE_STOP_REASONS] = {

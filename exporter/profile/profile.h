@@ -175,6 +175,16 @@ int profile_fold_gone(struct profile *dst, const struct profile *src, const stru
 /* pid has a stack in p. */
 bool profile_has_pid(const struct profile *p, uint32_t pid);
 
+/*
+ * p will only be read from now on (merged from, written out): seals it and
+ * frees its hash indexes (of mappings, functions, locations, stacks and
+ * strings; about 16 bytes an entry each), keeping the pid set
+ * (profile_has_pid). profile_string_lookup then scans. Adding to it, or
+ * merging into it, is refused (-EINVAL). The window compacts the intervals
+ * it folds: 60 of them held their indexes for nothing.
+ */
+void profile_compact(struct profile *p);
+
 /* 0 = unlimited (the default). */
 void profile_set_max_stacks(struct profile *p, size_t max_stacks);
 

@@ -145,7 +145,8 @@ static void profile_window_fold(struct profile_window *pw)
 			continue;
 		}
 		profile_set_time(f, s->start_ns, s->end_ns);
-		profile_seal(f);
+		/* Only merged from until it leaves: no index needed. */
+		profile_compact(f);
 		profile_free(s->p);
 		s->p = f;
 	}

@@ -212,6 +212,19 @@ static uint64_t count_of(const struct profile *p, uint32_t pid, const char *comm
 	return n;
 }
 
+/* m's samples, and those of processes gone: samples, stacks, per-pid stacks folded. */
+static void assert_gone(const struct profile *m, uint64_t samples, uint64_t gone,
+			size_t gone_stacks, uint64_t pid_stacks)
+{
+	struct profile_totals t;
+
+	profile_get_totals(m, &t);
+	assert_int_equal(t.samples, samples);
+	assert_int_equal(t.gone_samples, gone);
+	assert_int_equal(t.gone_stacks, gone_stacks);
+	assert_int_equal(t.gone_pid_stacks, pid_stacks);
+}
+
 /*
  * A closed interval's stacks of processes with no sample in the next one are
  * folded by comm at the next roll: identical stacks of short processes make
@@ -248,11 +261,7 @@ static void test_window_folds_gone(void **state)
 	assert_int_equal(count_of(m, 7, "server", "a"), 2);
 	assert_int_equal(count_of(m, 0, "swapper/0", "idle"), 4);
 	assert_int_equal(count_of(m, 103, "sh", "a"), 1);
-	profile_get_totals(m, &t);
-	assert_int_equal(t.samples, 11);
-	assert_int_equal(t.gone_samples, 3);
-	assert_int_equal(t.gone_stacks, 2);
-	assert_int_equal(t.gone_pid_stacks, 3);
+	assert_gone(m, 11, 3, 2, 3);
 	assert_true(profile_has_pid(m, 7));
 	assert_false(profile_has_pid(m, 100));
 	assert_false(profile_has_pid(m, PROFILE_PID_GONE));
@@ -264,11 +273,8 @@ static void test_window_folds_gone(void **state)
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 3);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "server", "c"), 1);
 	assert_int_equal(count_of(m, 7, "server", "a"), 2);
+	assert_gone(m, 11, 5, 3, 5);
 	profile_get_totals(m, &t);
-	assert_int_equal(t.samples, 11);
-	assert_int_equal(t.gone_samples, 5);
-	assert_int_equal(t.gone_stacks, 3);
-	assert_int_equal(t.gone_pid_stacks, 5);
 	assert_int_equal(t.pids, 2);
 	profile_window_free(pw);
 
@@ -283,6 +289,49 @@ static void test_window_folds_gone(void **state)
 	profile_get_totals(m, &t);
 	assert_int_equal(t.gone_samples, 0);
 	profile_window_free(pw);
+}
+
+/* A compacted profile: smaller, read as before (merge, lookups, pids), and
+ * adding to it refused. */
+static void test_compact(void **state)
+{
+	struct profile *p = profile_new(), *m = profile_new(), *q = profile_new();
+	struct profile_totals a, b;
+	char name[32];
+	struct frame f;
+	uint32_t idx;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "fn%u", i);
+		f = fr(name);
+		f.module_offset += i * 16;
+		assert_int_equal(profile_add_sample(p, 10 + i % 3, 1, "app", &f, 1, false, 1, 1), 0);
+		assert_int_equal(profile_add_sample(q, 10 + i % 3, 1, "app", &f, 1, false, 1, 1), 0);
+	}
+	profile_seal(q);
+	profile_get_totals(q, &a);
+	profile_compact(p);
+	profile_get_totals(p, &b);
+	assert_true(b.memory_bytes < a.memory_bytes);
+	assert_int_equal(b.stacks, a.stacks);
+	assert_int_equal(b.samples, a.samples);
+	assert_true(profile_string_lookup(p, "fn199", &idx));
+	assert_string_equal(profile_string(p, idx), "fn199");
+	assert_false(profile_string_lookup(p, "fn200", &idx));
+	assert_true(profile_has_pid(p, 12));
+	assert_false(profile_has_pid(p, 13));
+	assert_int_equal(profile_add_sample(p, 10, 1, "app", &f, 1, false, 1, 1), -EINVAL);
+	assert_int_equal(profile_merge(p, q), -EINVAL);
+	/* Read as the uncompacted one: the same merge. */
+	assert_int_equal(profile_merge(m, p), 0);
+	profile_get_totals(m, &b);
+	assert_int_equal(b.stacks, a.stacks);
+	assert_int_equal(b.samples, a.samples);
+	profile_free(p);
+	profile_free(q);
+	profile_free(m);
 }
 
 /* The merge calls the progress hook once per interval merged. */
@@ -395,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_window_cap),
 		cmocka_unit_test(test_window_folds_gone),
 		cmocka_unit_test(test_window_merge_progress),
+		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_window_seals_closed),
 		cmocka_unit_test(test_window_args),
 	};
