@@ -444,10 +444,9 @@ void profile_compact(struct profile *p)
 		idx[i]->slots = NULL;
 		idx[i]->cap = idx[i]->len = 0;
 	}
-	/* The strings stay, by index; only their lookup goes. */
-	free(p->strings.slots);
-	p->strings.slots = NULL;
-	p->strings.nslots = 0;
+	/* The strings stay, by index, in one block; their lookup goes (a
+	 * packing that fails for memory leaves them as they were). */
+	(void)intern_pack(&p->strings);
 	p->compacted = true;
 }
 

@@ -176,9 +176,10 @@ int profile_fold_gone(struct profile *dst, const struct profile *src, const stru
 bool profile_has_pid(const struct profile *p, uint32_t pid);
 
 /*
- * p will only be read from now on (merged from, written out): seals it and
+ * p will only be read from now on (merged from, written out): seals it,
  * frees its hash indexes (of mappings, functions, locations, stacks and
- * strings; about 16 bytes an entry each), keeping the pid set
+ * strings; about 16 bytes an entry each) and packs its strings into one
+ * block (intern_pack: no allocation per string), keeping the pid set
  * (profile_has_pid). profile_string_lookup then scans. Adding to it, or
  * merging into it, is refused (-EINVAL). The window compacts the intervals
  * it folds: 60 of them held their indexes for nothing.
