@@ -670,21 +670,24 @@ static void um_release_empty_chunks(struct unwind_maps *um)
 	free(empty);
 }
 
+/* A table unused since idle_ttl_ns before now (stamps: mono_ns >> 30). */
+static bool um_idle(const struct unwind_maps *um, const struct unwind_file *f, uint64_t now_ns)
+{
+	return f->state == UNWIND_FILE_READY &&
+	       f->last_used + (um->idle_ttl_ns >> 30) <= (now_ns >> 30);
+}
+
 /* Tables the walker has not used for idle_ttl_ns: their entries deleted
  * first, one wait for walks in progress, then their ranges and chunks freed. */
 static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
 {
-	uint64_t now_stamp = now_ns >> 30, ttl = um->idle_ttl_ns >> 30;
 	size_t i = 0, n = 0;
 
 	um_refresh_last_used(um);
 	for (i = 0; i < um->nfiles; i++) {
-		const struct unwind_file *f = um->files[i];
-
-		if (f->state == UNWIND_FILE_READY && now_stamp - f->last_used >= ttl &&
-		    now_stamp >= f->last_used) {
+		if (um_idle(um, um->files[i], now_ns)) {
 			if (um->files_fd >= 0)
-				bpf_map_delete_elem(um->files_fd, &f->key);
+				bpf_map_delete_elem(um->files_fd, &um->files[i]->key);
 			n++;
 		}
 	}
@@ -694,10 +697,7 @@ static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
 		usleep(UM_REUSE_DELAY_US);
 	i = 0;
 	while (i < um->nfiles) {
-		const struct unwind_file *f = um->files[i];
-
-		if (f->state == UNWIND_FILE_READY && now_stamp - f->last_used >= ttl &&
-		    now_stamp >= f->last_used) {
+		if (um_idle(um, um->files[i], now_ns)) {
 			um_file_remove_waited(um, i, true, true);
 			um->idle_expired++;
 			continue;
