@@ -39,6 +39,8 @@ struct exporter_caps {
 	uint64_t string_bytes;                    /* the merge's string table */
 	uint64_t window_bytes;                    /* every interval profile held, the merge included */
 	uint64_t symbol_bytes;                    /* the symbolizer's tables and interned strings */
+	/* ... of which symbol tables, interned strings, kallsyms, process maps */
+	uint64_t symbol_file_bytes, symbol_string_bytes, symbol_kernel_bytes, symbol_maps_bytes;
 	uint64_t symbol_evictions, symbol_string_trims;
 	uint64_t set_aside;                       /* files a restart moved aside (state, profile, archive index) */
 };

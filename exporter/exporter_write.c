@@ -116,12 +116,15 @@ static void exporter_window_json(const struct exporter *ex, uint64_t now_unix, c
 	snprintf(buf, len,
 		 "{\"seconds\": %u, \"interval_s\": %u, \"start_s\": %.3f, \"covered_s\": %.3f, "
 		 "\"intervals\": %zu, \"expired_intervals\": %llu, \"max_stacks\": %u, "
-		 "\"folded_samples\": %llu, \"files_set_aside\": %llu, \"archive\": %s}",
+		 "\"folded_samples\": %llu, \"gone_samples\": %llu, \"gone_stacks\": %zu, "
+		 "\"gone_pid_stacks\": %llu, \"files_set_aside\": %llu, \"archive\": %s}",
 		 ex->opt.window.window_s, ex->opt.interval_s,
 		 ws.start_ns >= ex->start_unix_ns ? (double)(ws.start_ns - ex->start_unix_ns) / 1e9 : 0.0,
 		 now_unix >= ws.start_ns ? (double)(now_unix - ws.start_ns) / 1e9 : 0.0, ws.intervals,
 		 (unsigned long long)ws.expired, ex->opt.window.max_stacks,
-		 (unsigned long long)t.folded_samples, (unsigned long long)ex->state.set_aside, archive);
+		 (unsigned long long)t.folded_samples, (unsigned long long)t.gone_samples,
+		 t.gone_stacks, (unsigned long long)t.gone_pid_stacks,
+		 (unsigned long long)ex->state.set_aside, archive);
 }
 
 static void exporter_caps(const struct exporter *ex, struct exporter_caps *c)
@@ -144,6 +147,10 @@ static void exporter_caps(const struct exporter *ex, struct exporter_caps *c)
 	if (ex->sym != NULL) {
 		symbolizer_stats(ex->sym, &ss);
 		c->symbol_bytes = symbolizer_memory(ex->sym);
+		c->symbol_file_bytes = ss.file_bytes;
+		c->symbol_string_bytes = ss.string_bytes;
+		c->symbol_kernel_bytes = ss.kernel_bytes;
+		c->symbol_maps_bytes = ss.maps_bytes;
 		c->symbol_evictions = ss.evictions;
 		c->symbol_string_trims = ss.string_trims;
 	}
@@ -164,12 +171,16 @@ static void exporter_caps_json(const struct exporter *ex, char *buf, size_t len)
 	snprintf(buf, len,
 		 "{\"max_stacks\": %u, \"folded_samples\": %llu, \"dropped_samples\": %llu, "
 		 "\"string_bytes\": %llu, \"window_bytes\": %llu, \"symbol_bytes\": %llu, "
+		 "\"symbol_parts\": {\"files\": %llu, \"strings\": %llu, \"kallsyms\": %llu, "
+		 "\"maps\": %llu}, "
 		 "\"symbol_string_cap_bytes\": %zu, \"symbol_file_cap_bytes\": %zu, "
 		 "\"symbol_evictions\": %llu, \"symbol_string_trims\": %llu, "
 		 "\"files_set_aside\": %llu, \"audit\": %s}",
 		 ex->opt.window.max_stacks, (unsigned long long)c.folded_samples,
 		 (unsigned long long)c.dropped_samples, (unsigned long long)c.string_bytes,
 		 (unsigned long long)c.window_bytes, (unsigned long long)c.symbol_bytes,
+		 (unsigned long long)c.symbol_file_bytes, (unsigned long long)c.symbol_string_bytes,
+		 (unsigned long long)c.symbol_kernel_bytes, (unsigned long long)c.symbol_maps_bytes,
 		 SYMBOLIZER_DEFAULT_MAX_STRING_BYTES, SYMBOLIZER_DEFAULT_MAX_FILE_BYTES,
 		 (unsigned long long)c.symbol_evictions, (unsigned long long)c.symbol_string_trims,
 		 (unsigned long long)c.set_aside, audit);
@@ -371,8 +382,8 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 				   uint64_t now_unix)
 {
 	struct otlp_client_stats st;
-	char export_json[256], restarts_json[128], lost_json[32], window_json[512];
-	char caps_json[768], outputs_json[1536];
+	char export_json[256], restarts_json[128], lost_json[32], window_json[768];
+	char caps_json[1024], outputs_json[1536];
 	char *offcpu_json = NULL;
 
 	if (ex->otlp != NULL) {
@@ -421,10 +432,16 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	exporter_outputs_context(ex, &ctx, now_mono);
 	switch (job) {
 	case OUTPUT_PACE_MERGE:
+		/* The merge frees the previous one at once: nothing may read it
+		 * while the merge pauses between intervals (its pacing, as a
+		 * file's between pieces: exporter_write_progress). */
+		ex->profile = NULL;
+		profile_window_set_progress(ex->window, exporter_write_progress, ex);
 		/* Paced after a roll: the closed intervals, which end where the
 		 * checkpoint's begins; a forced write (stop, SIGHUP) has all. */
 		merged = forced ? profile_window_merged(ex->window, now_unix)
 				: profile_window_merged_closed(ex->window);
+		profile_window_set_progress(ex->window, NULL, NULL);
 		if (merged == NULL) {
 			/* The previous merge was freed with it: no file until the next one. */
 			log_error("out of memory: the window's profile was not merged");

@@ -145,6 +145,8 @@ static int um_common_init(struct unwind_maps *um, uint32_t capacity)
 	um->max_files = UNWIND_MAPS_MAX_FILES;
 	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
 	um->refused_ttl_ns = UNWIND_MAPS_REFUSED_TTL_NS;
+	um->idle_ttl_ns = UNWIND_MAPS_IDLE_TTL_NS;
+	um->idle_checked_ns = mono_ns();
 	um->max_chunks = um_chunks_for(capacity);
 	um->chunk = calloc(um->max_chunks ? um->max_chunks : 1, sizeof(*um->chunk));
 	um->chunk_fd = calloc(um->max_chunks ? um->max_chunks : 1, sizeof(*um->chunk_fd));
@@ -470,17 +472,19 @@ static struct unwind_file *um_file_new(struct unwind_maps *um, const struct lowp
  * the entry is gone, wait longer than any walk before the rows are reused. */
 #define UM_REUSE_DELAY_US 2000
 
-/* dropped: the file goes (its identity is handed to the caller), not only its table. */
-static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
+/* dropped: the file goes (its identity is handed to the caller), not only
+ * its table. waited: the caller waited UM_REUSE_DELAY_US since deleting the
+ * entry itself (several files removed at once wait once). */
+static void um_file_remove_waited(struct unwind_maps *um, size_t i, bool dropped, bool waited)
 {
 	struct unwind_file *f = um->files[i];
 
 	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
 		um->nrefused--;
-	if (um->files_fd >= 0)
+	if (um->files_fd >= 0 && !waited)
 		bpf_map_delete_elem(um->files_fd, &f->key);
 	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
-		if (um->files_fd >= 0)
+		if (um->files_fd >= 0 && !waited)
 			usleep(UM_REUSE_DELAY_US);
 		/* On failure the range leaks (counted as used): harmless, only ENOMEM. */
 		if (um_free_insert(um, f->first_row, f->nslots) != 0)
@@ -499,6 +503,11 @@ static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
 		um->dropped[um->ndropped++] = f->key;
 	free(f);
 	um->files[i] = um->files[--um->nfiles];
+}
+
+static void um_file_remove(struct unwind_maps *um, size_t i, bool dropped)
+{
+	um_file_remove_waited(um, i, dropped, false);
 }
 
 /*
@@ -649,9 +658,101 @@ struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
 	return f;
 }
 
+uint32_t unwind_maps_empty_chunks(const struct unwind_maps *um, uint32_t *out, uint32_t max)
+{
+	uint32_t n = 0, k, end;
+	size_t i;
+
+	/* The free list is sorted and coalesced: a chunk holds no row exactly
+	 * when one free range covers it whole. */
+	for (i = 0; i < um->nfree; i++) {
+		const struct unwind_range *r = &um->free[i];
+
+		k = (r->start + LOWPROF_UNWIND_CHUNK_ROWS - 1) >> LOWPROF_UNWIND_CHUNK_SHIFT;
+		end = (uint32_t)(((uint64_t)r->start + r->len) >> LOWPROF_UNWIND_CHUNK_SHIFT);
+		for (; k < end && k < um->max_chunks && n < max; k++) {
+			if (um->chunk[k] != NULL)
+				out[n++] = k;
+		}
+	}
+	return n;
+}
+
+/* Chunks without rows leave unwind_rows and the kernel (a map the loader
+ * created: a test's plain buffer stays). A range there later makes it again. */
+static void um_release_empty_chunks(struct unwind_maps *um)
+{
+	uint32_t *empty, n, i, k;
+
+	if (um->rows_fd < 0 || um->nchunks == 0)
+		return;
+	empty = calloc(um->nchunks, sizeof(*empty));
+	if (empty == NULL)
+		return;
+	n = unwind_maps_empty_chunks(um, empty, um->nchunks);
+	for (i = 0; i < n; i++) {
+		k = empty[i];
+		if (um->chunk_fd[k] < 0)
+			continue;
+		if (bpf_map_delete_elem(um->rows_fd, &k) != 0) {
+			log_warn_f("unwind rows: freeing chunk %u: %s", k, strerror(errno));
+			continue;
+		}
+		munmap(um->chunk[k], UM_CHUNK_BYTES);
+		close(um->chunk_fd[k]);
+		um->chunk[k] = NULL;
+		um->chunk_fd[k] = -1;
+		um->nchunks--;
+		um->chunks_released++;
+	}
+	free(empty);
+}
+
+/* A table unused since idle_ttl_ns before now (stamps: mono_ns >> 30). */
+static bool um_idle(const struct unwind_maps *um, const struct unwind_file *f, uint64_t now_ns)
+{
+	return f->state == UNWIND_FILE_READY &&
+	       f->last_used + (um->idle_ttl_ns >> 30) <= (now_ns >> 30);
+}
+
+/* Tables the walker has not used for idle_ttl_ns: their entries deleted
+ * first, one wait for walks in progress, then their ranges and chunks freed. */
+static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
+{
+	size_t i = 0, n = 0;
+
+	um_refresh_last_used(um);
+	for (i = 0; i < um->nfiles; i++) {
+		if (um_idle(um, um->files[i], now_ns)) {
+			if (um->files_fd >= 0)
+				bpf_map_delete_elem(um->files_fd, &um->files[i]->key);
+			n++;
+		}
+	}
+	if (n == 0)
+		return;
+	if (um->files_fd >= 0)
+		usleep(UM_REUSE_DELAY_US);
+	i = 0;
+	while (i < um->nfiles) {
+		if (um_idle(um, um->files[i], now_ns)) {
+			um_file_remove_waited(um, i, true, true);
+			um->idle_expired++;
+			continue;
+		}
+		i++;
+	}
+	um_release_empty_chunks(um);
+}
+
 void unwind_maps_expire(struct unwind_maps *um, uint64_t now_ns)
 {
 	size_t i = 0;
+
+	if (now_ns - um->idle_checked_ns >= UNWIND_MAPS_IDLE_CHECK_NS) {
+		um->idle_checked_ns = now_ns;
+		um_expire_idle(um, now_ns);
+	}
 
 	while (i < um->nfiles) {
 		struct unwind_file *f = um->files[i];

@@ -10,9 +10,12 @@
  * kernel gives them in a VMA (struct lowprof_file_id), shared by every
  * process that maps them, and each has an entry in unwind_files (row range,
  * executable segments, flags) that the BPF walker finds it by. A table stays
- * until its space is needed: then the files the walker used least recently
- * (it stamps each entry's last_used) go first, but never one it used in the
- * last half minute (the newcomer waits instead, without rows).
+ * until its space is needed (then the files the walker used least recently,
+ * by the stamp it puts in each entry's last_used, go first, but never one it
+ * used in the last half minute: the newcomer waits instead, without rows) or
+ * until the walker has not used it for idle_ttl_ns; a chunk left without rows
+ * is then freed, so the kernel holds the tables of what runs now, not of every
+ * binary the host ever ran (a compiler run once kept its megabytes before).
  */
 #ifndef LOWPROF_LOADER_UNWIND_MAPS_H
 #define LOWPROF_LOADER_UNWIND_MAPS_H
@@ -80,6 +83,11 @@ struct unwind_maps {
 	uint64_t refused_ttl_ns;
 	uint64_t cache_evictions;  /* entries dropped by max_files or max_refused */
 	uint64_t refused_expired;  /* refused entries forgotten after refused_ttl_ns */
+	/* Tables the walker has not used for idle_ttl_ns go (looked at every
+	 * UNWIND_MAPS_IDLE_CHECK_NS), and empty chunks with them. */
+	uint64_t idle_ttl_ns, idle_checked_ns;
+	uint64_t idle_expired;     /* tables dropped for that */
+	uint64_t chunks_released;  /* chunks freed once empty */
 	/* Identities of files dropped since the caller last took them (their
 	 * tables evicted): the caller audits them and forgets the files. */
 	struct lowprof_file_id *dropped;
@@ -89,6 +97,8 @@ struct unwind_maps {
 #define UNWIND_MAPS_MAX_FILES LOWPROF_UNWIND_MAX_FILES
 #define UNWIND_MAPS_MAX_REFUSED 256
 #define UNWIND_MAPS_REFUSED_TTL_NS (600ULL * 1000000000ULL)
+#define UNWIND_MAPS_IDLE_TTL_NS (600ULL * 1000000000ULL)
+#define UNWIND_MAPS_IDLE_CHECK_NS (30ULL * 1000000000ULL)
 
 /* Rows the array can hold for a budget of table_mb MiB. */
 uint32_t unwind_maps_capacity(unsigned table_mb);
@@ -134,8 +144,15 @@ void unwind_maps_mark_unused(struct unwind_maps *um, const struct lowprof_file_i
  * asked for again for ttl_ns: an unwind_files entry without rows. */
 struct unwind_file *unwind_maps_add_refused(struct unwind_maps *um,
 					    const struct lowprof_file_id *key, uint64_t ttl_ns);
-/* Forget entries whose refusal expired (the walker asks for them again). */
+/* Forget entries whose refusal expired (the walker asks for them again);
+ * every UNWIND_MAPS_IDLE_CHECK_NS, drop the tables the walker has not used
+ * for idle_ttl_ns (their files handed to the caller as evicted ones are) and
+ * free the chunks left empty. */
 void unwind_maps_expire(struct unwind_maps *um, uint64_t now_ns);
+
+/* The created chunks that hold no row (their whole range free): their
+ * indices into out (up to max). Returns how many. */
+uint32_t unwind_maps_empty_chunks(const struct unwind_maps *um, uint32_t *out, uint32_t max);
 
 /* The unwind_files value of f (what the walker reads). */
 void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *e);

@@ -54,7 +54,7 @@
 
 /* --max-stacks: distinct stacks per window (and per interval); past it a
  * process's new stacks fold into its "[other stacks]". */
-#define SETTINGS_MAX_STACKS 50000
+#define SETTINGS_MAX_STACKS 20000
 #define SETTINGS_MAX_STACKS_MIN 16
 #define SETTINGS_MAX_STACKS_MAX 10000000
 

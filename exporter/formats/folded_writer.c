@@ -148,7 +148,7 @@ int folded_write(const struct profile *p, FILE *out)
 			count += profile_stack_at(p, order[j++])->count;
 		folded_start(&c, p, profile_stack_at(p, order[i]));
 		for (ch = folded_next(&c); ch >= 0; ch = folded_next(&c))
-			putc(ch, out);
+			putc_unlocked(ch, out); /* one thread writes the stream: no lock per byte */
 		fprintf(out, " %" PRIu64 "\n", count);
 		i = j;
 	}

@@ -90,7 +90,10 @@ static void offcpu_stack_json(FILE *f, const struct profile *p, const struct pro
 {
 	uint32_t i;
 
-	fprintf(f, "{\"pid\": %" PRIu32 ", \"comm\": ", s->pid);
+	if (s->pid == PROFILE_PID_GONE)
+		fputs("{\"pid\": null, \"comm\": ", f); /* processes gone, folded by comm */
+	else
+		fprintf(f, "{\"pid\": %" PRIu32 ", \"comm\": ", s->pid);
 	summary_json_write_string(f, profile_string(p, s->comm));
 	fprintf(f, ", \"off_cpu_ns\": %" PRIu64 ", \"frames\": [", s->cpu_ns);
 	for (i = 0; i < s->nlocations; i++) {

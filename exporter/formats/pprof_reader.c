@@ -188,7 +188,9 @@ static int pprof_reader_labels(struct pprof_reader *r, const Perftools__Profiles
 {
 	size_t i;
 
-	*pid = 0;
+	/* Without a pid label (a folded stack of processes gone, or another
+	 * tool's profile): no process, which pid 0 (the idle task) is not. */
+	*pid = PROFILE_PID_GONE;
 	*tid = 0;
 	*comm = "";
 	for (i = 0; i < s->n_label; i++) {

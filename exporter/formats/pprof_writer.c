@@ -255,9 +255,12 @@ static int pprof_build_samples(struct pprof_build *b, const struct profile *p)
 		ps->value = &b->values[2 * i];
 		ps->n_value = 2;
 
-		perftools__profiles__label__init(&lab[nlab]);
-		lab[nlab].key = b->extra[PPROF_S_PID];
-		lab[nlab++].num = s->pid;
+		/* Processes gone, folded by comm: no pid to give. */
+		if (s->pid != PROFILE_PID_GONE) {
+			perftools__profiles__label__init(&lab[nlab]);
+			lab[nlab].key = b->extra[PPROF_S_PID];
+			lab[nlab++].num = s->pid;
+		}
 		if (s->tid != 0) {
 			perftools__profiles__label__init(&lab[nlab]);
 			lab[nlab].key = b->extra[PPROF_S_TID];

@@ -30,11 +30,14 @@ static int otlp_sample_attributes(struct otlp_build *b, const struct profile_sta
 	size_t n = 0;
 	int ret;
 
-	if (b->meta->procs != NULL && s->pid != 0)
+	if (b->meta->procs != NULL && s->pid != 0 && s->pid != PROFILE_PID_GONE)
 		pi = process_info_lookup(b->meta->procs, s->pid);
 	if (pi != NULL && pi->exe_name[0] != '\0')
 		exe_name = pi->exe_name;
-	ret = otlp_encoder_attribute_int(b, "process.pid", NULL, s->pid, &idx[n++]);
+	/* Processes gone, folded by comm (a reloaded window's): no pid. */
+	ret = 0;
+	if (s->pid != PROFILE_PID_GONE)
+		ret = otlp_encoder_attribute_int(b, "process.pid", NULL, s->pid, &idx[n++]);
 	if (ret == 0 && exe_name[0] != '\0')
 		ret = otlp_encoder_attribute_str(b, "process.executable.name", exe_name, &idx[n++]);
 	if (ret == 0 && pi != NULL && pi->exe_path[0] != '\0')

@@ -315,6 +315,8 @@ static int profile_note_pid(struct profile *p, uint32_t pid)
 	size_t j;
 	int err;
 
+	if (pid == PROFILE_PID_GONE)
+		return 0; /* no process; and pid + 1 would be the empty slot */
 	err = profile_htab_reserve(t);
 	if (err != 0)
 		return err;
@@ -332,6 +334,25 @@ static int profile_note_pid(struct profile *p, uint32_t pid)
 		t->len++;
 	}
 	return 0;
+}
+
+bool profile_has_pid(const struct profile *p, uint32_t pid)
+{
+	const struct profile_htab *t = &p->pid_set;
+	size_t j;
+
+	if (t->cap == 0 || pid == PROFILE_PID_GONE)
+		return false;
+	j = (size_t)profile_mix(0, pid) & (t->cap - 1);
+	for (;;) {
+		const struct intern_slot *slot = &t->slots[j];
+
+		if (slot->idx1 == 0)
+			return false;
+		if (slot->idx1 == pid + 1)
+			return true;
+		j = (j + 1) & (t->cap - 1);
+	}
 }
 
 struct profile *profile_new(void)
@@ -409,6 +430,26 @@ void profile_seal(struct profile *p)
 	profile_shrink((void **)&p->pool, &p->cap_pool, p->npool, sizeof(*p->pool));
 }
 
+void profile_compact(struct profile *p)
+{
+	struct profile_htab *idx[] = { &p->mapping_index, &p->function_index,
+				       &p->location_index, &p->stack_index };
+	size_t i;
+
+	if (p == NULL)
+		return;
+	profile_seal(p);
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		free(idx[i]->slots);
+		idx[i]->slots = NULL;
+		idx[i]->cap = idx[i]->len = 0;
+	}
+	/* The strings stay, by index, in one block; their lookup goes (a
+	 * packing that fails for memory leaves them as they were). */
+	(void)intern_pack(&p->strings);
+	p->compacted = true;
+}
+
 /* The one location samples past the max-stacks cap fold into (see profile.h). */
 static int profile_other_location(struct profile *p, uint32_t *out)
 {
@@ -469,6 +510,8 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 		p->cpu_ns += cpu_ns;
 		if (folded)
 			p->folded_samples += count;
+		if (pid == PROFILE_PID_GONE)
+			p->gone_samples += count;
 		return 0;
 	}
 	if (p->max_stacks != 0 && p->nstacks >= p->max_stacks && !folded) {
@@ -505,6 +548,10 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 	p->cpu_ns += cpu_ns;
 	if (folded)
 		p->folded_samples += count;
+	if (pid == PROFILE_PID_GONE) {
+		p->gone_samples += count;
+		p->gone_stacks++;
+	}
 	return 0;
 }
 
@@ -516,7 +563,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 	size_t i;
 	int err;
 
-	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || pid == UINT32_MAX)
+	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || p->compacted)
 		return -EINVAL;
 	if (nframes > PROFILE_MAX_FRAMES) {
 		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
@@ -562,17 +609,19 @@ static void profile_location_frame(const struct profile *src, uint32_t idx, stru
 	f->symbolized = fn->symbolized;
 }
 
-int profile_merge(struct profile *dst, const struct profile *src)
+/* profile_merge, and profile_fold_gone when fold: stacks of pids not in live are gone. */
+static int profile_merge_stacks(struct profile *dst, const struct profile *src, bool fold,
+				const struct profile *live)
 {
 	uint32_t *remap; /* src location -> dst location + 1, 0: not yet */
 	const struct profile_stack *s;
 	struct frame f;
-	uint32_t comm, loc;
+	uint32_t comm, loc, pid, tid;
 	size_t i, j;
 	bool folded;
 	int err = 0;
 
-	if (dst == NULL || src == NULL || dst == src)
+	if (dst == NULL || src == NULL || dst == src || dst->compacted)
 		return -EINVAL;
 	remap = calloc(src->nlocations + 1, sizeof(*remap));
 	if (remap == NULL)
@@ -597,9 +646,21 @@ int profile_merge(struct profile *dst, const struct profile *src)
 			dst->scratch[j] = remap[loc] - 1;
 		}
 		if (err == 0) {
+			pid = s->pid;
+			tid = s->tid;
+			/* The idle task (pid 0) never goes. */
+			if (fold && pid != 0 && pid != PROFILE_PID_GONE &&
+			    (live == NULL || !profile_has_pid(live, pid))) {
+				pid = PROFILE_PID_GONE;
+				tid = 0;
+				dst->gone_pid_stacks++;
+			}
 			/* src's folded samples stay folded, and counted, in dst. */
 			folded = s->nlocations == 1 && src->pool[s->loc_offset] == src->other_location;
-			err = profile_add_locs(dst, s->pid, s->tid, comm, dst->scratch, s->nlocations,
+			/* dst's own, so that a merge of dst knows its folded stacks too. */
+			if (folded && dst->other_location == PROFILE_NO_MAPPING)
+				dst->other_location = dst->scratch[0];
+			err = profile_add_locs(dst, pid, tid, comm, dst->scratch, s->nlocations,
 					       s->truncated, s->count, s->cpu_ns, folded);
 			if (err == -ENOSPC)
 				err = 0; /* counted as dropped */
@@ -608,7 +669,18 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	free(remap);
 	dst->dropped_samples += src->dropped_samples;
 	dst->dropped_cpu_ns += src->dropped_cpu_ns;
+	dst->gone_pid_stacks += src->gone_pid_stacks;
 	return err;
+}
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	return profile_merge_stacks(dst, src, false, NULL);
+}
+
+int profile_fold_gone(struct profile *dst, const struct profile *src, const struct profile *live)
+{
+	return profile_merge_stacks(dst, src, true, live);
 }
 
 void profile_set_max_stacks(struct profile *p, size_t max_stacks)
@@ -647,7 +719,18 @@ uint64_t profile_period_ns(const struct profile *p)
 
 bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx)
 {
-	return intern_find(&p->strings, s, strlen(s), idx);
+	uint32_t i;
+
+	if (!p->compacted)
+		return intern_find(&p->strings, s, strlen(s), idx);
+	/* Without its index (profile_compact): rare lookups, a scan. */
+	for (i = 0; i < p->strings.n; i++) {
+		if (strcmp(intern_str(&p->strings, i), s) == 0) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
 }
 
 const char *const profile_stop_names[PROFILE_STOP_REASONS] = {

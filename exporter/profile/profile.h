@@ -36,6 +36,14 @@
 #define PROFILE_OTHER_STACKS_NAME "[other stacks]"
 /* How many folded stacks (one per process) may go past the cap. */
 #define PROFILE_FOLD_ROOM(max_stacks) ((max_stacks) / 4 + 1)
+/*
+ * The pid of a stack of processes that are gone: a closed interval's stacks
+ * of a process with no sample in the interval after it are keyed by comm
+ * alone (profile_fold_gone), so that a churn of short processes running the
+ * same code makes one stack, not one per process. No kernel pid is this
+ * large; the outputs write no pid for it.
+ */
+#define PROFILE_PID_GONE UINT32_MAX
 /* The one mapping all kernel frames share. */
 #define PROFILE_KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 /* pprof's first mapping is what `go tool pprof` calls the profile's "File":
@@ -109,11 +117,14 @@ struct profile_totals {
 	uint64_t samples;       /* sum of counts over all stacks */
 	uint64_t cpu_ns;
 	size_t stacks;          /* distinct stacks */
-	size_t pids;            /* distinct pids */
+	size_t pids;            /* distinct pids (PROFILE_PID_GONE not counted) */
 	size_t locations, functions, mappings, strings;
 	uint64_t dropped_samples; /* refused: past the max-stacks cap and its fold room */
 	uint64_t folded_samples;  /* kept under PROFILE_OTHER_STACKS_NAME by the cap */
 	uint64_t dropped_cpu_ns;
+	uint64_t gone_samples;    /* in stacks of PROFILE_PID_GONE */
+	size_t gone_stacks;       /* stacks of PROFILE_PID_GONE */
+	uint64_t gone_pid_stacks; /* per-pid stacks folded into them (profile_fold_gone), merges summed */
 	size_t memory_bytes;    /* heap held by the model */
 	size_t string_bytes;    /* of which the string table's */
 };
@@ -136,7 +147,8 @@ struct profile *profile_new(void);
 void profile_free(struct profile *p);
 
 /* Frames are leaf first (kernel frames, then user frames, as sampled). Stacks
- * with the same pid, comm, truncated flag and frames aggregate.
+ * with the same pid, comm, truncated flag and frames aggregate. pid may be
+ * PROFILE_PID_GONE (a reloaded profile's folded stacks).
  * Returns 0 (a sample folded by the max-stacks cap included), -EINVAL (bad
  * arguments, count 0), -ENOMEM, or -ENOSPC when a new stack was refused past the
  * cap's fold room (its samples are counted as dropped). */
@@ -151,6 +163,28 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
  * interval it closes and each merge it builds.
  */
 void profile_seal(struct profile *p);
+
+/*
+ * Adds every stack of src to dst as profile_merge does, but a stack whose
+ * pid (not 0, the idle task) has no sample in live is keyed by comm alone:
+ * pid PROFILE_PID_GONE, tid 0, and counted in gone_pid_stacks. live NULL:
+ * every process is taken as gone. 0, -EINVAL or -ENOMEM.
+ */
+int profile_fold_gone(struct profile *dst, const struct profile *src, const struct profile *live);
+
+/* pid has a stack in p. */
+bool profile_has_pid(const struct profile *p, uint32_t pid);
+
+/*
+ * p will only be read from now on (merged from, written out): seals it,
+ * frees its hash indexes (of mappings, functions, locations, stacks and
+ * strings; about 16 bytes an entry each) and packs its strings into one
+ * block (intern_pack: no allocation per string), keeping the pid set
+ * (profile_has_pid). profile_string_lookup then scans. Adding to it, or
+ * merging into it, is refused (-EINVAL). The window compacts the intervals
+ * it folds: 60 of them held their indexes for nothing.
+ */
+void profile_compact(struct profile *p);
 
 /* 0 = unlimited (the default). */
 void profile_set_max_stacks(struct profile *p, size_t max_stacks);

@@ -85,6 +85,9 @@ struct profile {
 	size_t max_stacks;
 	uint64_t start_ns, end_ns, period_ns;
 	uint64_t samples, cpu_ns, dropped_samples, dropped_cpu_ns, folded_samples;
+	uint64_t gone_samples, gone_pid_stacks;
+	size_t gone_stacks;
+	bool compacted; /* profile_compact: read only, no hash index but the pid set */
 };
 
 #endif

@@ -29,6 +29,9 @@ void profile_get_totals(const struct profile *p, struct profile_totals *out)
 	out->dropped_samples = p->dropped_samples;
 	out->dropped_cpu_ns = p->dropped_cpu_ns;
 	out->folded_samples = p->folded_samples;
+	out->gone_samples = p->gone_samples;
+	out->gone_stacks = p->gone_stacks;
+	out->gone_pid_stacks = p->gone_pid_stacks;
 	out->string_bytes = intern_memory(&p->strings);
 	out->memory_bytes = sizeof(*p) + (p->memo != NULL ? sizeof(*p->memo) : 0) +
 		intern_memory(&p->strings) +

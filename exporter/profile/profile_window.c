@@ -12,6 +12,9 @@ struct profile_window_slot {
 	/* It leaves the window once now passes this: start + window for an
 	 * interval, later for a reloaded window (profile_window_adopt). */
 	uint64_t leave_ns;
+	/* Its stacks are still keyed by every pid: folded (profile_fold_gone)
+	 * at the next roll, against the interval that closes then. */
+	bool unfolded;
 };
 
 struct profile_window {
@@ -22,6 +25,9 @@ struct profile_window {
 	struct profile *merged;
 	uint64_t window_ns, interval_ns, expired;
 	size_t max_stacks;
+	bool fold_gone;
+	void (*progress)(void *arg);
+	void *progress_arg;
 };
 
 static struct profile *profile_window_new_profile(const struct profile_window *pw)
@@ -46,6 +52,7 @@ struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_
 	pw->window_ns = window_ns;
 	pw->interval_ns = interval_ns;
 	pw->max_stacks = max_stacks;
+	pw->fold_gone = true;
 	/* The window's intervals, a restored one and a late roll's. */
 	pw->cap = (size_t)(window_ns / interval_ns) + 3;
 	pw->ring = calloc(pw->cap, sizeof(*pw->ring));
@@ -108,6 +115,43 @@ static void profile_window_push(struct profile_window *pw, const struct profile_
 	pw->count++;
 }
 
+/*
+ * The intervals still keyed by every pid, but the newest, are folded against
+ * it: a process with no sample in the interval after one is taken as gone,
+ * and its stacks there are keyed by comm alone (profile_fold_gone). Usually
+ * one interval's worth of work per roll, whatever the window. A fold that
+ * cannot be had (out of memory) leaves the interval as it was.
+ */
+static void profile_window_fold(struct profile_window *pw)
+{
+	const struct profile *live;
+	struct profile_window_slot *s;
+	struct profile *f;
+	size_t i;
+
+	if (pw->count < 2)
+		return;
+	live = profile_window_at(pw, pw->count - 1)->p;
+	for (i = 0; i + 1 < pw->count; i++) {
+		s = profile_window_at(pw, i);
+		if (!s->unfolded)
+			continue;
+		s->unfolded = false;
+		f = profile_window_new_profile(pw);
+		if (f == NULL)
+			continue;
+		if (profile_fold_gone(f, s->p, live) != 0) {
+			profile_free(f);
+			continue;
+		}
+		profile_set_time(f, s->start_ns, s->end_ns);
+		/* Only merged from until it leaves: no index needed. */
+		profile_compact(f);
+		profile_free(s->p);
+		s->p = f;
+	}
+}
+
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns)
 {
 	struct profile *next = profile_window_new_profile(pw);
@@ -117,6 +161,7 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 		return NULL;
 	pw->cur.end_ns = now_ns;
 	pw->cur.leave_ns = pw->cur.start_ns + pw->window_ns;
+	pw->cur.unfolded = pw->fold_gone;
 	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
 	/* Only read from now on: its memos go (60 intervals would hold 10 MiB of them). */
 	profile_seal(pw->cur.p);
@@ -125,16 +170,36 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 	pw->cur.p = next;
 	pw->cur.start_ns = now_ns;
 	pw->cur.end_ns = 0;
+	pw->cur.unfolded = false;
 	profile_window_expire(pw, now_ns);
 	/* The interval just closed may itself be older than the window (a roll
 	 * after a long stall): it is gone then, and so nothing is returned. */
-	return pw->count > 0 && profile_window_at(pw, pw->count - 1) == closed ? closed->p : NULL;
+	if (pw->count == 0 || profile_window_at(pw, pw->count - 1) != closed)
+		return NULL;
+	/* After the expiry: no fold of an interval that leaves anyway. closed
+	 * itself is the newest, so it stays as collected (its slot's profile
+	 * is not replaced). */
+	profile_window_fold(pw);
+	return closed->p;
+}
+
+void profile_window_set_fold_gone(struct profile_window *pw, bool on)
+{
+	pw->fold_gone = on;
+}
+
+void profile_window_set_progress(struct profile_window *pw, void (*progress)(void *arg),
+				 void *arg)
+{
+	pw->progress = progress;
+	pw->progress_arg = arg;
 }
 
 int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
 			 uint64_t end_ns)
 {
-	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns };
+	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns,
+					 .unfolded = pw->fold_gone };
 	uint64_t newest = end_ns;
 
 	/*
@@ -180,6 +245,10 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 	for (i = 0; i < pw->count; i++) {
 		if (profile_merge(m, profile_window_at(pw, i)->p) != 0)
 			goto fail;
+		/* An interval at a time: the caller may pause here (the
+		 * profiles merged are sealed, only the current one is added to). */
+		if (pw->progress != NULL)
+			pw->progress(pw->progress_arg);
 	}
 	if (with_current && profile_merge(m, pw->cur.p) != 0)
 		goto fail;

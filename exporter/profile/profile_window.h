@@ -17,6 +17,7 @@
 #ifndef LOWPROF_EXPORTER_PROFILE_WINDOW_H
 #define LOWPROF_EXPORTER_PROFILE_WINDOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,24 @@ struct profile *profile_window_merged(struct profile_window *pw, uint64_t now_ns
  * same sample (exporter_checkpoint.h). Owned as profile_window_merged's.
  */
 struct profile *profile_window_merged_closed(struct profile_window *pw);
+
+/*
+ * Folding (on by default): at each roll, the closed intervals still keyed by
+ * every pid, but the one just closed, have the stacks of the processes with
+ * no sample in the interval just closed folded by comm (profile_fold_gone):
+ * a process gone is named by its comm, and the identical stacks of many short
+ * processes make one. The newest closed interval (what the archive and OTLP
+ * get) and the current one keep every pid. Off: every pid kept.
+ */
+void profile_window_set_fold_gone(struct profile_window *pw, bool on);
+
+/*
+ * Called after each interval merged into profile_window_merged(_closed):
+ * the caller may pause there (the write's pacing) and add samples to the
+ * current interval meanwhile, but not roll. NULL: none.
+ */
+void profile_window_set_progress(struct profile_window *pw, void (*progress)(void *arg),
+				 void *arg);
 
 /* When the interval being collected began. */
 uint64_t profile_window_current_start(const struct profile_window *pw);

@@ -577,6 +577,10 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->files_cached = s->nfiles;
 	out->kernel_symbols = s->kallsyms ? kallsyms_count(s->kallsyms) : 0;
 	out->kernel_restricted = kallsyms_restricted(s->kallsyms);
+	out->file_bytes = s->file_bytes;
+	out->string_bytes = intern_memory(&s->strings);
+	out->kernel_bytes = kallsyms_memory(s->kallsyms);
+	out->maps_bytes = s->npids * sizeof(struct sym_pid) + s->maps_bytes;
 }
 
 struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)

@@ -42,10 +42,14 @@
  * processes a second, 1024 maps (a few KiB each) are plenty. */
 #define SYMBOLIZER_DEFAULT_MAX_PIDS 1024
 #define SYMBOLIZER_DEFAULT_MAX_FILES 1024
-/* The symbol tables' heap, all files together (the newest file always stays). */
-#define SYMBOLIZER_DEFAULT_MAX_FILE_BYTES ((size_t)64 << 20)
-/* The interned strings of returned frames: trimmed past this when the window rolls. */
-#define SYMBOLIZER_DEFAULT_MAX_STRING_BYTES ((size_t)8 << 20)
+/* The symbol tables' heap, all files together (the newest file always stays).
+ * Tables serve new samples only (the window's profiles keep their names), and
+ * one unused for a minute goes anyway: what is sampled now fits, a table
+ * evicted is read again when asked for. */
+#define SYMBOLIZER_DEFAULT_MAX_FILE_BYTES ((size_t)16 << 20)
+/* The interned strings of returned frames: trimmed past this when the window
+ * rolls (a trim costs the stack cache, whose frames point into them). */
+#define SYMBOLIZER_DEFAULT_MAX_STRING_BYTES ((size_t)4 << 20)
 
 struct symbolizer;
 
@@ -61,6 +65,9 @@ struct symbolizer_stats {
 	uint64_t string_trims; /* symbolizer_trim_strings that rebuilt the table */
 	size_t kernel_symbols;
 	bool kernel_restricted; /* kallsyms read, but every address was zero */
+	/* symbolizer_memory's parts: symbol tables, interned strings, kallsyms,
+	 * cached maps. */
+	size_t file_bytes, string_bytes, kernel_bytes, maps_bytes;
 };
 
 /*

@@ -110,6 +110,43 @@ static void test_round_trip(void **state)
 	profile_free(q);
 }
 
+/* Stacks of processes gone (folded by comm) have no pid label and come back
+ * as such; the idle task's pid 0 stays 0. */
+static void test_round_trip_gone(void **state)
+{
+	struct profile *p = profile_new(), *q = NULL;
+	struct profile_totals a, b;
+	struct frame f = { .function = "work", .module = "/usr/bin/app", .address = 0x401000,
+			   .module_offset = 0x1000, .map_start = 0x400000, .map_end = 0x500000 };
+	char err[256] = "";
+	size_t len, i, gone = 0, idle = 0;
+	uint8_t *gz;
+
+	(void)state;
+	assert_int_equal(profile_add_sample(p, PROFILE_PID_GONE, 0, "sh", &f, 1, false, 3, 3), 0);
+	assert_int_equal(profile_add_sample(p, 0, 0, "swapper/0", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_add_sample(p, 9, 9, "sh", &f, 1, false, 1, 1), 0);
+	gz = pprof_bytes(p, &len);
+	assert_int_equal(pprof_reader_load(gz, len, &q, err, sizeof(err)), 0);
+	profile_get_totals(p, &a);
+	profile_get_totals(q, &b);
+	assert_int_equal(a.pids, 2);
+	assert_int_equal(b.pids, 2);
+	assert_int_equal(b.gone_samples, 3);
+	assert_int_equal(b.gone_stacks, 1);
+	for (i = 0; i < profile_stack_count(q); i++) {
+		const struct profile_stack *s = profile_stack_at(q, i);
+
+		gone += s->pid == PROFILE_PID_GONE ? s->count : 0;
+		idle += s->pid == 0 ? s->count : 0;
+	}
+	assert_int_equal(gone, 3);
+	assert_int_equal(idle, 1);
+	free(gz);
+	profile_free(p);
+	profile_free(q);
+}
+
 static void test_corrupt(void **state)
 {
 	struct profile *p = sample_profile(), *q;
@@ -233,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_gone),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_restarts_message),
 		cmocka_unit_test(test_state_file),

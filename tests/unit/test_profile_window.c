@@ -186,6 +186,179 @@ static void test_window_adopt(void **state)
 	profile_window_free(pw);
 }
 
+static void add_pid(struct profile_window *pw, uint32_t pid, const char *comm, const char *fn,
+		    uint64_t count)
+{
+	struct frame f = fr(fn);
+
+	assert_int_equal(profile_add_sample(profile_window_current(pw), pid, pid, comm, &f, 1,
+					    false, count, count), 0);
+}
+
+/* The samples of pid's stack whose leaf is fn in p (0: none). */
+static uint64_t count_of(const struct profile *p, uint32_t pid, const char *comm, const char *fn)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < profile_stack_count(p); i++) {
+		const struct profile_stack *s = profile_stack_at(p, i);
+		const struct profile_function *f = profile_stack_function(p, s, 0, PROFILE_LEAF_FIRST);
+
+		if (s->pid == pid && strcmp(profile_string(p, s->comm), comm) == 0 &&
+		    strcmp(profile_string(p, f->name), fn) == 0)
+			n += s->count;
+	}
+	return n;
+}
+
+/* m's samples, and those of processes gone: samples, stacks, per-pid stacks folded. */
+static void assert_gone(const struct profile *m, uint64_t samples, uint64_t gone,
+			size_t gone_stacks, uint64_t pid_stacks)
+{
+	struct profile_totals t;
+
+	profile_get_totals(m, &t);
+	assert_int_equal(t.samples, samples);
+	assert_int_equal(t.gone_samples, gone);
+	assert_int_equal(t.gone_stacks, gone_stacks);
+	assert_int_equal(t.gone_pid_stacks, pid_stacks);
+}
+
+/*
+ * A closed interval's stacks of processes with no sample in the next one are
+ * folded by comm at the next roll: identical stacks of short processes make
+ * one; a process sampled on keeps its pid, and so does the idle task; the
+ * newest closed interval keeps every pid; the counts say what was folded.
+ */
+static void test_window_folds_gone(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(60), S(10), 0, T0);
+	const struct profile *closed;
+	struct profile_totals t;
+	struct profile *m;
+
+	(void)state;
+	add_pid(pw, 100, "sh", "a", 1);
+	add_pid(pw, 101, "sh", "a", 1);
+	add_pid(pw, 102, "sh", "b", 1);
+	add_pid(pw, 7, "server", "a", 2);
+	add_pid(pw, 0, "swapper/0", "idle", 4);
+	closed = profile_window_roll(pw, T0 + S(10));
+	assert_non_null(closed);
+	/* The newest closed interval (the archive's, OTLP's) has every pid. */
+	profile_get_totals(closed, &t);
+	assert_int_equal(t.pids, 5);
+	assert_int_equal(t.gone_samples, 0);
+
+	add_pid(pw, 7, "server", "c", 1);
+	add_pid(pw, 103, "sh", "a", 1);
+	profile_window_roll(pw, T0 + S(20));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 2);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "b"), 1);
+	assert_int_equal(count_of(m, 100, "sh", "a"), 0);
+	assert_int_equal(count_of(m, 7, "server", "a"), 2);
+	assert_int_equal(count_of(m, 0, "swapper/0", "idle"), 4);
+	assert_int_equal(count_of(m, 103, "sh", "a"), 1);
+	assert_gone(m, 11, 3, 2, 3);
+	assert_true(profile_has_pid(m, 7));
+	assert_false(profile_has_pid(m, 100));
+	assert_false(profile_has_pid(m, PROFILE_PID_GONE));
+
+	/* An empty interval: every process of the one before is gone, and the
+	 * short ones' identical stacks of two intervals merge into one. */
+	profile_window_roll(pw, T0 + S(30));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 3);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "server", "c"), 1);
+	assert_int_equal(count_of(m, 7, "server", "a"), 2);
+	assert_gone(m, 11, 5, 3, 5);
+	profile_get_totals(m, &t);
+	assert_int_equal(t.pids, 2);
+	profile_window_free(pw);
+
+	/* Off: every pid stays. */
+	pw = profile_window_new(S(60), S(10), 0, T0);
+	profile_window_set_fold_gone(pw, false);
+	add_pid(pw, 100, "sh", "a", 1);
+	profile_window_roll(pw, T0 + S(10));
+	profile_window_roll(pw, T0 + S(20));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, 100, "sh", "a"), 1);
+	profile_get_totals(m, &t);
+	assert_int_equal(t.gone_samples, 0);
+	profile_window_free(pw);
+}
+
+/* A compacted profile: smaller, read as before (merge, lookups, pids), and
+ * adding to it refused. */
+static void test_compact(void **state)
+{
+	struct profile *p = profile_new(), *m = profile_new(), *q = profile_new();
+	struct profile_totals a, b;
+	char name[32];
+	struct frame f;
+	uint32_t idx;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "fn%u", i);
+		f = fr(name);
+		f.module_offset += i * 16;
+		assert_int_equal(profile_add_sample(p, 10 + i % 3, 1, "app", &f, 1, false, 1, 1), 0);
+		assert_int_equal(profile_add_sample(q, 10 + i % 3, 1, "app", &f, 1, false, 1, 1), 0);
+	}
+	profile_seal(q);
+	profile_get_totals(q, &a);
+	profile_compact(p);
+	profile_get_totals(p, &b);
+	assert_true(b.memory_bytes < a.memory_bytes);
+	assert_int_equal(b.stacks, a.stacks);
+	assert_int_equal(b.samples, a.samples);
+	assert_true(profile_string_lookup(p, "fn199", &idx));
+	assert_string_equal(profile_string(p, idx), "fn199");
+	assert_false(profile_string_lookup(p, "fn200", &idx));
+	assert_true(profile_has_pid(p, 12));
+	assert_false(profile_has_pid(p, 13));
+	assert_int_equal(profile_add_sample(p, 10, 1, "app", &f, 1, false, 1, 1), -EINVAL);
+	assert_int_equal(profile_merge(p, q), -EINVAL);
+	/* Read as the uncompacted one: the same merge. */
+	assert_int_equal(profile_merge(m, p), 0);
+	profile_get_totals(m, &b);
+	assert_int_equal(b.stacks, a.stacks);
+	assert_int_equal(b.samples, a.samples);
+	profile_free(p);
+	profile_free(q);
+	profile_free(m);
+}
+
+/* The merge calls the progress hook once per interval merged. */
+static void count_call(void *arg)
+{
+	(*(unsigned *)arg)++;
+}
+
+static void test_window_merge_progress(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(60), S(10), 0, T0);
+	unsigned calls = 0, i;
+
+	(void)state;
+	for (i = 1; i <= 4; i++) {
+		add_pid(pw, 5, "app", "a", 1);
+		profile_window_roll(pw, T0 + S(10 * i));
+	}
+	profile_window_set_progress(pw, count_call, &calls);
+	assert_non_null(profile_window_merged_closed(pw));
+	assert_int_equal(calls, 4);
+	profile_window_set_progress(pw, NULL, NULL);
+	assert_non_null(profile_window_merged_closed(pw));
+	assert_int_equal(calls, 4);
+	profile_window_free(pw);
+}
+
 /* The stack cap holds in every interval and in the merge. */
 static void test_window_cap(void **state)
 {
@@ -269,6 +442,9 @@ int main(void)
 		cmocka_unit_test(test_window_merged_closed),
 		cmocka_unit_test(test_window_adopt),
 		cmocka_unit_test(test_window_cap),
+		cmocka_unit_test(test_window_folds_gone),
+		cmocka_unit_test(test_window_merge_progress),
+		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_window_seals_closed),
 		cmocka_unit_test(test_window_args),
 	};

@@ -792,6 +792,62 @@ static void test_bounds_and_forget(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * The symbol tables' byte cap: past it the least recently used table goes
+ * first (the newest always stays), counted; a table under the cap stays.
+ */
+static void test_file_bytes_cap(void **state)
+{
+	struct proc_source *src = direct("/usr/lib/debug", "/proc/kallsyms");
+	char err[256] = "", exe[4096];
+	struct symbolizer *s = symbolizer_new(src, err, sizeof(err));
+	struct lowprof_file_id own, libc;
+	struct proc_source_stats ps0, ps1;
+	struct symbolizer_stats st;
+	size_t before, both;
+	struct frame f;
+	Dl_info info;
+	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe));
+
+	(void)state;
+	assert_non_null(s);
+	assert_true(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) != 0);
+	assert_int_equal(proc_source_direct_add_file(src, exe, &own), 0);
+	assert_int_equal(proc_source_direct_add_file(src, info.dli_fname, &libc), 0);
+	before = symbolizer_memory(s);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	assert_int_equal(symbolizer_file_frame(s, &libc, 0x10, &f), 0);
+	both = symbolizer_memory(s);
+	/* Under the cap: both stay. */
+	symbolizer_set_max_file_bytes(s, both);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 2);
+	assert_int_equal(st.evictions, 0);
+	/* The own binary is used again: libc is now the least recently used. */
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	symbolizer_set_max_file_bytes(s, 1);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 1);
+	assert_int_equal(st.evictions, 1);
+	assert_true(symbolizer_memory(s) < both);
+	assert_true(symbolizer_memory(s) > before);
+	/* The own binary stayed (named without asking the source); libc is asked again. */
+	proc_source_get_stats(src, &ps0);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	proc_source_get_stats(src, &ps1);
+	assert_int_equal(ps1.requests, ps0.requests);
+	assert_int_equal(symbolizer_file_frame(s, &libc, 0x10, &f), 0);
+	proc_source_get_stats(src, &ps1);
+	assert_true(ps1.requests > ps0.requests);
+	/* ... and, the newest now, it evicted the own binary: one more eviction. */
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 1);
+	assert_int_equal(st.evictions, 2);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_vdso_function),
 		cmocka_unit_test(test_vdso_offset),
 		cmocka_unit_test(test_file_frame),
+		cmocka_unit_test(test_file_bytes_cap),
 		cmocka_unit_test(test_file_unknown_and_expire),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),

@@ -169,6 +169,65 @@ static void test_cache_bounds(void **state)
 	unwind_maps_fini(&um);
 }
 
+/*
+ * Tables the walker has not used for idle_ttl_ns go at the idle check (every
+ * UNWIND_MAPS_IDLE_CHECK_NS), handed to the caller like evicted files and
+ * counted; a table in use stays; the chunks left without rows are listed
+ * (the loader frees them, unwind_maps_empty_chunks).
+ */
+static void test_idle_expiry(void **state)
+{
+	uint32_t capacity = 3 * LOWPROF_UNWIND_CHUNK_ROWS, empty[4];
+	struct lowprof_unwind_row *backing = calloc(capacity, sizeof(*backing));
+	struct unwinder_segment s = seg_at(0x1000, 0x10000);
+	struct unwind_table t = {0};
+	struct unwind_file *a, *b;
+	struct lowprof_file_id ka = key_of(1), kb = key_of(2);
+	struct unwind_maps um;
+	uint64_t now = mono_ns(), ttl_stamps;
+
+	(void)state;
+	assert_non_null(backing);
+	assert_int_equal(unwind_maps_init_mem(&um, backing, capacity), 0);
+	/* Every chunk holds no row yet. */
+	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 3);
+	t.rows = rows_for(2, 0x1000);
+	t.nrows = 2;
+	a = unwind_maps_add(&um, &ka, &t, &s, 1);
+	b = unwind_maps_add(&um, &kb, &t, &s, 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->state, UNWIND_FILE_READY);
+	/* Both in chunk 0. */
+	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 2);
+	assert_int_equal(empty[0], 1);
+	assert_int_equal(empty[1], 2);
+	ttl_stamps = um.idle_ttl_ns >> 30;
+	a->last_used = (now >> 30) - ttl_stamps - 1;
+	b->last_used = now >> 30;
+	/* Not checked before UNWIND_MAPS_IDLE_CHECK_NS since the last check. */
+	um.idle_checked_ns = now;
+	unwind_maps_expire(&um, now + 1000);
+	assert_non_null(unwind_maps_find(&um, &ka));
+	unwind_maps_expire(&um, now + UNWIND_MAPS_IDLE_CHECK_NS);
+	assert_null(unwind_maps_find(&um, &ka));
+	assert_non_null(unwind_maps_find(&um, &kb));
+	assert_int_equal(um.idle_expired, 1);
+	assert_int_equal(um.ndropped, 1);
+	assert_memory_equal(&um.dropped[0], &ka, sizeof(ka));
+	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 2);
+	/* b idle too: every chunk empty again, and the rows all free. */
+	b->last_used = (now >> 30) - ttl_stamps - 1;
+	unwind_maps_expire(&um, now + 2 * UNWIND_MAPS_IDLE_CHECK_NS);
+	assert_null(unwind_maps_find(&um, &kb));
+	assert_int_equal(um.idle_expired, 2);
+	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 3);
+	assert_int_equal(empty[0], 0);
+	free(t.rows);
+	unwind_maps_fini(&um);
+	free(backing);
+}
+
 static void test_cache_and_eviction(void **state)
 {
 	struct lowprof_unwind_row backing[108];
@@ -485,6 +544,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_table),
 		cmocka_unit_test(test_cache_and_eviction),
+		cmocka_unit_test(test_idle_expiry),
 		cmocka_unit_test(test_cache_bounds),
 		cmocka_unit_test(test_recent_tables_stay),
 		cmocka_unit_test(test_page_index),
