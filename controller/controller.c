@@ -15,9 +15,6 @@
 #include "ipc/notify.h"
 #include "ipc/lowprof_fds.h"
 
-/* The supervisor's liveness clock wants a line at least this often. */
-#define CONTROLLER_PING_MS NOTIFY_PING_INTERVAL_MS
-
 /* Hello, then GetState: a restarted controller starts from what is in force. */
 static int controller_hello(struct controller *c)
 {
@@ -214,8 +211,10 @@ int controller_run(struct controller *c)
 {
 	struct pollfd pfd[3] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN},
 				{.fd = c->cc.fd, .events = POLLIN}};
-	/* The push carries the liveness ping when the interval is short enough. */
-	int timeout = c->interval_s * 1000.0 <= CONTROLLER_PING_MS ? -1 : CONTROLLER_PING_MS;
+	/* The push carries the liveness ping when the interval is short enough
+	 * (pings are a third of the supervisor's timeout apart). */
+	int ping_ms = (int)notify_ping_interval_ms();
+	int timeout = c->interval_s * 1000.0 <= ping_ms ? -1 : ping_ms;
 	struct control_stats st;
 	bool stepped;
 	int rc, got;

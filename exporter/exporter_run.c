@@ -32,15 +32,14 @@
 #include "seccomp/sandbox.h"
 #include "settings/defaults.h"
 
-/* The loader writes the eventfd for every batch it publishes and at each of
- * its timer passes (about a second apart), so the exporter wakes on data and
- * with the loader; otherwise at the next file write, or for its liveness ping. */
-#define POLL_MS NOTIFY_PING_INTERVAL_MS
-/* After a wake by the loader, our own timeout waits this much longer than the
- * ping interval: the loader's next pass, a second on, comes first and is our
- * pass too (one wake a second, not two out of phase). Without the loader the
- * ping is a tenth late at most (notify_ping's own slack). */
-#define POLL_LOADER_SLACK_MS (NOTIFY_PING_INTERVAL_MS / 10)
+/* The loader writes the eventfd when a pass of its drain published samples
+ * (not for its statistics and timeline records alone, which wait for our next
+ * pass), so the exporter wakes on data; otherwise at the next file write, or
+ * for its liveness ping (a third of the supervisor's timeout apart). After a
+ * wake by the loader our own timeout waits a tenth longer than the ping
+ * interval, so that the loader's next notice, if samples keep coming, is our
+ * pass too; the ping is then a tenth late at most (notify_ping's own slack). */
+#define POLL_LOADER_SLACK_DIV 10
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -124,7 +123,8 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 {
 	uint64_t now_ns = mono_ns();
-	int timeout = POLL_MS + (loader_woke ? POLL_LOADER_SLACK_MS : 0), pace_ms;
+	int poll_ms = (int)notify_ping_interval_ms(), pace_ms;
+	int timeout = poll_ms + (loader_woke ? poll_ms / POLL_LOADER_SLACK_DIV : 0);
 	long otlp_ms;
 
 	if (ex->next_write_ns > now_ns &&

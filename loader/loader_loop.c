@@ -251,6 +251,7 @@ static void loader_drain(struct loader *l)
 static void loader_tick(struct loader *l, bool asked)
 {
 	uint64_t now, stats_period = (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
+	bool ticked;
 
 	loader_drain(l);
 	file_tables_tick(&l->pt);
@@ -258,12 +259,16 @@ static void loader_tick(struct loader *l, bool asked)
 	/* Not right after an entry the timer made: no interval of a few milliseconds. */
 	if (asked && now - l->tl_base.monotonic_ns >= l->control_interval_ns / 2)
 		l->next_control_ns = now;
-	if (loader_control_tick(l, now, l->control_interval_ns / 4, asked) && !asked)
+	ticked = loader_control_tick(l, now, l->control_interval_ns / 4, asked);
+	if (ticked && !asked)
 		l->control_driven = false;
 	if (asked)
 		l->control_driven = true;
 	symbol_broker_tick(&l->sb, now);
-	if (now + stats_period / 4 >= l->next_stats_ns) {
+	/* At a control tick the statistics go along if due within half their
+	 * period, so that the two deadlines fall into step (one wake-up a second
+	 * at the defaults, not two half a second apart). */
+	if (now + (ticked ? stats_period / 2 : stats_period / 4) >= l->next_stats_ns) {
 		loader_publish_stats(l);
 		l->next_stats_ns = now + stats_period;
 	}
@@ -289,6 +294,9 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	/* Our passes carry the liveness pings: never further apart than they. */
+	if (period_ms > notify_ping_interval_ms())
+		period_ms = notify_ping_interval_ms();
 	/* The drain period itself never stands by: it bounds the gap between
 	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
@@ -322,7 +330,8 @@ int loader_run(struct loader *l)
 		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
-		/* Liveness for the supervisor: the drain timer wakes us at least once a second. */
+		/* Liveness for the supervisor: the drain timer wakes us at least
+		 * once per ping interval (loader_arm_timer). */
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
 			return LOWPROF_EXIT_OK;
@@ -336,13 +345,10 @@ int loader_run(struct loader *l)
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
 		if ((pfd[4].revents & POLLIN) && !asked && !(pfd[1].revents & POLLIN))
 			loader_drain(l);
-		if (pfd[1].revents & POLLIN) {
+		/* The exporter is told of samples only (drain_run): on a host
+		 * where nothing is sampled it does not wake with our passes. */
+		if (pfd[1].revents & POLLIN)
 			event_timer_ack(l->tfd);
-			/* The exporter's pass rides on ours: told at every timer pass,
-			 * samples or not, it reads the statistics and timeline records
-			 * now and its own (liveness) timer need not wake it apart. */
-			l->dr.notify_pending = true;
-		}
 		/* A new process to build tables for: tick now, and at the fast period after. */
 		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
 			loader_tick(l, asked);
