@@ -194,10 +194,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* A pushed Stats is this late at most before we ask ourselves. */
-static uint64_t controller_standby_ns(const struct controller *c)
+/* A pushed Stats is this late at most before we ask ourselves: half an
+ * interval past when it is due, which is two intervals on after a quiet one
+ * (ipc/throttle.h: the loader applies the same test). */
+static uint64_t controller_standby_ns(const struct controller *c, bool quiet)
 {
-	return (uint64_t)(c->interval_s * 1.5 * 1e9);
+	return (uint64_t)(c->interval_s * ((quiet ? THROTTLE_QUIET_INTERVALS : 1) + 0.5) * 1e9);
 }
 
 /*
@@ -212,11 +214,11 @@ int controller_run(struct controller *c)
 	struct pollfd pfd[3] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN},
 				{.fd = c->cc.fd, .events = POLLIN}};
 	/* The push carries the liveness ping when the interval is short enough
-	 * (pings are a third of the supervisor's timeout apart). */
+	 * (pings are 0.4 of the supervisor's timeout apart). */
 	int ping_ms = (int)notify_ping_interval_ms();
 	int timeout = c->interval_s * 1000.0 <= ping_ms ? -1 : ping_ms;
 	struct control_stats st;
-	bool stepped;
+	bool stepped, quiet;
 	int rc, got;
 
 	event_timer_at(c->tfd, mono_ns() + (uint64_t)(c->interval_s * 1e9));
@@ -227,11 +229,18 @@ int controller_run(struct controller *c)
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
 			return LOWPROF_EXIT_OK;
 		stepped = false;
+		quiet = false;
 		rc = 0;
 		if (pfd[2].revents != 0 || c->cc.pushed != NULL) {
 			while (rc == 0 && (got = control_client_pushed(&c->cc, &st)) > 0) {
 				rc = controller_step(c, &st);
 				stepped = true;
+				/* The loader's test, on the throttle as this step left it
+				 * (a change ends a quiet interval there: a push comes
+				 * sooner than we stand by for, which does no harm). */
+				quiet = c->have_sent && throttle_quiet(&c->sent, st.samples_submitted,
+								       st.reserve_failures,
+								       st.offcpu_records);
 			}
 			if (rc == 0 && got < 0)
 				rc = got;
@@ -248,7 +257,7 @@ int controller_run(struct controller *c)
 			return LOWPROF_EXIT_FAILURE;
 		}
 		if (stepped)
-			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c));
+			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c, quiet));
 	}
 }
 

@@ -35,7 +35,7 @@
 /* The loader writes the eventfd when a pass of its drain published samples
  * (not for its statistics and timeline records alone, which wait for our next
  * pass), so the exporter wakes on data; otherwise at the next file write, or
- * for its liveness ping (a third of the supervisor's timeout apart). After a
+ * for its liveness ping (0.4 of the supervisor's timeout apart). After a
  * wake by the loader our own timeout waits a tenth longer than the ping
  * interval, so that the loader's next notice, if samples keep coming, is our
  * pass too; the ping is then a tenth late at most (notify_ping's own slack). */

@@ -14,7 +14,7 @@ static unsigned notify_ping_ms = 1000;
 
 void notify_set_liveness_timeout(unsigned seconds)
 {
-	uint64_t ms = (uint64_t)seconds * 1000u / NOTIFY_PING_DIVISOR;
+	uint64_t ms = (uint64_t)seconds * NOTIFY_PING_PER_MILLE;
 
 	notify_ping_ms = ms < NOTIFY_PING_MIN_MS ? NOTIFY_PING_MIN_MS
 		       : ms > 0x7fffffffu ? 0x7fffffffu

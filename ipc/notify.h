@@ -12,12 +12,14 @@
 #include <stdint.h>
 
 /*
- * Pings come a third of the supervisor's --liveness-timeout apart (the
- * component is told it with the same option): two may be lost or late before
- * it is judged silent. No ping is sent more often than the floor, whatever
- * the timeout.
+ * Pings come 0.4 of the supervisor's --liveness-timeout apart (the component
+ * is told it with the same option): 2 s at the default 5 s, which is the
+ * loader's and the controller's period on a quiet host (two control
+ * intervals, ipc/throttle.h), so a ping never needs a wake-up of its own
+ * there; one may be lost or late before the component is judged silent. No
+ * ping is sent more often than the floor, whatever the timeout.
  */
-#define NOTIFY_PING_DIVISOR 3
+#define NOTIFY_PING_PER_MILLE 400
 #define NOTIFY_PING_MIN_MS 250
 
 /* The liveness timeout the component was started with (seconds). Until it

@@ -240,6 +240,9 @@ static void loader_drain(struct loader *l)
 
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
+	/* Something is sampled again: the controller hears of it within an interval. */
+	if (rc > 0)
+		loader_quiet_end(l);
 }
 
 /*
@@ -267,18 +270,26 @@ static void loader_tick(struct loader *l, bool asked)
 	symbol_broker_tick(&l->sb, now);
 	/* At a control tick the statistics go along if due within half their
 	 * period, so that the two deadlines fall into step (one wake-up a second
-	 * at the defaults, not two half a second apart). */
-	if (now + (ticked ? stats_period / 2 : stats_period / 4) >= l->next_stats_ns) {
+	 * at the defaults, not two half a second apart); before a quiet interval,
+	 * always: its end is their next deadline. */
+	if ((ticked && l->quiet) ||
+	    now + (ticked ? stats_period / 2 : stats_period / 4) >= l->next_stats_ns) {
 		loader_publish_stats(l);
 		l->next_stats_ns = now + stats_period;
 	}
+	/* The exporter's pass rides on the interval's: it reads the timeline
+	 * entry and statistics now (and pings), not on a timer of its own. */
+	if (ticked)
+		l->dr.notify_pending = true;
 }
 
 /*
  * The next tick: as late as the work allows. The control interval and the
  * statistics have their deadlines; the ring is drained at least every idle
- * period (the BPF program wakes us sooner when it fills); DWARF tables that
- * have work (new processes, exec/exit events) want the fast period.
+ * period (the BPF program wakes us sooner when it fills), or every quiet
+ * interval when nothing is sampled, and at least once per liveness ping;
+ * DWARF tables that have work (new processes, exec/exit events) want the
+ * fast period.
  *
  * A controller's stats request is the interval's tick (loader_tick's asked):
  * the control and statistics deadlines then stand by half an interval past
@@ -294,6 +305,10 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	/* A quiet interval: nothing in the ring to hurry for (a burst still
+	 * wakes us at the watermark); the statistics wait for its end. */
+	if (l->quiet && period_ms < l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC)
+		period_ms = l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC;
 	/* Our passes carry the liveness pings: never further apart than they. */
 	if (period_ms > notify_ping_interval_ms())
 		period_ms = notify_ping_interval_ms();
@@ -301,7 +316,7 @@ static void loader_arm_timer(struct loader *l)
 	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
 	ctl = l->next_control_ns + standby;
-	stats = l->next_stats_ns + standby;
+	stats = l->quiet ? UINT64_MAX : l->next_stats_ns + standby;
 	if (ctl > now && ctl < next)
 		next = ctl;
 	if (stats > now && stats < next)

@@ -602,7 +602,7 @@ static bool supervise_confirm_silent(struct component *c, int64_t now)
 	return true;
 }
 
-/* Liveness: a running component says something at least every third of the timeout. */
+/* Liveness: a running component says something at least every 0.4 timeout (ipc/notify.h). */
 static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 {
 	int64_t deadline, late;
