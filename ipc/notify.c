@@ -16,9 +16,9 @@ void notify_set_liveness_timeout(unsigned seconds)
 {
 	uint64_t ms = (uint64_t)seconds * NOTIFY_PING_PER_MILLE;
 
-	notify_ping_ms = ms < NOTIFY_PING_MIN_MS ? NOTIFY_PING_MIN_MS
-		       : ms > 0x7fffffffu ? 0x7fffffffu
-		       : (unsigned)ms;
+	/* 0 is no timeout the supervisor takes: keep the default. */
+	if (ms > 0)
+		notify_ping_ms = ms > INT32_MAX ? INT32_MAX : (unsigned)ms;
 }
 
 unsigned notify_ping_interval_ms(void)

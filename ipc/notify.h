@@ -16,11 +16,9 @@
  * is told it with the same option): 2 s at the default 5 s, which is the
  * loader's and the controller's period on a quiet host (two control
  * intervals, ipc/throttle.h), so a ping never needs a wake-up of its own
- * there; one may be lost or late before the component is judged silent. No
- * ping is sent more often than the floor, whatever the timeout.
+ * there; one may be lost or late before the component is judged silent.
  */
 #define NOTIFY_PING_PER_MILLE 400
-#define NOTIFY_PING_MIN_MS 250
 
 /* The liveness timeout the component was started with (seconds). Until it
  * is called, pings come once a second. */

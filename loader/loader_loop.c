@@ -333,7 +333,7 @@ int loader_run(struct loader *l)
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
 				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
 	uint64_t stats_served;
-	bool asked;
+	bool asked, was_quiet;
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -345,6 +345,7 @@ int loader_run(struct loader *l)
 		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
+		was_quiet = l->quiet;
 		/* Liveness for the supervisor: the drain timer wakes us at least
 		 * once per ping interval (loader_arm_timer). */
 		notify_ping();
@@ -367,6 +368,10 @@ int loader_run(struct loader *l)
 		/* A new process to build tables for: tick now, and at the fast period after. */
 		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
 			loader_tick(l, asked);
+			loader_arm_timer(l);
+		} else if (was_quiet && !l->quiet) {
+			/* A new throttle or a burst ended the quiet interval: its
+			 * end (one interval after it began) is the timer's now. */
 			loader_arm_timer(l);
 		}
 		drain_flush_notify(&l->dr);
