@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/formats/archive.h"
+#include "exporter/formats/output_file.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
@@ -139,6 +140,15 @@ static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 	return timeout;
 }
 
+/* The directory fsync the pass's renames left (output_file_defer_dir_sync). */
+static void exporter_sync_dir(void)
+{
+	char err[256];
+
+	if (output_file_sync_dirs(err, sizeof(err)) != 0)
+		log_warn("%s", err);
+}
+
 void exporter_run(struct exporter *ex)
 {
 	struct pollfd pfd[3];
@@ -156,6 +166,8 @@ void exporter_run(struct exporter *ex)
 	 * bounds how late. A hang-up (the supervisor gone) still wakes us. */
 	pfd[2].fd = LOWPROF_FD_NOTIFY;
 	pfd[2].events = 0;
+	/* The files a pass replaces share one directory fsync, at its end. */
+	output_file_defer_dir_sync(true);
 	while (running) {
 		/* The eventfd is only a hint: the timeout makes us look anyway. */
 		pfd[1].revents = 0; /* left as it was by a poll cut short (EINTR) */
@@ -210,6 +222,7 @@ void exporter_run(struct exporter *ex)
 		}
 		if (ex->otlp != NULL)
 			otlp_export_poll(ex->otlp);
+		exporter_sync_dir();
 		exporter_report_state(ex, false);
 	}
 }
@@ -232,6 +245,7 @@ void exporter_stop(struct exporter *ex)
 			log_warn("%zu profile(s) not delivered to the collector at exit", left);
 		exporter_write_all(ex, false);
 	}
+	exporter_sync_dir();
 	exporter_print_summary(ex);
 	otlp_export_free(ex->otlp);
 	if (ex->state_fd >= 0)

@@ -10,6 +10,7 @@
 #ifndef LOWPROF_EXPORTER_OUTPUT_FILE_H
 #define LOWPROF_EXPORTER_OUTPUT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,5 +22,16 @@
  * Returns 0 or a negative errno with a message in err. */
 int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
 			     void *ctx, char *err, size_t errlen);
+
+/*
+ * Deferred directory fsyncs: while on, a rename only marks its directory, and
+ * output_file_sync_dirs fsyncs it once for every file replaced since (the
+ * exporter calls it at the end of each loop pass: one directory fsync per
+ * pass that wrote, not one per file). Off (the default): each write fsyncs
+ * its directory itself.
+ */
+void output_file_defer_dir_sync(bool on);
+/* The marked directory's fsync, if any. 0, or a negative errno with a message in err. */
+int output_file_sync_dirs(char *err, size_t errlen);
 
 #endif
