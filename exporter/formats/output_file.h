@@ -2,7 +2,7 @@
  * Atomic file replacement: readers see the old file or the new one, never a
  * partial write. NAME.tmp is created in dirfd, filled by the writer, flushed
  * and fsync'd, then renamed over NAME (and the directory fsync'd so the
- * rename survives a crash). On any failure NAME.tmp is removed and NAME is
+ * rename survives a crash: at once, or at output_file_sync_dirs). On any failure NAME.tmp is removed and NAME is
  * left as it was. New content equal to what NAME holds (the last content
  * written there, when small, and NAME still the file we wrote) leaves NAME
  * as it is: no fsync, no rename.
