@@ -95,18 +95,20 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 		  (unsigned long long)st->offcpu_switches, (double)st->interval_ns / 1e9);
 }
 
-/* Ask for the interval's counters, and for them every interval from now on.
- * Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
-static int controller_read_stats(struct controller *c, struct policy_signals *sig)
+/* Ask for the interval's counters (into *st, *got set when they came), and for
+ * them every interval from now on. Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
+static int controller_read_stats(struct controller *c, struct policy_signals *sig,
+				 struct control_stats *st, bool *got)
 {
-	struct control_stats st;
-	int rc = control_client_stats(&c->cc, true, &st);
+	int rc = control_client_stats(&c->cc, true, st);
 
+	*got = false;
 	if (rc == CONTROL_CLIENT_NO_ANSWER)
 		return 0; /* stats_valid stays false: the policy holds what depends on them */
 	if (rc != 0)
 		return rc;
-	controller_signals_from_stats(&st, sig);
+	controller_signals_from_stats(st, sig);
+	*got = true;
 	return 0;
 }
 
@@ -126,39 +128,52 @@ static int controller_set_throttle(struct controller *c, const struct throttle *
 
 /*
  * One control interval: pushed, the Stats the loader sent at its end; NULL:
- * ask for them (the first interval, or no push came). Returns 0, or -errno
- * when the loader is gone.
+ * ask for them (the first interval, or no push came). *quiet: the interval
+ * was a quiet one (ipc/throttle.h), by the loader's test on the throttle as
+ * this step left it, so the next Stats come two intervals on (a change ends
+ * the quiet there: a push sooner than we stand by for does no harm).
+ * Returns 0, or -errno when the loader is gone.
  */
-static int controller_step(struct controller *c, const struct control_stats *pushed)
+static int controller_step(struct controller *c, const struct control_stats *pushed, bool *quiet)
 {
 	struct policy_signals sig;
 	struct policy_decision d;
 	const struct throttle *t = &d.throttle;
+	struct control_stats asked;
+	const struct control_stats *st = pushed;
+	bool got = pushed != NULL;
 	char desc[96];
 	int rc = 0;
 
+	*quiet = false;
 	memset(&sig, 0, sizeof(sig));
 	controller_read_host(c, &sig);
 	if (pushed != NULL)
 		controller_signals_from_stats(pushed, &sig);
 	else
-		rc = controller_read_stats(c, &sig);
+		rc = controller_read_stats(c, &sig, &asked, &got);
 	if (rc == CONTROL_CLIENT_HELLO_AGAIN)
 		rc = controller_hello(c);
 	if (rc != 0)
 		return rc;
+	if (pushed == NULL)
+		st = &asked;
 	policy_step(&c->set, &c->state, &sig, &d);
 	/* --no-throttle: the loader's settings are fixed (it refuses any change);
 	 * the controller only measures, for the timeline and the log. */
 	if (c->set.no_throttle || (c->have_sent && throttle_equal(t, &c->sent))) {
 		log_debug("host %.1f%% (busiest %.1f%%), drops %.2f%%, overhead %.3f%%: %s",
 			  sig.host_cpu_pct, sig.busiest_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
-		return 0;
+	} else {
+		throttle_describe(t, desc, sizeof(desc));
+		log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct,
+			 sig.drop_pct, sig.overhead_pct, d.reason, desc);
+		rc = controller_set_throttle(c, t);
 	}
-	throttle_describe(t, desc, sizeof(desc));
-	log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct, sig.drop_pct,
-		 sig.overhead_pct, d.reason, desc);
-	return controller_set_throttle(c, t);
+	*quiet = rc == 0 && got && c->have_sent &&
+		 throttle_quiet(&c->sent, st->samples_submitted, st->reserve_failures,
+				st->offcpu_records);
+	return rc;
 }
 
 int controller_start(struct controller *c, char *err, size_t errlen)
@@ -233,21 +248,15 @@ int controller_run(struct controller *c)
 		rc = 0;
 		if (pfd[2].revents != 0 || c->cc.pushed != NULL) {
 			while (rc == 0 && (got = control_client_pushed(&c->cc, &st)) > 0) {
-				rc = controller_step(c, &st);
+				rc = controller_step(c, &st, &quiet);
 				stepped = true;
-				/* The loader's test, on the throttle as this step left it
-				 * (a change ends a quiet interval there: a push comes
-				 * sooner than we stand by for, which does no harm). */
-				quiet = c->have_sent && throttle_quiet(&c->sent, st.samples_submitted,
-								       st.reserve_failures,
-								       st.offcpu_records);
 			}
 			if (rc == 0 && got < 0)
 				rc = got;
 		}
 		if (rc == 0 && !stepped && (pfd[1].revents & POLLIN)) {
 			event_timer_ack(c->tfd);
-			rc = controller_step(c, NULL);
+			rc = controller_step(c, NULL, &quiet);
 			stepped = true;
 		}
 		if (rc == -ECANCELED)

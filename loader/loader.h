@@ -65,6 +65,8 @@ struct loader {
 	struct lowprof_cpu_stats bpf_stats; /* read in pass bpf_stats_pass */
 	char state_sent[512];         /* the last state line sent to the supervisor */
 	uint64_t state_sent_ns;
+	struct throttle state_throttle; /* ... and the throttle and fail-safe it said */
+	bool state_failsafe;
 };
 
 /*

@@ -272,6 +272,12 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	struct lowprof_offcpu_stats os;
 	char off[256] = "", line[sizeof(l->state_sent)];
 
+	/* Without off-CPU counters the line says only the throttle: unchanged,
+	 * nothing to format on a quiet tick. */
+	if (!l->sess.offcpu.enabled && l->state_sent[0] != '\0' &&
+	    throttle_equal(t, &l->state_throttle) && l->cs.failsafe == l->state_failsafe &&
+	    now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
+		return;
 	/* Off-CPU: records, blocked periods under the threshold, switch-outs the
 	 * probability passed over, records lost to a full ring, the probability. */
 	if (l->sess.offcpu.enabled && offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0)
@@ -291,6 +297,8 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	notify_state("%s", line);
 	memcpy(l->state_sent, line, sizeof(line));
 	l->state_sent_ns = now_ns;
+	l->state_throttle = *t;
+	l->state_failsafe = l->cs.failsafe;
 }
 
 void loader_quiet_end(struct loader *l)
