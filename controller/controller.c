@@ -15,9 +15,6 @@
 #include "ipc/notify.h"
 #include "ipc/lowprof_fds.h"
 
-/* The supervisor's liveness clock wants a line at least this often. */
-#define CONTROLLER_PING_MS NOTIFY_PING_INTERVAL_MS
-
 /* Hello, then GetState: a restarted controller starts from what is in force. */
 static int controller_hello(struct controller *c)
 {
@@ -98,18 +95,20 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 		  (unsigned long long)st->offcpu_switches, (double)st->interval_ns / 1e9);
 }
 
-/* Ask for the interval's counters, and for them every interval from now on.
- * Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
-static int controller_read_stats(struct controller *c, struct policy_signals *sig)
+/* Ask for the interval's counters (into *st, *got set when they came), and for
+ * them every interval from now on. Returns 0, CONTROL_CLIENT_HELLO_AGAIN, or -errno. */
+static int controller_read_stats(struct controller *c, struct policy_signals *sig,
+				 struct control_stats *st, bool *got)
 {
-	struct control_stats st;
-	int rc = control_client_stats(&c->cc, true, &st);
+	int rc = control_client_stats(&c->cc, true, st);
 
+	*got = false;
 	if (rc == CONTROL_CLIENT_NO_ANSWER)
 		return 0; /* stats_valid stays false: the policy holds what depends on them */
 	if (rc != 0)
 		return rc;
-	controller_signals_from_stats(&st, sig);
+	controller_signals_from_stats(st, sig);
+	*got = true;
 	return 0;
 }
 
@@ -129,39 +128,52 @@ static int controller_set_throttle(struct controller *c, const struct throttle *
 
 /*
  * One control interval: pushed, the Stats the loader sent at its end; NULL:
- * ask for them (the first interval, or no push came). Returns 0, or -errno
- * when the loader is gone.
+ * ask for them (the first interval, or no push came). *quiet: the interval
+ * was a quiet one (ipc/throttle.h), by the loader's test on the throttle as
+ * this step left it, so the next Stats come two intervals on (a change ends
+ * the quiet there: a push sooner than we stand by for does no harm).
+ * Returns 0, or -errno when the loader is gone.
  */
-static int controller_step(struct controller *c, const struct control_stats *pushed)
+static int controller_step(struct controller *c, const struct control_stats *pushed, bool *quiet)
 {
 	struct policy_signals sig;
 	struct policy_decision d;
 	const struct throttle *t = &d.throttle;
+	struct control_stats asked;
+	const struct control_stats *st = pushed;
+	bool got = pushed != NULL;
 	char desc[96];
 	int rc = 0;
 
+	*quiet = false;
 	memset(&sig, 0, sizeof(sig));
 	controller_read_host(c, &sig);
 	if (pushed != NULL)
 		controller_signals_from_stats(pushed, &sig);
 	else
-		rc = controller_read_stats(c, &sig);
+		rc = controller_read_stats(c, &sig, &asked, &got);
 	if (rc == CONTROL_CLIENT_HELLO_AGAIN)
 		rc = controller_hello(c);
 	if (rc != 0)
 		return rc;
+	if (pushed == NULL)
+		st = &asked;
 	policy_step(&c->set, &c->state, &sig, &d);
 	/* --no-throttle: the loader's settings are fixed (it refuses any change);
 	 * the controller only measures, for the timeline and the log. */
 	if (c->set.no_throttle || (c->have_sent && throttle_equal(t, &c->sent))) {
 		log_debug("host %.1f%% (busiest %.1f%%), drops %.2f%%, overhead %.3f%%: %s",
 			  sig.host_cpu_pct, sig.busiest_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
-		return 0;
+	} else {
+		throttle_describe(t, desc, sizeof(desc));
+		log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct,
+			 sig.drop_pct, sig.overhead_pct, d.reason, desc);
+		rc = controller_set_throttle(c, t);
 	}
-	throttle_describe(t, desc, sizeof(desc));
-	log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct, sig.drop_pct,
-		 sig.overhead_pct, d.reason, desc);
-	return controller_set_throttle(c, t);
+	*quiet = rc == 0 && got && c->have_sent &&
+		 throttle_quiet(&c->sent, st->samples_submitted, st->reserve_failures,
+				st->offcpu_records);
+	return rc;
 }
 
 int controller_start(struct controller *c, char *err, size_t errlen)
@@ -197,10 +209,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* A pushed Stats is this late at most before we ask ourselves. */
-static uint64_t controller_standby_ns(const struct controller *c)
+/* A pushed Stats is this late at most before we ask ourselves: half an
+ * interval past when it is due, which is two intervals on after a quiet one
+ * (ipc/throttle.h: the loader applies the same test). */
+static uint64_t controller_standby_ns(const struct controller *c, bool quiet)
 {
-	return (uint64_t)(c->interval_s * 1.5 * 1e9);
+	return (uint64_t)(c->interval_s * ((quiet ? THROTTLE_QUIET_INTERVALS : 1) + 0.5) * 1e9);
 }
 
 /*
@@ -214,10 +228,12 @@ int controller_run(struct controller *c)
 {
 	struct pollfd pfd[3] = {{.fd = c->sfd, .events = POLLIN}, {.fd = c->tfd, .events = POLLIN},
 				{.fd = c->cc.fd, .events = POLLIN}};
-	/* The push carries the liveness ping when the interval is short enough. */
-	int timeout = c->interval_s * 1000.0 <= CONTROLLER_PING_MS ? -1 : CONTROLLER_PING_MS;
+	/* The push carries the liveness ping when the interval is short enough
+	 * (pings are 0.4 of the supervisor's timeout apart). */
+	int ping_ms = (int)notify_ping_interval_ms();
+	int timeout = c->interval_s * 1000.0 <= ping_ms ? -1 : ping_ms;
 	struct control_stats st;
-	bool stepped;
+	bool stepped, quiet;
 	int rc, got;
 
 	event_timer_at(c->tfd, mono_ns() + (uint64_t)(c->interval_s * 1e9));
@@ -228,10 +244,11 @@ int controller_run(struct controller *c)
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
 			return LOWPROF_EXIT_OK;
 		stepped = false;
+		quiet = false;
 		rc = 0;
 		if (pfd[2].revents != 0 || c->cc.pushed != NULL) {
 			while (rc == 0 && (got = control_client_pushed(&c->cc, &st)) > 0) {
-				rc = controller_step(c, &st);
+				rc = controller_step(c, &st, &quiet);
 				stepped = true;
 			}
 			if (rc == 0 && got < 0)
@@ -239,7 +256,7 @@ int controller_run(struct controller *c)
 		}
 		if (rc == 0 && !stepped && (pfd[1].revents & POLLIN)) {
 			event_timer_ack(c->tfd);
-			rc = controller_step(c, NULL);
+			rc = controller_step(c, NULL, &quiet);
 			stepped = true;
 		}
 		if (rc == -ECANCELED)
@@ -249,7 +266,7 @@ int controller_run(struct controller *c)
 			return LOWPROF_EXIT_FAILURE;
 		}
 		if (stepped)
-			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c));
+			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c, quiet));
 	}
 }
 

@@ -14,6 +14,7 @@ struct controller_options {
 	bool off_cpu;           /* --off-cpu: the loader runs the switch program */
 	unsigned off_cpu_min_us; /* --off-cpu-min-us (accepted with the others; unused here) */
 	double off_cpu_prob_pct; /* --off-cpu-probability: the ceiling of the probability */
+	unsigned liveness_timeout_s; /* --liveness-timeout: the supervisor's; pings 0.4 of it apart */
 	bool verbose;           /* -v */
 };
 

@@ -22,6 +22,7 @@
 #include "controller/controller.h"
 #include "controller/controller_options.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/notify.h"
 #include "seccomp/sandbox.h"
 
 static int controller_parse_options(int argc, char **argv, struct controller *c, char *err,
@@ -33,6 +34,7 @@ static int controller_parse_options(int argc, char **argv, struct controller *c,
 		return LOWPROF_EXIT_USAGE;
 	if (o.verbose)
 		log_init("lowprof-controller", LOG_LEVEL_DEBUG);
+	notify_set_liveness_timeout(o.liveness_timeout_s);
 	c->interval_s = o.interval_s;
 	policy_settings_default(&c->set, o.frequency_hz);
 	/* The user's --max-depth is the healthy tier's depth, and so every tier's ceiling. */

@@ -32,6 +32,7 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 		{.name = "kernel-addresses", .kind = OPTION_FLAG, .dest = &out->kernel_addresses},
 		{.name = "run-id", .kind = OPTION_STRING, .dest = &run_id,
 		 .check = exporter_check_run_id},
+		SETTINGS_OPT_LIVENESS_TIMEOUT(&out->liveness_timeout_s),
 		SETTINGS_OPT_OTLP(&out->otlp, &out->otlp_enabled, NULL),
 		/* The supervisor converted --otlp-queue-mb. */
 		{.name = "otlp-queue-bytes", .kind = OPTION_SIZE, .dest = &out->otlp.queue_max_bytes,
@@ -48,6 +49,7 @@ int exporter_options_parse(int argc, char **argv, struct exporter_options *out,
 	out->control_interval_s = SETTINGS_CONTROL_INTERVAL_S;
 	out->output_label = SETTINGS_OUTPUT_LABEL;
 	out->kallsyms_path = SETTINGS_KALLSYMS_PATH;
+	out->liveness_timeout_s = SETTINGS_LIVENESS_TIMEOUT_S;
 	otlp_settings_init(&out->otlp);
 	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;

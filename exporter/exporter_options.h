@@ -27,6 +27,7 @@ struct exporter_options {
 	char run_id[SETTINGS_RUN_ID_LEN + 1];
 	bool off_cpu;             /* --off-cpu: the loader sends off-CPU records; write their profile */
 	bool kernel_addresses;    /* --kernel-addresses: raw kernel addresses in the outputs */
+	unsigned liveness_timeout_s; /* --liveness-timeout: the supervisor's; pings 0.4 of it apart */
 	bool otlp_enabled;        /* --otlp-endpoint given */
 	struct otlp_settings otlp;
 };

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/formats/archive.h"
+#include "exporter/formats/output_file.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
@@ -32,15 +33,14 @@
 #include "seccomp/sandbox.h"
 #include "settings/defaults.h"
 
-/* The loader writes the eventfd for every batch it publishes and at each of
- * its timer passes (about a second apart), so the exporter wakes on data and
- * with the loader; otherwise at the next file write, or for its liveness ping. */
-#define POLL_MS NOTIFY_PING_INTERVAL_MS
-/* After a wake by the loader, our own timeout waits this much longer than the
- * ping interval: the loader's next pass, a second on, comes first and is our
- * pass too (one wake a second, not two out of phase). Without the loader the
- * ping is a tenth late at most (notify_ping's own slack). */
-#define POLL_LOADER_SLACK_MS (NOTIFY_PING_INTERVAL_MS / 10)
+/* The loader writes the eventfd when a pass of its drain published samples
+ * (not for its statistics and timeline records alone, which wait for our next
+ * pass), so the exporter wakes on data; otherwise at the next file write, or
+ * for its liveness ping (0.4 of the supervisor's timeout apart). After a
+ * wake by the loader our own timeout waits a tenth longer than the ping
+ * interval, so that the loader's next notice, if samples keep coming, is our
+ * pass too; the ping is then a tenth late at most (notify_ping's own slack). */
+#define POLL_LOADER_SLACK_DIV 10
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -124,7 +124,8 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 {
 	uint64_t now_ns = mono_ns();
-	int timeout = POLL_MS + (loader_woke ? POLL_LOADER_SLACK_MS : 0), pace_ms;
+	int poll_ms = (int)notify_ping_interval_ms(), pace_ms;
+	int timeout = poll_ms + (loader_woke ? poll_ms / POLL_LOADER_SLACK_DIV : 0);
 	long otlp_ms;
 
 	if (ex->next_write_ns > now_ns &&
@@ -137,6 +138,15 @@ static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 	if (otlp_ms >= 0 && otlp_ms < timeout)
 		timeout = (int)otlp_ms;
 	return timeout;
+}
+
+/* The directory fsync the pass's renames left (output_file_defer_dir_sync). */
+static void exporter_sync_dir(void)
+{
+	char err[256];
+
+	if (output_file_sync_dirs(err, sizeof(err)) != 0)
+		log_warn("%s", err);
 }
 
 void exporter_run(struct exporter *ex)
@@ -156,6 +166,8 @@ void exporter_run(struct exporter *ex)
 	 * bounds how late. A hang-up (the supervisor gone) still wakes us. */
 	pfd[2].fd = LOWPROF_FD_NOTIFY;
 	pfd[2].events = 0;
+	/* The files a pass replaces share one directory fsync, at its end. */
+	output_file_defer_dir_sync(true);
 	while (running) {
 		/* The eventfd is only a hint: the timeout makes us look anyway. */
 		pfd[1].revents = 0; /* left as it was by a poll cut short (EINTR) */
@@ -210,6 +222,7 @@ void exporter_run(struct exporter *ex)
 		}
 		if (ex->otlp != NULL)
 			otlp_export_poll(ex->otlp);
+		exporter_sync_dir();
 		exporter_report_state(ex, false);
 	}
 }
@@ -232,6 +245,7 @@ void exporter_stop(struct exporter *ex)
 			log_warn("%zu profile(s) not delivered to the collector at exit", left);
 		exporter_write_all(ex, false);
 	}
+	exporter_sync_dir();
 	exporter_print_summary(ex);
 	otlp_export_free(ex->otlp);
 	if (ex->state_fd >= 0)

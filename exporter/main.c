@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "exporter/exporter_run.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/notify.h"
 #include "seccomp/sandbox.h"
 
 int main(int argc, char **argv)
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
 	rc = exporter_options_parse(argc, argv, &ex.opt, err, sizeof(err));
 	if (rc != 0)
 		fatal(rc, "%s", err);
+	notify_set_liveness_timeout(ex.opt.liveness_timeout_s);
 	exporter_start(&ex, seccomp_log);
 	exporter_run(&ex);
 	exporter_stop(&ex);

@@ -11,10 +11,23 @@
 
 #include <stdint.h>
 
-#define NOTIFY_PING_INTERVAL_MS 1000
+/*
+ * Pings come 0.4 of the supervisor's --liveness-timeout apart (the component
+ * is told it with the same option): 2 s at the default 5 s, which is the
+ * loader's and the controller's period on a quiet host (two control
+ * intervals, ipc/throttle.h), so a ping never needs a wake-up of its own
+ * there; one may be lost or late before the component is judged silent.
+ */
+#define NOTIFY_PING_PER_MILLE 400
 
+/* The liveness timeout the component was started with (seconds). Until it
+ * is called, pings come once a second. */
+void notify_set_liveness_timeout(unsigned seconds);
+/* The longest a loop may sleep between two notify_ping calls, ms. */
+unsigned notify_ping_interval_ms(void);
 void notify_ready(void);
-/* Call from every main-loop iteration: sends at most one ping per second. */
+/* Call from every main-loop iteration: sends at most one ping per
+ * notify_ping_interval_ms (with a tenth of slack). */
 void notify_ping(void);
 void notify_state(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -78,6 +78,13 @@ bool throttle_equal(const struct throttle *a, const struct throttle *b)
 	       a->offcpu_prob_ppm == b->offcpu_prob_ppm;
 }
 
+bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
+		    uint64_t offcpu_records)
+{
+	return samples == 0 && drops == 0 && offcpu_records == 0 &&
+	       t->tier == THROTTLE_TIER_HEALTHY && t->sample_divisor <= 1 && !t->paused;
+}
+
 void throttle_describe(const struct throttle *t, char *buf, size_t len)
 {
 	char off[32] = "";

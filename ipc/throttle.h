@@ -79,6 +79,18 @@ const char *throttle_unwind_name(unsigned unwind_mode);
 uint32_t throttle_offcpu_ppm(double pct);
 
 bool throttle_equal(const struct throttle *a, const struct throttle *b);
+/*
+ * A quiet control interval: nothing sampled, nothing lost, no off-CPU record,
+ * at the healthy tier, undivided and not paused. There is nothing to throttle:
+ * the loader makes the next interval THROTTLE_QUIET_INTERVALS long (fewer
+ * wake-ups for it, the controller and the exporter on an idle host), unless
+ * samples, a new throttle or the controller's silence end it sooner. The
+ * controller applies the same test to the Stats pushed to it, to know when
+ * the next push is due.
+ */
+#define THROTTLE_QUIET_INTERVALS 2
+bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
+		    uint64_t offcpu_records);
 
 /* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused", " off-cpu 50%" appended), for logs. */
 void throttle_describe(const struct throttle *t, char *buf, size_t len);

@@ -439,7 +439,11 @@ bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 	/* Without a control socket there is nothing to fall silent. */
 	if (!cs->served || cs->failsafe || cs->mon.fd < 0 || cs->cfg.interval_ns == 0)
 		return false;
-	if (now_ns - cs->last_heard_ns < CONTROL_SILENCE_INTERVALS * cs->cfg.interval_ns)
+	/* The tick that ends the third interval of silence: ticks keep their
+	 * phase but may run a quarter interval early (the loader's slack) or
+	 * late, and the silence counts from the first tick after the last word. */
+	if (now_ns + cs->cfg.interval_ns / 4 - cs->last_heard_ns <
+	    CONTROL_SILENCE_INTERVALS * cs->cfg.interval_ns)
 		return false;
 	if (cs->cfg.fixed) {
 		if (cs->hello)

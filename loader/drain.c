@@ -85,8 +85,8 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 	int rc = shm_ring_producer_write(&d->shm, type, data, len);
 
 	/* Published, not announced: statistics and timeline entries can wait for
-	 * the exporter's next pass, which the loader's timer pass announces (see
-	 * loader_run); waking it for each of them would add wake-ups. Samples
+	 * the exporter's next pass (its file writes, its liveness ping, or the
+	 * next samples); waking it for each of them would add wake-ups. Samples
 	 * announce themselves (drain_run): their processes must be symbolized
 	 * while they still exist. */
 	if (rc == 0)

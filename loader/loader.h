@@ -54,6 +54,10 @@ struct loader {
 	uint64_t next_control_ns;
 	uint64_t control_interval_ns;
 	bool control_driven;          /* the controller's stats request made the last interval's tick */
+	/* The interval running is a quiet one (ipc/throttle.h's throttle_quiet):
+	 * THROTTLE_QUIET_INTERVALS long, from the tick at last_control_ns. */
+	bool quiet;
+	uint64_t last_control_ns;
 	uint64_t pass;                /* loop passes: counters read twice in one pass are read once */
 	uint64_t counters_pass;
 	struct control_counters counters; /* read in pass counters_pass */
@@ -61,6 +65,8 @@ struct loader {
 	struct lowprof_cpu_stats bpf_stats; /* read in pass bpf_stats_pass */
 	char state_sent[512];         /* the last state line sent to the supervisor */
 	uint64_t state_sent_ns;
+	struct throttle state_throttle; /* ... and the throttle and fail-safe it said */
+	bool state_failsafe;
 };
 
 /*
@@ -100,5 +106,8 @@ void loader_control_start(struct loader *l);
  * clock, the timeline entry, the controller's Stats (unless asked: it just
  * had them), the state for `lowprof status`. True when it ran. */
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked);
+/* Samples drained, or a new throttle: a quiet interval ends one interval
+ * after it began (now, if that has passed). */
+void loader_quiet_end(struct loader *l);
 
 #endif /* LOWPROF_LOADER_LOADER_H */

@@ -40,6 +40,8 @@ static int loader_apply(void *arg, const struct throttle *t, char *err, size_t e
 		audit_actor_self(&who);
 	}
 	loader_audit_apply(&who, &l->sess, &cfg_before, &thr_before, &bt, rc);
+	if (rc == 0)
+		loader_quiet_end(l);
 	return rc;
 }
 
@@ -152,8 +154,9 @@ static int loader_host_cpu(struct loader *l)
 	return centi;
 }
 
-/* One timeline entry for the control interval that just ended. */
-static void loader_timeline_entry(struct loader *l)
+/* One timeline entry for the control interval that just ended. True: the
+ * interval was quiet (nothing sampled, see throttle_quiet). */
+static bool loader_timeline_entry(struct loader *l)
 {
 	struct lowprof_timeline_entry e;
 	struct control_counters now, d;
@@ -162,7 +165,7 @@ static void loader_timeline_entry(struct loader *l)
 
 	host = loader_host_cpu(l);
 	if (loader_counters(l, &now) != 0)
-		return;
+		return false;
 	control_counters_delta(&now, &l->tl_base, &d);
 	memset(&e, 0, sizeof(e));
 	e.version = LOWPROF_TIMELINE_VERSION;
@@ -200,6 +203,7 @@ static void loader_timeline_entry(struct loader *l)
 	}
 	if (drain_put_record(&l->dr, LOWPROF_REC_TIMELINE, &e, sizeof(e)) != 0)
 		log_warn_f("shared ring full: timeline entry not delivered");
+	return throttle_quiet(t, d.submitted, d.reserve_failures, d.offcpu_records);
 }
 
 void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
@@ -268,6 +272,12 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	struct lowprof_offcpu_stats os;
 	char off[256] = "", line[sizeof(l->state_sent)];
 
+	/* Without off-CPU counters the line says only the throttle: unchanged,
+	 * nothing to format on a quiet tick. */
+	if (!l->sess.offcpu.enabled && l->state_sent[0] != '\0' &&
+	    throttle_equal(t, &l->state_throttle) && l->cs.failsafe == l->state_failsafe &&
+	    now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
+		return;
 	/* Off-CPU: records, blocked periods under the threshold, switch-outs the
 	 * probability passed over, records lost to a full ring, the probability. */
 	if (l->sess.offcpu.enabled && offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0)
@@ -287,21 +297,44 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	notify_state("%s", line);
 	memcpy(l->state_sent, line, sizeof(line));
 	l->state_sent_ns = now_ns;
+	l->state_throttle = *t;
+	l->state_failsafe = l->cs.failsafe;
+}
+
+void loader_quiet_end(struct loader *l)
+{
+	if (!l->quiet)
+		return;
+	l->quiet = false;
+	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
+		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
 }
 
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
+	uint64_t span;
+	bool quiet, heard;
+
 	if (now_ns + slack_ns < l->next_control_ns)
 		return false;
 	control_server_tick(&l->cs, now_ns);
-	loader_timeline_entry(l);
-	/* The controller's Stats of the interval, unless it just asked for them. */
+	quiet = loader_timeline_entry(l);
+	/* The controller's Stats of the interval, unless it just asked for them.
+	 * It read the previous ones (or asked): a quiet interval cannot hide a
+	 * controller that already fell silent. */
+	heard = asked;
 	if (!asked)
-		control_server_push(&l->cs, now_ns);
+		heard = control_server_push(&l->cs, now_ns);
 	loader_notify_state(l, now_ns);
-	l->next_control_ns += l->control_interval_ns;
+	/* Nothing to throttle: the next interval is longer (ipc/throttle.h). Not
+	 * while tables are being built (their work is the fast period's), in the
+	 * fail-safe, or when the controller is not listening. */
+	l->quiet = quiet && heard && !l->cs.failsafe && !l->pt.busy && l->cs.mon.fd >= 0;
+	span = l->control_interval_ns * (l->quiet ? THROTTLE_QUIET_INTERVALS : 1);
+	l->last_control_ns = now_ns;
+	l->next_control_ns += span;
 	/* After a stall, do not emit a burst of catch-up entries. */
 	if (l->next_control_ns <= now_ns + slack_ns)
-		l->next_control_ns = now_ns + l->control_interval_ns;
+		l->next_control_ns = now_ns + span;
 	return true;
 }

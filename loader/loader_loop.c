@@ -240,6 +240,9 @@ static void loader_drain(struct loader *l)
 
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
+	/* Something is sampled again: the controller hears of it within an interval. */
+	if (rc > 0)
+		loader_quiet_end(l);
 }
 
 /*
@@ -251,6 +254,7 @@ static void loader_drain(struct loader *l)
 static void loader_tick(struct loader *l, bool asked)
 {
 	uint64_t now, stats_period = (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
+	bool ticked;
 
 	loader_drain(l);
 	file_tables_tick(&l->pt);
@@ -258,22 +262,34 @@ static void loader_tick(struct loader *l, bool asked)
 	/* Not right after an entry the timer made: no interval of a few milliseconds. */
 	if (asked && now - l->tl_base.monotonic_ns >= l->control_interval_ns / 2)
 		l->next_control_ns = now;
-	if (loader_control_tick(l, now, l->control_interval_ns / 4, asked) && !asked)
+	ticked = loader_control_tick(l, now, l->control_interval_ns / 4, asked);
+	if (ticked && !asked)
 		l->control_driven = false;
 	if (asked)
 		l->control_driven = true;
 	symbol_broker_tick(&l->sb, now);
-	if (now + stats_period / 4 >= l->next_stats_ns) {
+	/* At a control tick the statistics go along if due within half their
+	 * period, so that the two deadlines fall into step (one wake-up a second
+	 * at the defaults, not two half a second apart); before a quiet interval,
+	 * always: its end is their next deadline. */
+	if ((ticked && l->quiet) ||
+	    now + (ticked ? stats_period / 2 : stats_period / 4) >= l->next_stats_ns) {
 		loader_publish_stats(l);
 		l->next_stats_ns = now + stats_period;
 	}
+	/* The exporter's pass rides on the interval's: it reads the timeline
+	 * entry and statistics now (and pings), not on a timer of its own. */
+	if (ticked)
+		l->dr.notify_pending = true;
 }
 
 /*
  * The next tick: as late as the work allows. The control interval and the
  * statistics have their deadlines; the ring is drained at least every idle
- * period (the BPF program wakes us sooner when it fills); DWARF tables that
- * have work (new processes, exec/exit events) want the fast period.
+ * period (the BPF program wakes us sooner when it fills), or every quiet
+ * interval when nothing is sampled, and at least once per liveness ping;
+ * DWARF tables that have work (new processes, exec/exit events) want the
+ * fast period.
  *
  * A controller's stats request is the interval's tick (loader_tick's asked):
  * the control and statistics deadlines then stand by half an interval past
@@ -289,11 +305,18 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
+	/* A quiet interval: nothing in the ring to hurry for (a burst still
+	 * wakes us at the watermark); the statistics wait for its end. */
+	if (l->quiet && period_ms < l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC)
+		period_ms = l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC;
+	/* Our passes carry the liveness pings: never further apart than they. */
+	if (period_ms > notify_ping_interval_ms())
+		period_ms = notify_ping_interval_ms();
 	/* The drain period itself never stands by: it bounds the gap between
 	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
 	ctl = l->next_control_ns + standby;
-	stats = l->next_stats_ns + standby;
+	stats = l->quiet ? UINT64_MAX : l->next_stats_ns + standby;
 	if (ctl > now && ctl < next)
 		next = ctl;
 	if (stats > now && stats < next)
@@ -310,7 +333,7 @@ int loader_run(struct loader *l)
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
 				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
 	uint64_t stats_served;
-	bool asked;
+	bool asked, was_quiet;
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -322,7 +345,9 @@ int loader_run(struct loader *l)
 		if (event_poll(pfd, 6, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
-		/* Liveness for the supervisor: the drain timer wakes us at least once a second. */
+		was_quiet = l->quiet;
+		/* Liveness for the supervisor: the drain timer wakes us at least
+		 * once per ping interval (loader_arm_timer). */
 		notify_ping();
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(l->sfd))
 			return LOWPROF_EXIT_OK;
@@ -336,16 +361,17 @@ int loader_run(struct loader *l)
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
 		if ((pfd[4].revents & POLLIN) && !asked && !(pfd[1].revents & POLLIN))
 			loader_drain(l);
-		if (pfd[1].revents & POLLIN) {
+		/* The exporter is told of samples only (drain_run): on a host
+		 * where nothing is sampled it does not wake with our passes. */
+		if (pfd[1].revents & POLLIN)
 			event_timer_ack(l->tfd);
-			/* The exporter's pass rides on ours: told at every timer pass,
-			 * samples or not, it reads the statistics and timeline records
-			 * now and its own (liveness) timer need not wake it apart. */
-			l->dr.notify_pending = true;
-		}
 		/* A new process to build tables for: tick now, and at the fast period after. */
 		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
 			loader_tick(l, asked);
+			loader_arm_timer(l);
+		} else if (was_quiet && !l->quiet) {
+			/* A new throttle or a burst ended the quiet interval: its
+			 * end (one interval after it began) is the timer's now. */
 			loader_arm_timer(l);
 		}
 		drain_flush_notify(&l->dr);

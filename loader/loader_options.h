@@ -36,6 +36,7 @@ struct loader_options {
 	bool off_cpu;               /* --off-cpu: attach the sched_switch program */
 	unsigned off_cpu_min_us;    /* --off-cpu-min-us: shorter blocked periods not recorded */
 	double off_cpu_prob_pct;    /* --off-cpu-probability: the starting sampling probability */
+	unsigned liveness_timeout_s; /* --liveness-timeout: the supervisor's; pings 0.4 of it apart */
 	bool verbose;               /* -v: debug lines, the applied throttle changes' audit among them */
 };
 

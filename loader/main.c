@@ -28,6 +28,7 @@
 #include "common/heap_bound.h"
 #include "common/log.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/notify.h"
 #include "loader/audit_log.h"
 #include "loader/loader.h"
 #include "seccomp/sandbox.h"
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 		fatal(rc, "%s", err);
 	if (l.opt.verbose)
 		log_init("lowprof-loader", LOG_LEVEL_DEBUG);
+	notify_set_liveness_timeout(l.opt.liveness_timeout_s);
 	loader_sandbox(seccomp_log);
 	libbpf_set_print(loader_libbpf_print);
 	rc = loader_start(&l, err, sizeof(err));

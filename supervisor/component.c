@@ -165,6 +165,7 @@ int component_spawn(struct component *c, int64_t now_ms)
 	c->state = COMPONENT_STARTING;
 	c->started_ms = now_ms;
 	c->last_message_ms = now_ms;
+	c->suspect_ms = 0;
 	c->kill_reason_liveness = false;
 	return 0;
 }
@@ -234,4 +235,27 @@ const char *component_state_name(enum component_state s)
 	static const char *const names[] = {"stopped", "starting", "running", "backoff", "failed"};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+int64_t component_run_delay_ns(const struct component *c)
+{
+	char path[64], buf[128];
+	unsigned long long run_ns, wait_ns;
+	ssize_t n;
+	int fd;
+
+	if (c->pid == 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run_ns, &wait_ns) != 2 || wait_ns > INT64_MAX)
+		return -1;
+	return (int64_t)wait_ns;
 }

@@ -46,7 +46,12 @@ struct component {
 	int notify_fd;           /* our end of the SOCK_SEQPACKET channel, -1 when closed */
 	int64_t started_ms;
 	int64_t ready_ms;
-	int64_t last_message_ms; /* liveness: any message counts */
+	int64_t last_message_ms; /* liveness: any message counts (when read) */
+	/* Past its deadline with nothing read: judged again a moment later
+	 * (supervise.c), valid while later than last_message_ms; and its run
+	 * delay then (ns, -1: unknown). */
+	int64_t suspect_ms;
+	int64_t suspect_delay_ns;
 	bool ever_ready;
 	bool kill_reason_liveness; /* we killed it for missing its deadline */
 	bool reloading;          /* stopped by a reload: started again at once */
@@ -85,5 +90,8 @@ void component_send(struct component *c, const char *msg);
 void component_describe_exit(int status, char *buf, size_t len);
 const char *component_state_name(enum component_state s);
 void component_free_args(struct component *c);
+/* How long c's main thread has waited for a CPU in all (ns, the second field
+ * of /proc/PID/schedstat), or -1 when unknown. */
+int64_t component_run_delay_ns(const struct component *c);
 
 #endif

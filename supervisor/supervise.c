@@ -42,13 +42,19 @@
 /* Waking this much later than the loop asked to means the supervisor itself stalled. */
 #define STALL_MS 2000
 /*
- * The longest poll. A host that starves lowprof's processes (all of them, the
- * supervisor too: seen with a CPU-bound workload in another session under
- * the autogroup scheduler, 5-7 s) must be told from a silent component: the
- * supervisor notices it was not running by waking far past the deadline it
- * asked for, so that deadline must be near, whatever the components' pings.
+ * The longest poll is half the liveness timeout, within these bounds. A host
+ * that starves lowprof's processes (all of them, the supervisor too: seen
+ * with a CPU-bound workload in another session under the autogroup
+ * scheduler, 5-7 s) must be told from a silent component. Two checks do it:
+ * the supervisor notices it was not running itself by waking far past the
+ * deadline it asked for; and a component past its deadline is judged only
+ * after a second look CONFIRM_MS later, which it survives by speaking (it
+ * ran again) or by having waited for a CPU most of that time (its run delay
+ * in /proc/PID/schedstat: starved, not hung).
  */
-#define MAX_SLEEP_MS 500
+#define MIN_SLEEP_MS 500
+#define MAX_SLEEP_MS 10000
+#define CONFIRM_MS 1000
 
 /* Start order; they are stopped in reverse. */
 enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
@@ -119,6 +125,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--max-depth=%u", o->max_depth);
 	component_add_arg(ld, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
+	component_add_arg(ld, "--liveness-timeout=%u", o->liveness_timeout_s);
 	component_add_arg(ld, "--unwind=%s", settings_unwind_names[o->unwind]);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
 	if (o->verbose)
@@ -153,6 +160,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
+	component_add_arg(ct, "--liveness-timeout=%u", o->liveness_timeout_s);
 	component_add_arg(ct, "--max-depth=%u", o->max_depth);
 	if (o->verbose)
 		component_add_arg(ct, "--verbose");
@@ -168,6 +176,7 @@ static void supervise_build_components(struct supervisor *sv)
 
 	supervise_argv_begin(ex, "lowprof-exporter", o);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
+	component_add_arg(ex, "--liveness-timeout=%u", o->liveness_timeout_s);
 	component_add_arg(ex, "--window=%u", o->window.window_s);
 	component_add_arg(ex, "--max-stacks=%u", o->window.max_stacks);
 	if (o->window.archive) {
@@ -426,16 +435,35 @@ static uint64_t supervise_audit_suppressed(const struct supervisor *sv)
 	return sv->audit.refused + sv->audit.failed;
 }
 
+static void supervise_audit_counts(const struct supervisor *sv, uint64_t v[4])
+{
+	v[0] = sv->audit.records;
+	v[1] = supervise_audit_suppressed(sv);
+	v[2] = sv->audit.rotations;
+	v[3] = sv->audit.reopens;
+}
+
+/* Counters changed since the last sent (the loop wakes to send them). */
+static bool supervise_audit_pending(const struct supervisor *sv)
+{
+	uint64_t v[4];
+
+	if (sv->audit.sock < 0 || sv->comp[COMP_EXPORTER].pid == 0)
+		return false;
+	supervise_audit_counts(sv, v);
+	return memcmp(v, sv->audit_sent, sizeof(v)) != 0;
+}
+
 /* The audit log's counters, for summary.json's "caps": when they changed, at
  * most once a second (or now, to a new exporter). */
 static void supervise_send_audit(struct supervisor *sv, int64_t now, bool force)
 {
-	uint64_t v[4] = {sv->audit.records, supervise_audit_suppressed(sv), sv->audit.rotations,
-			 sv->audit.reopens};
+	uint64_t v[4];
 	char msg[160];
 
 	if (sv->audit.sock < 0 || sv->comp[COMP_EXPORTER].pid == 0)
 		return;
+	supervise_audit_counts(sv, v);
 	if (!force && (now - sv->audit_sent_ms < 1000 || memcmp(v, sv->audit_sent, sizeof(v)) == 0))
 		return;
 	snprintf(msg, sizeof(msg), "audit records=%u suppressed=%u rotations=%u reopens=%u",
@@ -517,28 +545,74 @@ static void supervise_reap(struct supervisor *sv, int64_t now)
 
 static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now);
 
-/* When c's silence becomes fatal (ms, supervise_now_ms), or -1: no deadline. */
+/* Whether c is past its deadline and waits for its second look. */
+static bool supervise_suspect(const struct component *c)
+{
+	return c->suspect_ms > c->last_message_ms;
+}
+
+/* When c's silence is next judged (ms, supervise_now_ms), or -1: no deadline. */
 static int64_t supervise_liveness_deadline(const struct supervisor *sv, const struct component *c)
 {
 	if (c->pid == 0 || c->kill_reason_liveness || !c->pings)
 		return -1;
+	if (supervise_suspect(c))
+		return c->suspect_ms + CONFIRM_MS;
 	return c->last_message_ms + (c->state == COMPONENT_STARTING
 					     ? READY_TIMEOUT_MS
 					     : (int64_t)sv->opt->liveness_timeout_s * 1000);
 }
 
-/* Liveness: a running component says something at least every second. */
+/* The longest poll: half the liveness timeout (see MIN_SLEEP_MS). */
+static int64_t supervise_max_sleep_ms(const struct supervisor *sv)
+{
+	int64_t ms = (int64_t)sv->opt->liveness_timeout_s * 1000 / 2;
+
+	return ms < MIN_SLEEP_MS ? MIN_SLEEP_MS : ms > MAX_SLEEP_MS ? MAX_SLEEP_MS : ms;
+}
+
+/*
+ * c is past its deadline and we read nothing from it: the first time, look
+ * again CONFIRM_MS later; then kill it unless it spent most of that time
+ * waiting for a CPU (a starved host: its next ping is coming). A stopped or
+ * hung component does not wait for a CPU; a spinning one runs. True: kill.
+ */
+static bool supervise_confirm_silent(struct component *c, int64_t now)
+{
+	int64_t delay = component_run_delay_ns(c);
+
+	if (!supervise_suspect(c)) {
+		c->suspect_ms = now;
+		c->suspect_delay_ns = delay;
+		log_debug("%s (pid %d) silent for %lld ms: looking again in %d ms", c->name,
+			  (int)c->pid, (long long)(now - c->last_message_ms), CONFIRM_MS);
+		return false;
+	}
+	if (delay >= 0 && c->suspect_delay_ns >= 0 &&
+	    (delay - c->suspect_delay_ns) / 1000000 * 2 > now - c->suspect_ms) {
+		log_warn("%s (pid %d) silent for %lld ms, but it waited for a CPU for %lld of the "
+			 "last %lld ms: starved, not killed",
+			 c->name, (int)c->pid, (long long)(now - c->last_message_ms),
+			 (long long)((delay - c->suspect_delay_ns) / 1000000),
+			 (long long)(now - c->suspect_ms));
+		c->suspect_ms = now;
+		c->suspect_delay_ns = delay;
+		return false;
+	}
+	return true;
+}
+
+/* Liveness: a running component says something at least every 0.4 timeout (ipc/notify.h). */
 static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 {
 	int64_t deadline, late;
 	int i;
 
 	/*
-	 * The loop sleeps MAX_SLEEP_MS at most. Waking much later than asked
-	 * means the supervisor itself did not run (a VM paused by its host, a
-	 * starved machine): its components probably did not
-	 * either, and must not be blamed for silence nobody was there to hear.
-	 * Their deadline starts again.
+	 * Waking much later than asked means the supervisor itself did not run
+	 * (a VM paused by its host, a starved machine): its components probably
+	 * did not either, and must not be blamed for silence nobody was there
+	 * to hear. Their deadline starts again.
 	 */
 	late = sv->wake_due_ms > 0 ? sv->polled_ms - sv->wake_due_ms : 0;
 	if (now - sv->polled_ms > late)
@@ -561,7 +635,7 @@ static void supervise_check_liveness(struct supervisor *sv, int64_t now)
 		if (component_read_messages(c, now))
 			supervise_on_ready(sv, i, now);
 		deadline = supervise_liveness_deadline(sv, c);
-		if (deadline < 0 || now < deadline)
+		if (deadline < 0 || now < deadline || !supervise_confirm_silent(c, now))
 			continue;
 		log_warn("%s (pid %d) silent for %lld ms: killing it", c->name, (int)c->pid,
 			 (long long)(now - c->last_message_ms));
@@ -774,10 +848,10 @@ static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
 /* The earliest moment something needs doing, as a poll timeout. */
 static int supervise_timeout(const struct supervisor *sv, int64_t now)
 {
-	int64_t next = now + MAX_SLEEP_MS, deadline;
+	int64_t next = now + supervise_max_sleep_ms(sv), deadline;
 	int i;
 
-	/* The earliest liveness deadline, if nearer than MAX_SLEEP_MS. */
+	/* The earliest liveness deadline, if nearer. */
 	for (i = 0; i < COMP_COUNT; i++) {
 		deadline = supervise_liveness_deadline(sv, &sv->comp[i]);
 		if (deadline >= 0 && deadline < next)
@@ -794,14 +868,19 @@ static int supervise_timeout(const struct supervisor *sv, int64_t now)
 		if (sv->comp[i].state == COMPONENT_BACKOFF && sv->comp[i].restart.restart_at_ms < next)
 			next = sv->comp[i].restart.restart_at_ms;
 	}
+	/* Audit counters held back by the once-a-second limit. */
+	if (supervise_audit_pending(sv) && sv->audit_sent_ms + 1000 < next)
+		next = sv->audit_sent_ms + 1000;
 	return next <= now ? 0 : (int)(next - now);
 }
 
 /*
  * What the running components sent since the last pass: one poll that does
  * not wait tells whose socket holds anything, and only those are read. The
- * loop passes at least every MAX_SLEEP_MS, so a line is at most that late,
- * and a silent component is still judged within that of its deadline.
+ * loop passes at least every half liveness timeout and at each `lowprof
+ * status` request, which so sees every line sent before it; a line's time is
+ * when it is read, so a silent component is judged between one and one and a
+ * half timeouts after its last line (plus CONFIRM_MS).
  */
 static void supervise_read_running(struct supervisor *sv, int64_t now)
 {

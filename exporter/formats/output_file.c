@@ -39,6 +39,10 @@ struct output_file_memo {
 static struct output_file_memo output_file_memos[OUTPUT_FILE_MEMO_SLOTS];
 static unsigned output_file_memo_next;
 
+/* output_file_defer_dir_sync: on, and the directory a rename left to fsync (-1: none). */
+static bool output_file_defer;
+static int output_file_dirty_dir = -1;
+
 /* The stream the writer fills: to the temporary file, compared on the way
  * with the previous content and kept (when small enough) for the next time. */
 struct output_file_sink {
@@ -50,6 +54,36 @@ struct output_file_sink {
 	size_t cap;
 	bool keep;                          /* false: past OUTPUT_FILE_MEMO_MAX, or no memory */
 };
+
+/* Filesystems without directory fsync say EINVAL, and an O_PATH dirfd says
+ * EBADF: the rename stands either way. 0, or -1 with errno. */
+static int output_file_fsync_dir(int dirfd)
+{
+	if (fsync(dirfd) != 0 && errno != EINVAL && errno != EROFS && errno != EBADF)
+		return -1;
+	return 0;
+}
+
+void output_file_defer_dir_sync(bool on)
+{
+	output_file_defer = on;
+}
+
+int output_file_sync_dirs(char *err, size_t errlen)
+{
+	int dirfd = output_file_dirty_dir;
+
+	if (dirfd < 0)
+		return 0;
+	output_file_dirty_dir = -1;
+	if (output_file_fsync_dir(dirfd) != 0) {
+		int rc = -errno;
+
+		errbuf_set(err, errlen, "output: fsync directory: %s", strerror(errno));
+		return rc;
+	}
+	return 0;
+}
 
 static ssize_t output_file_sink_write(void *cookie, const char *buf, size_t n)
 {
@@ -246,10 +280,12 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 	}
 	tmp_exists = false;
 	output_file_memo_store(dirfd, name, &sink);
-	/* Make the rename itself durable. Filesystems without directory fsync say
-	 * EINVAL, and an O_PATH dirfd says EBADF: the rename stands either way. */
-	if (dirfd >= 0 && fsync(dirfd) != 0 && errno != EINVAL && errno != EROFS &&
-	    errno != EBADF) {
+	/* Make the rename itself durable: now, or at the caller's sync (one
+	 * directory is marked at a time; another is fsynced at once). */
+	if (dirfd >= 0 && output_file_defer &&
+	    (output_file_dirty_dir < 0 || output_file_dirty_dir == dirfd))
+		output_file_dirty_dir = dirfd;
+	else if (dirfd >= 0 && output_file_fsync_dir(dirfd) != 0) {
 		ret = -errno;
 		errbuf_set(err, errlen, "output: fsync directory for %s: %s", name,
 				   strerror(errno));

@@ -2,7 +2,7 @@
  * Atomic file replacement: readers see the old file or the new one, never a
  * partial write. NAME.tmp is created in dirfd, filled by the writer, flushed
  * and fsync'd, then renamed over NAME (and the directory fsync'd so the
- * rename survives a crash). On any failure NAME.tmp is removed and NAME is
+ * rename survives a crash: at once, or at output_file_sync_dirs). On any failure NAME.tmp is removed and NAME is
  * left as it was. New content equal to what NAME holds (the last content
  * written there, when small, and NAME still the file we wrote) leaves NAME
  * as it is: no fsync, no rename.
@@ -10,6 +10,7 @@
 #ifndef LOWPROF_EXPORTER_OUTPUT_FILE_H
 #define LOWPROF_EXPORTER_OUTPUT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,5 +22,16 @@
  * Returns 0 or a negative errno with a message in err. */
 int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
 			     void *ctx, char *err, size_t errlen);
+
+/*
+ * Deferred directory fsyncs: while on, a rename only marks its directory, and
+ * output_file_sync_dirs fsyncs it once for every file replaced since (the
+ * exporter calls it at the end of each loop pass: one directory fsync per
+ * pass that wrote, not one per file). Off (the default): each write fsyncs
+ * its directory itself.
+ */
+void output_file_defer_dir_sync(bool on);
+/* The marked directory's fsync, if any. 0, or a negative errno with a message in err. */
+int output_file_sync_dirs(char *err, size_t errlen);
 
 #endif

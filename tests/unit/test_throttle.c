@@ -92,12 +92,40 @@ static void test_wire_round_trip(void **state)
 	assert_int_equal(out.unwind_mode, LOWPROF_UNWIND_FP);
 }
 
+/* Quiet: nothing sampled, lost or recorded off-CPU, at the healthy tier undivided. */
+static void test_quiet(void **state)
+{
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
+	struct throttle t;
+
+	(void)state;
+	throttle_tiers_default(tiers, 19);
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	assert_true(throttle_quiet(&t, 0, 0, 0));
+	assert_false(throttle_quiet(&t, 1, 0, 0));
+	assert_false(throttle_quiet(&t, 0, 1, 0));
+	assert_false(throttle_quiet(&t, 0, 0, 1));
+	/* A lower healthy frequency (the budget's step) is still nothing to decide on. */
+	t.frequency_hz = 9;
+	assert_true(throttle_quiet(&t, 0, 0, 0));
+	t.sample_divisor = 2;
+	assert_false(throttle_quiet(&t, 0, 0, 0));
+	t.sample_divisor = 1;
+	t.paused = true;
+	assert_false(throttle_quiet(&t, 0, 0, 0));
+	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
+	assert_false(throttle_quiet(&t, 0, 0, 0));
+	throttle_for_tier(tiers, THROTTLE_TIER_CRITICAL, &t);
+	assert_false(throttle_quiet(&t, 0, 0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_default_table),
 		cmocka_unit_test(test_wire_round_trip),
+		cmocka_unit_test(test_quiet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
