@@ -13,6 +13,11 @@
  * text lies in the file), the vDSO from mm->context.vdso, the previous
  * frame's VMA, and the VMAs earlier samples of the process looked up
  * (unwind_vma_cache). A frame whose VMA none of them gives ends the walk.
+ *
+ * A cached VMA outlives changes of the address space elsewhere (a process
+ * that maps and unmaps memory all the time bumps the mmap lock's sequence
+ * between most samples): it is checked against the kernel's vm_area_struct
+ * with plain loads, which take no lock, instead of a new lookup.
  */
 #ifndef LOWPROF_UNWIND_VMA_BPF_H
 #define LOWPROF_UNWIND_VMA_BPF_H
@@ -21,6 +26,10 @@
 
 #define UW_VM_EXEC 0x4ULL /* VM_EXEC */
 #define UW_PAGE_SHIFT 12
+
+/* A kernel address as a BTF pointer whose loads may fault (they read 0
+ * then): what a cached slot's vm_area_struct is read through. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /* Tables by file identity: row range, executable segments, flags. */
 struct {
@@ -143,8 +152,13 @@ static __always_inline void walk_id_of_inode(struct lowprof_file_id *id, struct 
 /* Cheap mix of an entry's fields: a slot torn by two CPUs writing it fails it. */
 static __always_inline __u32 walk_vma_tag(const struct lowprof_vma *v)
 {
+	/* The VMA's address loaded from the slot itself (volatile): a copy
+	 * the compiler forwarded from the stack is still a pointer to the
+	 * verifier, and no arithmetic on it is allowed. */
+	__u64 vma = *(const volatile __u64 *)&v->vma;
 	__u64 h = v->start * 0x9e3779b97f4a7c15ULL ^ v->end ^ (v->off << 7) ^ v->id.ino * 31 ^
-		  ((__u64)v->id.dev << 32 | v->id.gen) ^ v->flags;
+		  ((__u64)v->id.dev << 32 | v->id.gen) ^ v->flags ^ vma * 0xff51afd7ed558ccdULL ^
+		  v->seq << 20;
 
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
@@ -189,8 +203,9 @@ static __always_inline int walk_mm_exe(struct walk_mm *m)
 	return m->exe.ino ? 0 : -1;
 }
 
-/* What a cache entry is checked against: the mmap lock's sequence and the
- * leader's start time (the mm's address is read with the ranges). */
+/* What a cache entry and its slots are checked against: the mmap lock's
+ * sequence and the leader's start time (the mm's address is read with the
+ * ranges). */
 static __always_inline void walk_mm_validity(struct walk_mm *m)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -321,6 +336,7 @@ static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 	struct walk_found *w = ctx;
 	struct file *file = vma->vm_file;
 
+	w->v.vma = (__u64)vma;
 	w->v.start = vma->vm_start;
 	w->v.end = vma->vm_end;
 	w->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
@@ -336,8 +352,9 @@ static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 
 /*
  * The process's cache entry if it describes this address space (reset in
- * place when it does not: exec, a reused pid, a changed address space), or
- * NULL. Looked up again at each VMA change rather than kept: see walk_vma.
+ * place when it does not: exec, a reused pid), or NULL. Whether each slot
+ * still holds is checked when it is used (walk_cache_find). Looked up again
+ * at each VMA change rather than kept: see walk_vma.
  */
 static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_files *f,
 								 struct scratch_sample *s)
@@ -348,9 +365,8 @@ static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_file
 	if (!c)
 		return NULL;
 	walk_mm_validity(m);
-	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
+	if (c->mm != m->mm || c->start_time != m->start_time) {
 		c->mm = m->mm;
-		c->seq = m->seq;
 		c->start_time = m->start_time;
 		c->n = 0;
 		c->next = 0;
@@ -366,10 +382,14 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	struct walk_mm *m = &s->mm;
 	__u32 zero = 0, slot;
 
-	v->tag = walk_vma_tag(v);
+	/* The sequence read before the lookup (walk_mm_validity ran first): a
+	 * change since then only makes the slot be checked at its next use. */
+	v->seq = m->seq;
 	if (c) {
 		slot = c->next & (LOWPROF_VMA_CACHE_SLOTS - 1);
 		c->v[slot] = *v;
+		/* The tag from the map's copy (see walk_vma_tag). */
+		c->v[slot].tag = walk_vma_tag(&c->v[slot]);
 		c->next = slot + 1;
 		if (c->n < LOWPROF_VMA_CACHE_SLOTS)
 			c->n++;
@@ -378,14 +398,13 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	c = bpf_map_lookup_elem(&vma_cache_scratch, &zero);
 	if (!c)
 		return;
-	walk_mm_validity(m);
 	__builtin_memset(c, 0, sizeof(*c));
 	c->mm = m->mm;
-	c->seq = m->seq;
 	c->start_time = m->start_time;
 	c->n = 1;
 	c->next = 1;
 	c->v[0] = *v;
+	c->v[0].tag = walk_vma_tag(&c->v[0]);
 	if (bpf_map_update_elem(&unwind_vma_cache, &f->tgid, c, BPF_ANY) == 0) {
 		st->cache_inserts++;
 		f->no_cache = 0;
@@ -413,6 +432,62 @@ static long walk_cache_cb(__u64 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Is the cached slot v still the VMA at its range, in the mm whose mmap lock
+ * sequence m->seq was read earlier in this sample? Read as a seqcount
+ * reader reads: the sequence even before, then the vm_area_struct, then the
+ * same sequence again. Every change of a VMA (unmap, remap, split, a new
+ * file, new flags) happens under the mmap write lock, which makes the
+ * sequence odd while held and leaves it different after; so an unchanged
+ * even sequence around the reads means they saw one settled VMA. It is the
+ * slot's if it is attached (vm_refcnt: a freed or detached one reads 0, and
+ * a freed one's vm_start holds the slab's free pointer), in this mm, and
+ * has the slot's range, file offset, executable flag and file (its inode's
+ * identity, not only the struct file's address: those are reused). Plain
+ * loads that may fault (reading 0), no lock, no helper call. false on any
+ * doubt: the caller looks the VMA up again.
+ */
+static __always_inline bool walk_vma_still(const struct lowprof_vma *v, const struct walk_mm *m)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct vm_area_struct *vma;
+	struct lowprof_file_id id;
+	struct file *file;
+	__u64 seq;
+
+	if (!bpf_core_field_exists(struct vm_area_struct, vm_refcnt) ||
+	    !bpf_core_field_exists(struct mm_struct, mm_lock_seq))
+		return false;
+	if (!mm || (m->seq & 1) || v->vma == 0 || (__u64)mm != m->mm)
+		return false;
+	vma = bpf_rdonly_cast((void *)v->vma, bpf_core_type_id_kernel(struct vm_area_struct));
+	if (!vma)
+		return false;
+	/* x86 keeps loads in order; the compiler must too (the first barrier
+	 * is the sequence's read earlier in the sample, in walk_mm_validity). */
+	asm volatile("" ::: "memory");
+	if (vma->vm_refcnt.refs.counter == 0)
+		return false;
+	asm volatile("" ::: "memory");
+	if ((__u64)vma->vm_mm != m->mm || vma->vm_start != v->start || vma->vm_end != v->end ||
+	    (__u64)vma->vm_pgoff << UW_PAGE_SHIFT != v->off || !(vma->vm_flags & UW_VM_EXEC))
+		return false;
+	file = vma->vm_file;
+	if (v->flags & LOWPROF_VMA_ANON) {
+		if (file)
+			return false;
+	} else {
+		if (!file)
+			return false;
+		walk_id_of_inode(&id, file->f_inode);
+		if (id.ino != v->id.ino || id.dev != v->id.dev || id.gen != v->id.gen)
+			return false;
+	}
+	asm volatile("" ::: "memory");
+	seq = mm->mm_lock_seq.sequence;
+	return seq == m->seq;
+}
+
 static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch_sample *s,
 					   struct lowprof_unwind_stats *st, __u64 addr)
 {
@@ -432,6 +507,17 @@ static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch
 	if (q.found == 0 || q.found > LOWPROF_VMA_CACHE_SLOTS)
 		return false;
 	v = &q.c->v[q.found - 1];
+	if (v->seq != s->mm.seq) {
+		/* The address space changed since the slot was last known true. */
+		if (!walk_vma_still(v, &s->mm)) {
+			v->tag = 0; /* never matches: the slot is free for the next lookup */
+			st->vma_dropped++;
+			return false;
+		}
+		v->seq = s->mm.seq;
+		v->tag = walk_vma_tag(v);
+		st->vma_rechecked++;
+	}
 	walk_set_file(f, s, st, v);
 	st->vma_cached++;
 	return true;
@@ -523,6 +609,8 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	}
 	f->lookup_used = 1;
 	st->vma_lookups++;
+	/* The sequence the slot will be true at: read before the lookup. */
+	walk_mm_validity(m);
 	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
 	if (rc != 0 || !found.exec) {
 		st->vma_failed++;
