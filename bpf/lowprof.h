@@ -293,6 +293,7 @@ struct lowprof_unwind_stats {
 	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */
 	__u64 vma_rechecked;  /* cached VMAs found still true after the mm changed */
 	__u64 vma_dropped;    /* cached VMAs found changed (looked up again) */
+	__u64 vma_lockless;   /* VMAs found by reading the mm's VMA tree, without bpf_find_vma */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

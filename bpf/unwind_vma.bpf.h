@@ -7,8 +7,11 @@
  * bpf_find_vma in a perf event handler (interrupts off) only trylocks the
  * mmap lock and defers its release to a per-CPU irq_work: a second lookup in
  * the same handler finds that irq_work busy and fails with -EBUSY, and so
- * does a contended lock. So a sample looks up at most one VMA, and never
- * waits. Everything else comes without a lookup: the executable's text from
+ * does a contended lock; and the irq_work costs ~16 us on this kind of VM.
+ * So the walk first reads the mm's VMA tree itself, as the kernel's own
+ * lockless readers do (walk_vma_lockless), and calls bpf_find_vma only when
+ * that fails (the mmap lock held for writing, a node it cannot read): at
+ * most once per sample, never waiting. Cheaper still, without any lookup: the executable's text from
  * mm->start_code/end_code and mm->exe_file (once its table says where that
  * text lies in the file), the vDSO from mm->context.vdso, the previous
  * frame's VMA, and the VMAs earlier samples of the process looked up
@@ -105,6 +108,7 @@ struct walk_files {
 	__u32 tgid;
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
+	__u8 fp_only;  /* the frame-pointer tiers: the cache and the text only, no tree walk */
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
 	/* No source but the vDSO can place any further pc of this walk (the
 	 * lookup spent, no cache entry, no executable's text; or no table at
@@ -330,6 +334,143 @@ struct walk_found {
 	struct lowprof_vma v;
 	bool exec;
 };
+
+/*
+ * The VMA tree (mm->mm_mt, a maple tree), as lib/maple_tree.c lays it out:
+ * a node pointer carries its type in bits 3-6 and the node is 256-byte
+ * aligned; the root pointer is marked as an internal entry (low bits 10).
+ * Leaves and range nodes hold 15 pivots then 16 slots, allocation-range
+ * nodes 9 pivots then 10 slots, after the parent pointer. Slot i covers
+ * (pivot[i - 1], pivot[i]]; the first pivot at or above an address gives its
+ * slot (the last slot if none), as mtree_lookup_walk finds it.
+ */
+#define UW_MT_NODE_MASK 0xffULL
+#define UW_MT_TYPE(enode) (((enode) >> 3) & 0xf)
+#define UW_MT_LEAF_64 1
+#define UW_MT_RANGE_64 2
+#define UW_MT_ARANGE_64 3
+#define UW_MT_RANGE_PIVOTS 15
+#define UW_MT_ARANGE_PIVOTS 9
+#define UW_MT_MAX_LEVELS 8 /* millions of VMAs need fewer */
+
+/* One node read whole (bpf_probe_read_kernel): its words are indexed by a
+ * computed pivot, which a load through a BTF pointer may not be. Per walk
+ * kind (WALK_SAMPLER, WALK_OFFCPU): the two programs may nest on a CPU. */
+struct walk_mt_node {
+	__u64 w[32];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct walk_mt_node);
+} walk_mt_buf SEC(".maps");
+
+struct walk_mt_search {
+	struct walk_mt_node *buf;
+	__u64 addr;
+	__u64 enode; /* the node to read next; the VMA once found */
+	__u32 found;
+};
+
+/* One level of the tree: 0 to go down, 1 when done (found, or a failure). */
+static long walk_mt_level_cb(__u64 i, void *ctx)
+{
+	struct walk_mt_search *q = ctx;
+	__u64 enode = q->enode, type = UW_MT_TYPE(enode), npiv, k;
+	__u64 *w = q->buf->w;
+
+	if (type != UW_MT_LEAF_64 && type != UW_MT_RANGE_64 && type != UW_MT_ARANGE_64)
+		return 1;
+	if (bpf_probe_read_kernel(w, sizeof(q->buf->w), (void *)(enode & ~UW_MT_NODE_MASK)) != 0)
+		return 1;
+	npiv = type == UW_MT_ARANGE_64 ? UW_MT_ARANGE_PIVOTS : UW_MT_RANGE_PIVOTS;
+	/* The pivots are w[1..npiv], the slots w[1 + npiv...]. */
+	for (k = 0; k < UW_MT_RANGE_PIVOTS; k++) {
+		if (k >= npiv || w[1 + k] >= q->addr)
+			break;
+	}
+	k = 1 + npiv + k;
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(k));
+	if (k >= 32)
+		return 1;
+	q->enode = w[k];
+	if (type == UW_MT_LEAF_64) {
+		q->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The VMA of addr from the mm's VMA tree, without the mmap lock: the
+ * kernel's own lockless readers (lock_vma_under_rcu, uprobes' speculative
+ * lookup) do the same. Nodes are freed only after an RCU grace period, which
+ * this handler (interrupts off) holds back, and VMAs are slab memory reused
+ * as VMAs only; every load may fault safely. What the walk finds is believed
+ * only as walk_vma_still believes a cached slot: read between two equal even
+ * mmap lock sequences (seq: read earlier in the sample), attached, in this
+ * mm, covering addr. Then it is the VMA of addr: VMAs of one mm do not
+ * overlap. 0, or -1 (the caller may still call bpf_find_vma). A global
+ * function: verified once, on its own.
+ */
+__noinline int lowprof_vma_lockless(struct walk_found *out, __u64 addr, __u64 seq, __u32 which)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct walk_mt_search q = {};
+	struct vm_area_struct *vma;
+	struct file *file;
+	__u64 root;
+
+	if (!out)
+		return -1;
+	if (!bpf_core_field_exists(struct vm_area_struct, vm_refcnt) ||
+	    !bpf_core_field_exists(struct mm_struct, mm_lock_seq))
+		return -1;
+	if (!mm || (seq & 1))
+		return -1;
+	q.buf = bpf_map_lookup_elem(&walk_mt_buf, &which);
+	if (!q.buf)
+		return -1;
+	asm volatile("" ::: "memory");
+	root = (__u64)mm->mm_mt.ma_root;
+	if ((root & 3) != 2 || root < 4096)
+		return -1; /* not a node (an empty tree, or a single entry at 0) */
+	q.enode = root;
+	q.addr = addr;
+	bpf_loop(UW_MT_MAX_LEVELS, walk_mt_level_cb, &q, 0);
+	if (!q.found || q.enode == 0)
+		return -1; /* a gap, or no leaf reached */
+	vma = bpf_rdonly_cast((void *)q.enode, bpf_core_type_id_kernel(struct vm_area_struct));
+	if (!vma)
+		return -1;
+	asm volatile("" ::: "memory");
+	if (vma->vm_refcnt.refs.counter == 0)
+		return -1;
+	asm volatile("" ::: "memory");
+	if (vma->vm_mm != mm)
+		return -1;
+	out->v.start = vma->vm_start;
+	out->v.end = vma->vm_end;
+	if (addr < out->v.start || addr >= out->v.end)
+		return -1;
+	out->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
+	out->exec = (vma->vm_flags & UW_VM_EXEC) != 0;
+	file = vma->vm_file;
+	if (file) {
+		walk_id_of_inode(&out->v.id, file->f_inode);
+		out->v.flags = LOWPROF_VMA_FILE;
+	} else {
+		out->v.flags = LOWPROF_VMA_ANON;
+	}
+	out->v.vma = q.enode;
+	asm volatile("" ::: "memory");
+	if (mm->mm_lock_seq.sequence != seq)
+		return -1;
+	return 0;
+}
 
 static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
@@ -602,6 +743,18 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	if (walk_cache_find(f, s, st, addr))
 		return 0;
+	if (!f->fp_only) {
+		walk_mm_validity(m);
+		if (lowprof_vma_lockless(&found, addr, m->seq, f->which) == 0) {
+			st->vma_lockless++;
+			if (!found.exec)
+				return -1;
+			walk_cache_put(f, s, st, &found.v);
+			walk_set_file(f, s, st, &found.v);
+			return 0;
+		}
+		__builtin_memset(&found, 0, sizeof(found));
+	}
 	if (f->lookup_used) {
 		if (f->no_cache && m->exe_state == 2)
 			f->exhausted = 1;
@@ -767,6 +920,7 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
+	p.f.fp_only = 1;
 	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
 	 * so neither the executable's text nor a cache entry (only the DWARF
 	 * walk inserts them) can place a frame. The frames stay raw, as the
