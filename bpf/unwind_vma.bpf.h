@@ -904,6 +904,33 @@ static long walk_fp_pass_cb(__u64 i, void *ctx)
 	return walk_fp_frame(ctx, (__u32)i);
 }
 
+/*
+ * The frames at base..base+n left raw, up to the first that is no user
+ * address (a broken chain read garbage; no frame kind is forged from its top
+ * byte): a plain loop, as a bpf_loop step per frame costs more than the
+ * check. Returns the frames kept.
+ */
+static __always_inline __u32 walk_fp_raw(struct scratch_sample *s, __u32 base, __u32 n)
+{
+	__u32 k;
+
+	for (k = 0; k < LOWPROF_MAX_USER_DEPTH; k++) {
+		__u64 idx = base + k;
+
+		/* Keep clang from folding the bound check away from the use. */
+		asm volatile("" : "+r"(idx));
+		if (k >= n)
+			return n;
+		if (idx >= LOWPROF_MAX_FRAMES)
+			return k;
+		if (s->frames[idx] > LOWPROF_FRAME_VALUE_MASK) {
+			walk_stop(s, walk_stats(), LOWPROF_STOP_UNWIND_FAILED);
+			return k;
+		}
+	}
+	return n < k ? n : k;
+}
+
 /* Returns the frames kept (n or fewer). */
 static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 which, __u32 base,
 					    __u32 n, __u32 tgid)
@@ -927,11 +954,8 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * exporter names through the process's maps anyway (the vDSO's too),
 	 * and the pass only looks for the end of the stack: no mm read, no
 	 * call per frame. */
-	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
-		s->mm.vdso_start = 0;
-		s->mm.vdso_end = 0;
-		p.f.exhausted = 1;
-	}
+	if (!bpf_map_lookup_elem(&unwind_rows, &zero))
+		return walk_fp_raw(s, base, n);
 	p.base = base;
 	p.n = n;
 	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);
