@@ -42,6 +42,17 @@ struct {
 	__type(value, struct lowprof_unwind_file);
 } unwind_files SEC(".maps");
 
+/* Bumped by the loader after every change of unwind_files (an entry
+ * written or deleted; a deleted table's rows are reused only a while after
+ * the bump): what a CPU remembers of the entries holds while it is
+ * unchanged. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_files_gen SEC(".maps");
+
 /* Files the loader should build a table for (and open for the exporter);
  * it deletes what it has handled. */
 struct {
@@ -291,26 +302,95 @@ static __always_inline void walk_request_table(struct walk_files *f,
 	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP);
 }
 
-/* The current VMA's table from its entry, whose use is stamped for the
- * loader's eviction (a write only when the second changed) with the time
- * of the sample: no clock read per file. */
-static __always_inline void walk_take_table(struct walk_files *f, struct scratch_sample *s,
-					    struct lowprof_unwind_file *t)
-{
-	__u64 now = s->hdr.timestamp_ns >> 30;
+/*
+ * The table entries a CPU looked up last (per walk kind: the two programs
+ * may nest on a CPU), so that the files of a sample cost no hash lookup
+ * each (~170 ns here) when the last samples already had them. An entry is
+ * believed while unwind_files_gen is the one it was looked up under (the
+ * loader bumps it after any change) and within the second its use was
+ * stamped in: the first use in each second still looks the entry up and
+ * stamps it, so the loader's eviction sees every table in use.
+ */
+#define WALK_TAB_MEMO 4
 
-	f->v.tab = *t;
-	f->v.has_tab = true;
+struct walk_tab_memo_entry {
+	struct lowprof_file_id id;
+	__u64 stamp;
+	struct lowprof_unwind_file tab;
+};
+
+struct walk_tab_memo {
+	__u64 gen;
+	__u32 next, reserved;
+	struct walk_tab_memo_entry e[WALK_TAB_MEMO];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct walk_tab_memo);
+} walk_tab_memo SEC(".maps");
+
+/*
+ * File id's table entry into out, its use stamped for the loader's eviction
+ * (a write only when the second changed) with the sample's second (now: no
+ * clock read per file). 0, or -1 without one (out untouched). A global
+ * function: verified once, on its own.
+ */
+__noinline int lowprof_table_get(__u32 which, const struct lowprof_file_id *id, __u64 now,
+				 struct lowprof_unwind_file *out)
+{
+	struct lowprof_unwind_file *t;
+	struct walk_tab_memo *memo;
+	__u32 zero = 0, i;
+	__u64 *genp, gen = 0;
+
+	if (!id || !out)
+		return -1;
+	which &= 1;
+	genp = bpf_map_lookup_elem(&unwind_files_gen, &zero);
+	memo = bpf_map_lookup_elem(&walk_tab_memo, &which);
+	if (genp)
+		gen = *genp;
+	if (genp && memo && memo->gen == gen) {
+		for (i = 0; i < WALK_TAB_MEMO; i++) {
+			struct walk_tab_memo_entry *e = &memo->e[i];
+
+			if (e->stamp == now && e->id.ino == id->ino && e->id.dev == id->dev &&
+			    e->id.gen == id->gen) {
+				*out = e->tab;
+				return 0;
+			}
+		}
+	}
+	/* The generation was read before the lookup: an entry changed since
+	 * is remembered under the old one, which the next sample sees bumped. */
+	t = bpf_map_lookup_elem(&unwind_files, id);
+	if (!t)
+		return -1;
+	*out = *t;
 	if (t->last_used != now)
 		t->last_used = now;
+	if (!genp || !memo)
+		return 0;
+	if (memo->gen != gen) {
+		__builtin_memset(memo->e, 0, sizeof(memo->e));
+		memo->gen = gen;
+		memo->next = 0;
+	}
+	i = memo->next & (WALK_TAB_MEMO - 1);
+	memo->e[i].id = *id;
+	memo->e[i].stamp = now;
+	memo->e[i].tab = *out;
+	memo->next = i + 1;
+	return 0;
 }
 
 /* Make a file VMA the current one: its slot, its table (or a request for one). */
 static __always_inline void walk_set_file(struct walk_files *f, struct scratch_sample *s,
 					  struct lowprof_unwind_stats *st, const struct lowprof_vma *v)
 {
-	struct lowprof_unwind_file *t;
-
 	f->v.start = v->start;
 	f->v.end = v->end;
 	f->v.off = v->off;
@@ -322,12 +402,11 @@ static __always_inline void walk_set_file(struct walk_files *f, struct scratch_s
 		return;
 	}
 	f->v.kind = walk_file_slot(s, &v->id);
-	t = bpf_map_lookup_elem(&unwind_files, &v->id);
-	if (!t) {
+	if (lowprof_table_get(f->which, &v->id, s->hdr.timestamp_ns >> 30, &f->v.tab) != 0) {
 		walk_request_table(f, st, &v->id, v->start, v->end, v->off);
 		return;
 	}
-	walk_take_table(f, s, t);
+	f->v.has_tab = true;
 }
 
 struct walk_found {
@@ -674,7 +753,6 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 					  struct lowprof_unwind_stats *st, __u64 addr)
 {
 	struct walk_mm *m = &s->mm;
-	struct lowprof_unwind_file *t;
 
 	if (addr < m->text_start || addr >= m->text_end || m->exe_state == 2)
 		return false;
@@ -683,19 +761,16 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 			m->exe_state = 2;
 			return false;
 		}
-		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
-		if (!t || t->nsegs != 1) {
+		if (lowprof_table_get(f->which, &m->exe, s->hdr.timestamp_ns >> 30, &m->exe_tab) != 0 ||
+		    m->exe_tab.nsegs != 1) {
 			m->exe_state = 2;
 			return false;
 		}
-		walk_take_table(f, s, t);
-		m->exe_tab = f->v.tab;
 		m->exe_slot = walk_file_slot(s, &m->exe);
 		m->exe_state = 1;
-	} else {
-		f->v.tab = m->exe_tab;
-		f->v.has_tab = true;
 	}
+	f->v.tab = m->exe_tab;
+	f->v.has_tab = true;
 	f->v.start = m->text_start;
 	f->v.end = m->text_end;
 	f->v.off = m->exe_tab.seg[0].off;
