@@ -3,7 +3,9 @@
 (tests/programs/unwind_files/sample_tap.c output): for each ELF given, every
 frame whose file (the sample's file list) is that ELF's inode must lie in
 one of its functions, never in one named by --never (code that never runs:
-there only a frame of another file, put in this one, would land). Counts
+there only a frame of another file, put in this one, would land). crt's
+helpers without a symbol size (__do_global_dtors_aux, on the stack when
+dlclose runs the destructors) reach to the next symbol (check_walk.elf_ranges). Counts
 the frames per ELF; --min-frames N each. With --main PROGRAM: a sample
 with a frame in one of the ELFs is whole (no stop reason, not cut, a later
 frame in PROGRAM's main), marked (a stop reason) or garbage (neither, or a

@@ -34,15 +34,24 @@ def elf_ranges(path):
         f = line.split()
         if f and f[0] == "LOAD":
             segs.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))  # off, vaddr, filesz
-    out = {}
+    syms = []
     for line in subprocess.run(["readelf", "-W", "-s", path], capture_output=True, text=True,
                                check=True).stdout.splitlines():
         f = line.split()
         if len(f) < 8 or f[3] != "FUNC" or f[6] == "UND":
             continue
-        v, size, name = int(f[1], 16), int(f[2]), f[7].split("@")[0]
+        syms.append((int(f[1], 16), int(f[2]), f[7].split("@")[0]))
+    starts = sorted({v for v, _, _ in syms})
+    out = {}
+    for v, size, name in syms:
         for off, vaddr, filesz in segs:
             if vaddr <= v < vaddr + filesz:
+                if size == 0:
+                    # crt's helpers (__do_global_dtors_aux, frame_dummy, _init,
+                    # _fini) carry no size: to the next symbol, as symbolizers
+                    # read them, or to the segment's end.
+                    later = [x for x in starts if x > v]
+                    size = (min(later[0], vaddr + filesz) if later else vaddr + filesz) - v
                 out[name] = (v - vaddr + off, v - vaddr + off + max(size, 1))
     return out
 
