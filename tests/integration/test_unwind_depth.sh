@@ -11,8 +11,13 @@ work_dir unwind
 "$BIN/dwarf_recurse" 8 200 &
 wl=$!
 track "$wl"
-# With --no-throttle, so that a busy test host does not switch the unwinding mode.
-"$BIN/lowprof" --unwind dwarf --no-throttle --pid "$wl" --max-depth 64 --duration 5 --frequency 199 \
+# With --no-throttle, so that a busy test host does not switch the unwinding
+# mode, and --cpu-budget 100, so that the in-BPF guard does not skip user
+# stacks: at 199 Hz and the default 1.5% a process's share of the guard is
+# ~37 us a sample, which 64 DWARF frames on a cold cache can pass (108 of
+# 1013 samples `[user stack skipped]` in one run). This test is about the
+# depth cut; integration_security_guard_share tests the share.
+"$BIN/lowprof" --unwind dwarf --no-throttle --cpu-budget 100 --pid "$wl" --max-depth 64 --duration 5 --frequency 199 \
 	--output "$work/out" 2>"$work/err" || fail "lowprof failed: $(cat "$work/err")"
 python3 "$SRC/tests/integration/check_unwind.py" "$work/out" --comm dwarf_recurse \
 	--truncated-at 64 --min 95
