@@ -748,9 +748,6 @@ static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
 	}
 	if (n == 0)
 		return;
-	/* Before the delay, as for any removal: copies of the entries that
-	 * walkers remember per CPU are dropped before the rows are reused. */
-	um_bump_gen(um);
 	if (um->files_fd >= 0)
 		usleep(UM_REUSE_DELAY_US);
 	i = 0;
