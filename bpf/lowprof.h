@@ -228,14 +228,9 @@ struct lowprof_unwind_pending {
  * The VMAs the walker learned of a process (unwind_vma_cache, key: tgid; an
  * LRU map): bpf_find_vma works once per sample in a perf event handler (the
  * mmap lock's release is deferred to an irq_work, and a second lookup finds
- * it busy), so what one sample learns serves the next ones. The entry holds
- * while the process's mm and its leader's start time are those recorded
- * (exec, a reused pid: a new entry). A slot is true as it stands while the
- * mmap lock's sequence (bumped by every mmap, munmap, mprotect of the
- * process) is the one recorded in it; after a change the walker checks the
- * kernel's vm_area_struct itself (still attached, same mm, range, file
- * offset and file) rather than looking the VMA up again, and drops the slot
- * if anything differs.
+ * it busy), so what one sample learns serves the next ones. The entry is
+ * valid while the process's mm, its mmap lock's sequence (bumped by every
+ * mmap, munmap, mprotect) and its leader's start time are those recorded.
  */
 #define LOWPROF_VMA_CACHE_SLOTS 8
 #define LOWPROF_VMA_CACHE_PROCS 4096
@@ -249,14 +244,13 @@ struct lowprof_vma {
 	__u64 start, end;
 	__u64 off;        /* file offset of start */
 	struct lowprof_file_id id;
-	__u64 vma;        /* the kernel's struct vm_area_struct (an address, never followed blindly) */
-	__u64 seq;        /* the mmap lock's sequence at which the slot was last known true */
 	__u32 flags;      /* enum lowprof_vma_flags; 0: empty slot */
 	__u32 tag;        /* a mix of the fields: a slot torn by two writers fails it */
 };
 
 struct lowprof_vma_cache {
 	__u64 mm;         /* the mm_struct's address: a new one after exec */
+	__u64 seq;        /* its mm_lock_seq when the entries were learned */
 	__u64 start_time; /* the leader's start time: a reused pid differs */
 	__u32 n, next;    /* slots used, next slot to replace */
 	struct lowprof_vma v[LOWPROF_VMA_CACHE_SLOTS];
@@ -291,9 +285,6 @@ struct lowprof_unwind_stats {
 	__u64 cache_inserts;  /* new unwind_vma_cache entries */
 	__u64 pending;        /* files sent to unwind_pending */
 	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */
-	__u64 vma_rechecked;  /* cached VMAs found still true after the mm changed */
-	__u64 vma_dropped;    /* cached VMAs found changed (looked up again) */
-	__u64 vma_lockless;   /* VMAs found by reading the mm's VMA tree, without bpf_find_vma */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

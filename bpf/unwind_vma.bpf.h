@@ -7,20 +7,12 @@
  * bpf_find_vma in a perf event handler (interrupts off) only trylocks the
  * mmap lock and defers its release to a per-CPU irq_work: a second lookup in
  * the same handler finds that irq_work busy and fails with -EBUSY, and so
- * does a contended lock; and the irq_work costs ~16 us on this kind of VM.
- * So the walk first reads the mm's VMA tree itself, as the kernel's own
- * lockless readers do (walk_vma_lockless), and calls bpf_find_vma only when
- * that fails (the mmap lock held for writing, a node it cannot read): at
- * most once per sample, never waiting. Cheaper still, without any lookup: the executable's text from
+ * does a contended lock. So a sample looks up at most one VMA, and never
+ * waits. Everything else comes without a lookup: the executable's text from
  * mm->start_code/end_code and mm->exe_file (once its table says where that
  * text lies in the file), the vDSO from mm->context.vdso, the previous
  * frame's VMA, and the VMAs earlier samples of the process looked up
  * (unwind_vma_cache). A frame whose VMA none of them gives ends the walk.
- *
- * A cached VMA outlives changes of the address space elsewhere (a process
- * that maps and unmaps memory all the time bumps the mmap lock's sequence
- * between most samples): it is checked against the kernel's vm_area_struct
- * with plain loads, which take no lock, instead of a new lookup.
  */
 #ifndef LOWPROF_UNWIND_VMA_BPF_H
 #define LOWPROF_UNWIND_VMA_BPF_H
@@ -30,10 +22,6 @@
 #define UW_VM_EXEC 0x4ULL /* VM_EXEC */
 #define UW_PAGE_SHIFT 12
 
-/* A kernel address as a BTF pointer whose loads may fault (they read 0
- * then): what a cached slot's vm_area_struct is read through. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
 /* Tables by file identity: row range, executable segments, flags. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -41,17 +29,6 @@ struct {
 	__type(key, struct lowprof_file_id);
 	__type(value, struct lowprof_unwind_file);
 } unwind_files SEC(".maps");
-
-/* Bumped by the loader after every change of unwind_files (an entry
- * written or deleted; a deleted table's rows are reused only a while after
- * the bump): what a CPU remembers of the entries holds while it is
- * unchanged. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} unwind_files_gen SEC(".maps");
 
 /* Files the loader should build a table for (and open for the exporter);
  * it deletes what it has handled. */
@@ -119,7 +96,6 @@ struct walk_files {
 	__u32 tgid;
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
-	__u8 fp_only;  /* the frame-pointer tiers: the cache and the text only, no tree walk */
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
 	/* No source but the vDSO can place any further pc of this walk (the
 	 * lookup spent, no cache entry, no executable's text; or no table at
@@ -167,13 +143,8 @@ static __always_inline void walk_id_of_inode(struct lowprof_file_id *id, struct 
 /* Cheap mix of an entry's fields: a slot torn by two CPUs writing it fails it. */
 static __always_inline __u32 walk_vma_tag(const struct lowprof_vma *v)
 {
-	/* The VMA's address loaded from the slot itself (volatile): a copy
-	 * the compiler forwarded from the stack is still a pointer to the
-	 * verifier, and no arithmetic on it is allowed. */
-	__u64 vma = *(const volatile __u64 *)&v->vma;
 	__u64 h = v->start * 0x9e3779b97f4a7c15ULL ^ v->end ^ (v->off << 7) ^ v->id.ino * 31 ^
-		  ((__u64)v->id.dev << 32 | v->id.gen) ^ v->flags ^ vma * 0xff51afd7ed558ccdULL ^
-		  v->seq << 20;
+		  ((__u64)v->id.dev << 32 | v->id.gen) ^ v->flags;
 
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
@@ -218,9 +189,8 @@ static __always_inline int walk_mm_exe(struct walk_mm *m)
 	return m->exe.ino ? 0 : -1;
 }
 
-/* What a cache entry and its slots are checked against: the mmap lock's
- * sequence and the leader's start time (the mm's address is read with the
- * ranges). */
+/* What a cache entry is checked against: the mmap lock's sequence and the
+ * leader's start time (the mm's address is read with the ranges). */
 static __always_inline void walk_mm_validity(struct walk_mm *m)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -302,95 +272,26 @@ static __always_inline void walk_request_table(struct walk_files *f,
 	bpf_ringbuf_output(&unwind_events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP);
 }
 
-/*
- * The table entries a CPU looked up last (per walk kind: the two programs
- * may nest on a CPU), so that the files of a sample cost no hash lookup
- * each (~170 ns here) when the last samples already had them. An entry is
- * believed while unwind_files_gen is the one it was looked up under (the
- * loader bumps it after any change) and within the second its use was
- * stamped in: the first use in each second still looks the entry up and
- * stamps it, so the loader's eviction sees every table in use.
- */
-#define WALK_TAB_MEMO 4
-
-struct walk_tab_memo_entry {
-	struct lowprof_file_id id;
-	__u64 stamp;
-	struct lowprof_unwind_file tab;
-};
-
-struct walk_tab_memo {
-	__u64 gen;
-	__u32 next, reserved;
-	struct walk_tab_memo_entry e[WALK_TAB_MEMO];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct walk_tab_memo);
-} walk_tab_memo SEC(".maps");
-
-/*
- * File id's table entry into out, its use stamped for the loader's eviction
- * (a write only when the second changed) with the sample's second (now: no
- * clock read per file). 0, or -1 without one (out untouched). A global
- * function: verified once, on its own.
- */
-__noinline int lowprof_table_get(__u32 which, const struct lowprof_file_id *id, __u64 now,
-				 struct lowprof_unwind_file *out)
+/* The current VMA's table from its entry, whose use is stamped for the
+ * loader's eviction (a write only when the second changed) with the time
+ * of the sample: no clock read per file. */
+static __always_inline void walk_take_table(struct walk_files *f, struct scratch_sample *s,
+					    struct lowprof_unwind_file *t)
 {
-	struct lowprof_unwind_file *t;
-	struct walk_tab_memo *memo;
-	__u32 zero = 0, i;
-	__u64 *genp, gen = 0;
+	__u64 now = s->hdr.timestamp_ns >> 30;
 
-	if (!id || !out)
-		return -1;
-	which &= 1;
-	genp = bpf_map_lookup_elem(&unwind_files_gen, &zero);
-	memo = bpf_map_lookup_elem(&walk_tab_memo, &which);
-	if (genp)
-		gen = *genp;
-	if (genp && memo && memo->gen == gen) {
-		for (i = 0; i < WALK_TAB_MEMO; i++) {
-			struct walk_tab_memo_entry *e = &memo->e[i];
-
-			if (e->stamp == now && e->id.ino == id->ino && e->id.dev == id->dev &&
-			    e->id.gen == id->gen) {
-				*out = e->tab;
-				return 0;
-			}
-		}
-	}
-	/* The generation was read before the lookup: an entry changed since
-	 * is remembered under the old one, which the next sample sees bumped. */
-	t = bpf_map_lookup_elem(&unwind_files, id);
-	if (!t)
-		return -1;
-	*out = *t;
+	f->v.tab = *t;
+	f->v.has_tab = true;
 	if (t->last_used != now)
 		t->last_used = now;
-	if (!genp || !memo)
-		return 0;
-	if (memo->gen != gen) {
-		__builtin_memset(memo->e, 0, sizeof(memo->e));
-		memo->gen = gen;
-		memo->next = 0;
-	}
-	i = memo->next & (WALK_TAB_MEMO - 1);
-	memo->e[i].id = *id;
-	memo->e[i].stamp = now;
-	memo->e[i].tab = *out;
-	memo->next = i + 1;
-	return 0;
 }
 
 /* Make a file VMA the current one: its slot, its table (or a request for one). */
 static __always_inline void walk_set_file(struct walk_files *f, struct scratch_sample *s,
 					  struct lowprof_unwind_stats *st, const struct lowprof_vma *v)
 {
+	struct lowprof_unwind_file *t;
+
 	f->v.start = v->start;
 	f->v.end = v->end;
 	f->v.off = v->off;
@@ -402,11 +303,12 @@ static __always_inline void walk_set_file(struct walk_files *f, struct scratch_s
 		return;
 	}
 	f->v.kind = walk_file_slot(s, &v->id);
-	if (lowprof_table_get(f->which, &v->id, s->hdr.timestamp_ns >> 30, &f->v.tab) != 0) {
+	t = bpf_map_lookup_elem(&unwind_files, &v->id);
+	if (!t) {
 		walk_request_table(f, st, &v->id, v->start, v->end, v->off);
 		return;
 	}
-	f->v.has_tab = true;
+	walk_take_table(f, s, t);
 }
 
 struct walk_found {
@@ -414,149 +316,11 @@ struct walk_found {
 	bool exec;
 };
 
-/*
- * The VMA tree (mm->mm_mt, a maple tree), as lib/maple_tree.c lays it out:
- * a node pointer carries its type in bits 3-6 and the node is 256-byte
- * aligned; the root pointer is marked as an internal entry (low bits 10).
- * Leaves and range nodes hold 15 pivots then 16 slots, allocation-range
- * nodes 9 pivots then 10 slots, after the parent pointer. Slot i covers
- * (pivot[i - 1], pivot[i]]; the first pivot at or above an address gives its
- * slot (the last slot if none), as mtree_lookup_walk finds it.
- */
-#define UW_MT_NODE_MASK 0xffULL
-#define UW_MT_TYPE(enode) (((enode) >> 3) & 0xf)
-#define UW_MT_LEAF_64 1
-#define UW_MT_RANGE_64 2
-#define UW_MT_ARANGE_64 3
-#define UW_MT_RANGE_PIVOTS 15
-#define UW_MT_ARANGE_PIVOTS 9
-#define UW_MT_MAX_LEVELS 8 /* millions of VMAs need fewer */
-
-/* One node read whole (bpf_probe_read_kernel): its words are indexed by a
- * computed pivot, which a load through a BTF pointer may not be. Per walk
- * kind (WALK_SAMPLER, WALK_OFFCPU): the two programs may nest on a CPU. */
-struct walk_mt_node {
-	__u64 w[32];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct walk_mt_node);
-} walk_mt_buf SEC(".maps");
-
-struct walk_mt_search {
-	struct walk_mt_node *buf;
-	__u64 addr;
-	__u64 enode; /* the node to read next; the VMA once found */
-	__u32 found;
-};
-
-/* One level of the tree: 0 to go down, 1 when done (found, or a failure). */
-static long walk_mt_level_cb(__u64 i, void *ctx)
-{
-	struct walk_mt_search *q = ctx;
-	__u64 enode = q->enode, type = UW_MT_TYPE(enode), npiv, k;
-	__u64 *w = q->buf->w;
-
-	if (type != UW_MT_LEAF_64 && type != UW_MT_RANGE_64 && type != UW_MT_ARANGE_64)
-		return 1;
-	if (bpf_probe_read_kernel(w, sizeof(q->buf->w), (void *)(enode & ~UW_MT_NODE_MASK)) != 0)
-		return 1;
-	npiv = type == UW_MT_ARANGE_64 ? UW_MT_ARANGE_PIVOTS : UW_MT_RANGE_PIVOTS;
-	/* The pivots are w[1..npiv], the slots w[1 + npiv...]. */
-	for (k = 0; k < UW_MT_RANGE_PIVOTS; k++) {
-		if (k >= npiv || w[1 + k] >= q->addr)
-			break;
-	}
-	k = 1 + npiv + k;
-	/* Keep clang from folding the bound check away from the use. */
-	asm volatile("" : "+r"(k));
-	if (k >= 32)
-		return 1;
-	q->enode = w[k];
-	if (type == UW_MT_LEAF_64) {
-		q->found = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * The VMA of addr from the mm's VMA tree, without the mmap lock: the
- * kernel's own lockless readers (lock_vma_under_rcu, uprobes' speculative
- * lookup) do the same. Nodes are freed only after an RCU grace period, which
- * this handler (interrupts off) holds back, and VMAs are slab memory reused
- * as VMAs only; every load may fault safely. What the walk finds is believed
- * only as walk_vma_still believes a cached slot: read between two equal even
- * mmap lock sequences (seq: read earlier in the sample), attached, in this
- * mm, covering addr. Then it is the VMA of addr: VMAs of one mm do not
- * overlap. 0, or -1 (the caller may still call bpf_find_vma). A global
- * function: verified once, on its own.
- */
-__noinline int lowprof_vma_lockless(struct walk_found *out, __u64 addr, __u64 seq, __u32 which)
-{
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-	struct walk_mt_search q = {};
-	struct vm_area_struct *vma;
-	struct file *file;
-	__u64 root;
-
-	if (!out)
-		return -1;
-	if (!bpf_core_field_exists(struct vm_area_struct, vm_refcnt) ||
-	    !bpf_core_field_exists(struct mm_struct, mm_lock_seq))
-		return -1;
-	if (!mm || (seq & 1))
-		return -1;
-	q.buf = bpf_map_lookup_elem(&walk_mt_buf, &which);
-	if (!q.buf)
-		return -1;
-	asm volatile("" ::: "memory");
-	root = (__u64)mm->mm_mt.ma_root;
-	if ((root & 3) != 2 || root < 4096)
-		return -1; /* not a node (an empty tree, or a single entry at 0) */
-	q.enode = root;
-	q.addr = addr;
-	bpf_loop(UW_MT_MAX_LEVELS, walk_mt_level_cb, &q, 0);
-	if (!q.found || q.enode == 0)
-		return -1; /* a gap, or no leaf reached */
-	vma = bpf_rdonly_cast((void *)q.enode, bpf_core_type_id_kernel(struct vm_area_struct));
-	if (!vma)
-		return -1;
-	asm volatile("" ::: "memory");
-	if (vma->vm_refcnt.refs.counter == 0)
-		return -1;
-	asm volatile("" ::: "memory");
-	if (vma->vm_mm != mm)
-		return -1;
-	out->v.start = vma->vm_start;
-	out->v.end = vma->vm_end;
-	if (addr < out->v.start || addr >= out->v.end)
-		return -1;
-	out->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
-	out->exec = (vma->vm_flags & UW_VM_EXEC) != 0;
-	file = vma->vm_file;
-	if (file) {
-		walk_id_of_inode(&out->v.id, file->f_inode);
-		out->v.flags = LOWPROF_VMA_FILE;
-	} else {
-		out->v.flags = LOWPROF_VMA_ANON;
-	}
-	out->v.vma = q.enode;
-	asm volatile("" ::: "memory");
-	if (mm->mm_lock_seq.sequence != seq)
-		return -1;
-	return 0;
-}
-
 static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct walk_found *w = ctx;
 	struct file *file = vma->vm_file;
 
-	w->v.vma = (__u64)vma;
 	w->v.start = vma->vm_start;
 	w->v.end = vma->vm_end;
 	w->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
@@ -572,9 +336,8 @@ static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 
 /*
  * The process's cache entry if it describes this address space (reset in
- * place when it does not: exec, a reused pid), or NULL. Whether each slot
- * still holds is checked when it is used (walk_cache_find). Looked up again
- * at each VMA change rather than kept: see walk_vma.
+ * place when it does not: exec, a reused pid, a changed address space), or
+ * NULL. Looked up again at each VMA change rather than kept: see walk_vma.
  */
 static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_files *f,
 								 struct scratch_sample *s)
@@ -585,8 +348,9 @@ static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_file
 	if (!c)
 		return NULL;
 	walk_mm_validity(m);
-	if (c->mm != m->mm || c->start_time != m->start_time) {
+	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
 		c->mm = m->mm;
+		c->seq = m->seq;
 		c->start_time = m->start_time;
 		c->n = 0;
 		c->next = 0;
@@ -602,14 +366,10 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	struct walk_mm *m = &s->mm;
 	__u32 zero = 0, slot;
 
-	/* The sequence read before the lookup (walk_mm_validity ran first): a
-	 * change since then only makes the slot be checked at its next use. */
-	v->seq = m->seq;
+	v->tag = walk_vma_tag(v);
 	if (c) {
 		slot = c->next & (LOWPROF_VMA_CACHE_SLOTS - 1);
 		c->v[slot] = *v;
-		/* The tag from the map's copy (see walk_vma_tag). */
-		c->v[slot].tag = walk_vma_tag(&c->v[slot]);
 		c->next = slot + 1;
 		if (c->n < LOWPROF_VMA_CACHE_SLOTS)
 			c->n++;
@@ -618,13 +378,14 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 	c = bpf_map_lookup_elem(&vma_cache_scratch, &zero);
 	if (!c)
 		return;
+	walk_mm_validity(m);
 	__builtin_memset(c, 0, sizeof(*c));
 	c->mm = m->mm;
+	c->seq = m->seq;
 	c->start_time = m->start_time;
 	c->n = 1;
 	c->next = 1;
 	c->v[0] = *v;
-	c->v[0].tag = walk_vma_tag(&c->v[0]);
 	if (bpf_map_update_elem(&unwind_vma_cache, &f->tgid, c, BPF_ANY) == 0) {
 		st->cache_inserts++;
 		f->no_cache = 0;
@@ -652,62 +413,6 @@ static long walk_cache_cb(__u64 i, void *ctx)
 	return 0;
 }
 
-/*
- * Is the cached slot v still the VMA at its range, in the mm whose mmap lock
- * sequence m->seq was read earlier in this sample? Read as a seqcount
- * reader reads: the sequence even before, then the vm_area_struct, then the
- * same sequence again. Every change of a VMA (unmap, remap, split, a new
- * file, new flags) happens under the mmap write lock, which makes the
- * sequence odd while held and leaves it different after; so an unchanged
- * even sequence around the reads means they saw one settled VMA. It is the
- * slot's if it is attached (vm_refcnt: a freed or detached one reads 0, and
- * a freed one's vm_start holds the slab's free pointer), in this mm, and
- * has the slot's range, file offset, executable flag and file (its inode's
- * identity, not only the struct file's address: those are reused). Plain
- * loads that may fault (reading 0), no lock, no helper call. false on any
- * doubt: the caller looks the VMA up again.
- */
-static __always_inline bool walk_vma_still(const struct lowprof_vma *v, const struct walk_mm *m)
-{
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-	struct vm_area_struct *vma;
-	struct lowprof_file_id id;
-	struct file *file;
-	__u64 seq;
-
-	if (!bpf_core_field_exists(struct vm_area_struct, vm_refcnt) ||
-	    !bpf_core_field_exists(struct mm_struct, mm_lock_seq))
-		return false;
-	if (!mm || (m->seq & 1) || v->vma == 0 || (__u64)mm != m->mm)
-		return false;
-	vma = bpf_rdonly_cast((void *)v->vma, bpf_core_type_id_kernel(struct vm_area_struct));
-	if (!vma)
-		return false;
-	/* x86 keeps loads in order; the compiler must too (the first barrier
-	 * is the sequence's read earlier in the sample, in walk_mm_validity). */
-	asm volatile("" ::: "memory");
-	if (vma->vm_refcnt.refs.counter == 0)
-		return false;
-	asm volatile("" ::: "memory");
-	if ((__u64)vma->vm_mm != m->mm || vma->vm_start != v->start || vma->vm_end != v->end ||
-	    (__u64)vma->vm_pgoff << UW_PAGE_SHIFT != v->off || !(vma->vm_flags & UW_VM_EXEC))
-		return false;
-	file = vma->vm_file;
-	if (v->flags & LOWPROF_VMA_ANON) {
-		if (file)
-			return false;
-	} else {
-		if (!file)
-			return false;
-		walk_id_of_inode(&id, file->f_inode);
-		if (id.ino != v->id.ino || id.dev != v->id.dev || id.gen != v->id.gen)
-			return false;
-	}
-	asm volatile("" ::: "memory");
-	seq = mm->mm_lock_seq.sequence;
-	return seq == m->seq;
-}
-
 static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch_sample *s,
 					   struct lowprof_unwind_stats *st, __u64 addr)
 {
@@ -727,17 +432,6 @@ static __always_inline bool walk_cache_find(struct walk_files *f, struct scratch
 	if (q.found == 0 || q.found > LOWPROF_VMA_CACHE_SLOTS)
 		return false;
 	v = &q.c->v[q.found - 1];
-	if (v->seq != s->mm.seq) {
-		/* The address space changed since the slot was last known true. */
-		if (!walk_vma_still(v, &s->mm)) {
-			v->tag = 0; /* never matches: the slot is free for the next lookup */
-			st->vma_dropped++;
-			return false;
-		}
-		v->seq = s->mm.seq;
-		v->tag = walk_vma_tag(v);
-		st->vma_rechecked++;
-	}
 	walk_set_file(f, s, st, v);
 	st->vma_cached++;
 	return true;
@@ -753,6 +447,7 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 					  struct lowprof_unwind_stats *st, __u64 addr)
 {
 	struct walk_mm *m = &s->mm;
+	struct lowprof_unwind_file *t;
 
 	if (addr < m->text_start || addr >= m->text_end || m->exe_state == 2)
 		return false;
@@ -761,16 +456,19 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 			m->exe_state = 2;
 			return false;
 		}
-		if (lowprof_table_get(f->which, &m->exe, s->hdr.timestamp_ns >> 30, &m->exe_tab) != 0 ||
-		    m->exe_tab.nsegs != 1) {
+		t = bpf_map_lookup_elem(&unwind_files, &m->exe);
+		if (!t || t->nsegs != 1) {
 			m->exe_state = 2;
 			return false;
 		}
+		walk_take_table(f, s, t);
+		m->exe_tab = f->v.tab;
 		m->exe_slot = walk_file_slot(s, &m->exe);
 		m->exe_state = 1;
+	} else {
+		f->v.tab = m->exe_tab;
+		f->v.has_tab = true;
 	}
-	f->v.tab = m->exe_tab;
-	f->v.has_tab = true;
 	f->v.start = m->text_start;
 	f->v.end = m->text_end;
 	f->v.off = m->exe_tab.seg[0].off;
@@ -818,18 +516,6 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	if (walk_cache_find(f, s, st, addr))
 		return 0;
-	if (!f->fp_only) {
-		walk_mm_validity(m);
-		if (lowprof_vma_lockless(&found, addr, m->seq, f->which) == 0) {
-			st->vma_lockless++;
-			if (!found.exec)
-				return -1;
-			walk_cache_put(f, s, st, &found.v);
-			walk_set_file(f, s, st, &found.v);
-			return 0;
-		}
-		__builtin_memset(&found, 0, sizeof(found));
-	}
 	if (f->lookup_used) {
 		if (f->no_cache && m->exe_state == 2)
 			f->exhausted = 1;
@@ -837,8 +523,6 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	}
 	f->lookup_used = 1;
 	st->vma_lookups++;
-	/* The sequence the slot will be true at: read before the lookup. */
-	walk_mm_validity(m);
 	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
 	if (rc != 0 || !found.exec) {
 		st->vma_failed++;
@@ -979,60 +663,6 @@ static long walk_fp_pass_cb(__u64 i, void *ctx)
 	return walk_fp_frame(ctx, (__u32)i);
 }
 
-/*
- * The frames at base..base+n left raw, up to the first that is no user
- * address (a broken chain read garbage; no frame kind is forged from its top
- * byte). Eight frames a bpf_loop step: a step per frame costs more than the
- * check, and a plain loop makes the verifier follow the rest of the program
- * from each frame it may end at (about 37,000 instructions more).
- */
-#define WALK_RAW_STEP 8
-
-struct walk_raw_scan {
-	struct scratch_sample *s;
-	__u32 base, n;
-	__u32 kept;
-	__u32 garbage; /* ended at a frame that is no user address */
-};
-
-static long walk_fp_raw_cb(__u64 i, void *ctx)
-{
-	struct walk_raw_scan *q = ctx;
-	__u32 j, k;
-
-	for (j = 0; j < WALK_RAW_STEP; j++) {
-		__u64 idx;
-
-		k = (__u32)i * WALK_RAW_STEP + j;
-		idx = q->base + k;
-		/* Keep clang from folding the bound check away from the use. */
-		asm volatile("" : "+r"(idx));
-		if (k >= q->n)
-			return 1;
-		if (idx >= LOWPROF_MAX_FRAMES) {
-			q->kept = k;
-			return 1;
-		}
-		if (q->s->frames[idx] > LOWPROF_FRAME_VALUE_MASK) {
-			q->kept = k;
-			q->garbage = 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Returns the frames kept. */
-static __always_inline __u32 walk_fp_raw(struct scratch_sample *s, __u32 base, __u32 n)
-{
-	struct walk_raw_scan q = {.s = s, .base = base, .n = n, .kept = n};
-
-	bpf_loop(LOWPROF_MAX_USER_DEPTH / WALK_RAW_STEP, walk_fp_raw_cb, &q, 0);
-	if (q.garbage)
-		walk_stop(s, walk_stats(), LOWPROF_STOP_UNWIND_FAILED);
-	return q.kept;
-}
-
 /* Returns the frames kept (n or fewer). */
 static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 which, __u32 base,
 					    __u32 n, __u32 tgid)
@@ -1049,15 +679,17 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
-	p.f.fp_only = 1;
 	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
 	 * so neither the executable's text nor a cache entry (only the DWARF
 	 * walk inserts them) can place a frame. The frames stay raw, as the
 	 * exporter names through the process's maps anyway (the vDSO's too),
 	 * and the pass only looks for the end of the stack: no mm read, no
 	 * call per frame. */
-	if (!bpf_map_lookup_elem(&unwind_rows, &zero))
-		return walk_fp_raw(s, base, n);
+	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
+		s->mm.vdso_start = 0;
+		s->mm.vdso_end = 0;
+		p.f.exhausted = 1;
+	}
 	p.base = base;
 	p.n = n;
 	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);

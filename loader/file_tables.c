@@ -563,12 +563,11 @@ void file_tables_log_usage(struct file_tables *ft)
 		log_debug("unwind walker: %llu stacks, %llu whole, %llu"
 			  " truncated, stopped: %llu no table, %llu failed, %llu"
 			  " no frame pointers, %llu no mapping, %llu anonymous; %llu"
-			  " VMA lookups (%llu failed), %llu from the VMA tree, %llu cached (%llu"
-			  " checked again, %llu dropped), %llu text",
+			  " VMA lookups (%llu failed), %llu cached, %llu text",
 			  ws.samples, ws.complete, ws.truncated, ws.stop[LOWPROF_STOP_NO_TABLE],
 			  ws.stop[LOWPROF_STOP_UNWIND_FAILED], ws.stop[LOWPROF_STOP_NO_FRAME_POINTERS],
 			  ws.stop[LOWPROF_STOP_NO_MAPPING], ws.stop[LOWPROF_STOP_ANON], ws.vma_lookups,
-			  ws.vma_failed, ws.vma_lockless, ws.vma_cached, ws.vma_rechecked, ws.vma_dropped, ws.vma_text);
+			  ws.vma_failed, ws.vma_cached, ws.vma_text);
 }
 
 void file_tables_tick(struct file_tables *ft)

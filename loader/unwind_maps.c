@@ -140,7 +140,7 @@ static int um_common_init(struct unwind_maps *um, uint32_t capacity)
 	uint32_t i;
 
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = um->gen_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
 	um->capacity = capacity;
 	um->max_files = UNWIND_MAPS_MAX_FILES;
 	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
@@ -263,7 +263,6 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err
 	um->files_fd = bpf_map__fd(skel->maps.unwind_files);
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
 	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
-	um->gen_fd = bpf_map__fd(skel->maps.unwind_files_gen);
 	um->ncpus = libbpf_num_possible_cpus();
 	return 0;
 }
@@ -286,7 +285,7 @@ void unwind_maps_fini(struct unwind_maps *um)
 	free(um->free);
 	free(um->dropped);
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = um->gen_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
 }
 
 int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_segment *seg,
@@ -385,19 +384,6 @@ uint32_t unwind_maps_fp_flags(const struct unwind_table *t)
 	return rows > 0 && rbp * 100 < rows * UM_FP_ROWS_PERCENT ? LOWPROF_UNWIND_FILE_NO_FP : 0;
 }
 
-/* After any change of unwind_files: the walker's per-CPU copies of entries
- * (bpf/unwind_vma.bpf.h) go with the old generation. */
-static void um_bump_gen(struct unwind_maps *um)
-{
-	uint32_t zero = 0;
-
-	if (um->gen_fd < 0)
-		return;
-	um->gen++;
-	if (bpf_map_update_elem(um->gen_fd, &zero, &um->gen, BPF_ANY) != 0)
-		log_warn_f("unwind_files_gen update: %s", strerror(errno));
-}
-
 /* The walker's entry for f: written after f's rows, so it never sees a range
  * before its rows are in place. */
 static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
@@ -409,7 +395,6 @@ static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
 	unwind_maps_entry(f, &e);
 	if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
 		log_warn_f("unwind_files update: %s", strerror(errno));
-	um_bump_gen(um);
 }
 
 /* The walker's last use of each table (its stamp in unwind_files), into last_used. */
@@ -498,8 +483,6 @@ static void um_file_remove_waited(struct unwind_maps *um, size_t i, bool dropped
 		um->nrefused--;
 	if (um->files_fd >= 0 && !waited)
 		bpf_map_delete_elem(um->files_fd, &f->key);
-	/* Before the delay: a walk that read the old generation ends within it. */
-	um_bump_gen(um);
 	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
 		if (um->files_fd >= 0 && !waited)
 			usleep(UM_REUSE_DELAY_US);

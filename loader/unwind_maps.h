@@ -65,10 +65,6 @@ struct unwind_maps_usage {
 
 struct unwind_maps {
 	int rows_fd, files_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
-	/* unwind_files_gen: bumped after every change of unwind_files (the
-	 * walker's per-CPU copies of entries hold while it is unchanged). */
-	int gen_fd;
-	uint64_t gen;
 	struct lowprof_unwind_row **chunk; /* max_chunks, mmapped; NULL until created */
 	int *chunk_fd;
 	uint32_t nchunks, max_chunks;      /* created, most */

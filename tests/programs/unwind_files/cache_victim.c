@@ -1,7 +1,7 @@
 /*
  * A stack across three files besides the executable's text, so that its
- * whole walks need the VMAs earlier samples found (or a read of the VMA
- * tree each): main -> qsort (libc) -> cv_compare (the program)
+ * whole walks need the VMAs earlier samples looked up (the walker finds at
+ * most one per sample): main -> qsort (libc) -> cv_compare (the program)
  * -> cv_leaf -> cbrt (libm). Runs argv[1] ms. Built without frame pointers.
  */
 #include <math.h>
