@@ -53,7 +53,9 @@ def pprof_leaf_counts(path):
             if m:
                 samples.append((int(m.group(1)), int(m.group(3).split()[0])))
         elif section == "l":
-            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(\S+)", line)
+            # "ID: 0xADDR M=N name file:line s=N"; a name may hold spaces
+            # ("[user stack skipped]"), a marker's file is empty.
+            m = re.match(r"\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.+?) \S*:-?\d+ s=-?\d+$", line)
             if m:
                 names[int(m.group(1))] = m.group(2)
     totals = {}
@@ -90,9 +92,11 @@ def main():
         if chk.returncode != 0:
             fail("req-%d: %s" % (n, chk.stdout))
         for line in chk.stdout.splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[0] == "count":
-                otlp[parts[1]] = otlp.get(parts[1], 0) + int(parts[2])
+            # "count <leaf function> <n>": the name may hold spaces.
+            unit, _, rest = line.partition(" ")
+            name, _, n = rest.rpartition(" ")
+            if unit == "count" and name and n.isdigit():
+                otlp[name] = otlp.get(name, 0) + int(n)
     everything = "\n".join(texts)
     for key in ("host.name", "host.arch", "os.type", "process.pid", "process.executable.name",
                 "process.executable.build_id.gnu", "lowprof.throttle.tier",
