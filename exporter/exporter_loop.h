@@ -23,6 +23,9 @@
 /* Bound the work per wake-up so signals and interval writes are never starved. */
 #define EXPORTER_RECORDS_PER_BATCH 4096
 
+/* exporter.merge_changes and file_changes: no merge's, or one with the current interval. */
+#define EXPORTER_CHANGES_UNKNOWN UINT64_MAX
+
 /* Components counted in the supervisor's "restarts" message, in its order. */
 enum { EXPORTER_RESTARTS_LOADER, EXPORTER_RESTARTS_CONTROLLER, EXPORTER_RESTARTS_EXPORTER,
        EXPORTER_RESTARTS_N };
@@ -77,7 +80,12 @@ struct exporter {
 	struct output_pace pace;
 	uint64_t slot_ns, slot_start_ns; /* monotonic */
 	uint64_t merged_samples;      /* samples of this run accepted when the merge was made */
-	bool merged_fresh;            /* ex->profile is the merge of the last write-everything */
+	/* What the window's closed intervals held (profile_window_stats.changes)
+	 * when ex->profile was merged, and when each file was written from a
+	 * merge: at rest the files are not written again (exporter_hold_unchanged).
+	 * EXPORTER_CHANGES_UNKNOWN: a merge with the current interval in it, or never. */
+	uint64_t merge_changes;
+	uint64_t file_changes[OUTPUT_PACE_N];
 	uint64_t last_caps_report_ns; /* the state message to the supervisor, at most 1/s */
 	unsigned ncpus;               /* online CPUs, read before the sandbox */
 	/* The job running (exporter_write.c): where its current piece started,

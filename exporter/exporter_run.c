@@ -113,6 +113,9 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 	exporter_restore(ex);
 	exporter_window_start(ex);
 	exporter_pace_init(ex);
+	ex->merge_changes = EXPORTER_CHANGES_UNKNOWN;
+	for (int i = 0; i < OUTPUT_PACE_N; i++)
+		ex->file_changes[i] = EXPORTER_CHANGES_UNKNOWN;
 	ex->interval_start_unix_ns = exporter_unix_ns();
 	ex->next_write_ns = ex->start_mono_ns + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
 	notify_ready();

@@ -258,6 +258,30 @@ static void exporter_expire(struct exporter *ex, uint64_t now_mono)
 		process_info_expire(otlp_export_procs(ex->otlp), now_mono - window_ns);
 }
 
+/*
+ * At rest (nothing sampled in the interval just closed, nothing with samples
+ * folded or gone from the window) a new merge would hold the samples of the
+ * last one and only its time range would move on: the profile files written
+ * from it are left as they are, and the merge with them; a file still due
+ * from an earlier merge is written from the one held. summary.json is
+ * written as ever (its counters and timeline move). An idle host's exporter
+ * then wakes for no write but the summary's.
+ */
+static void exporter_hold_unchanged(struct exporter *ex, uint64_t changes)
+{
+	static const enum output_pace_job files[] = { OUTPUT_PACE_PPROF, OUTPUT_PACE_FOLDED,
+						      OUTPUT_PACE_SVG };
+	size_t i;
+
+	if (ex->profile == NULL || ex->merge_changes != changes)
+		return;
+	output_pace_hold(&ex->pace, OUTPUT_PACE_MERGE);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (ex->file_changes[files[i]] == changes)
+			output_pace_hold(&ex->pace, files[i]);
+	}
+}
+
 void exporter_roll(struct exporter *ex)
 {
 	struct otlp_client_stats st;
@@ -292,6 +316,7 @@ void exporter_roll(struct exporter *ex)
 	if (ws.start_ns >= ex->start_unix_ns)
 		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));
 	output_pace_interval(&ex->pace);
+	exporter_hold_unchanged(ex, ws.changes);
 	/* A roll starts a slot: the jobs it made due begin now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = now_mono;
@@ -421,6 +446,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	uint64_t now_unix = exporter_now_unix(ex, now_mono);
 	struct profile *merged;
 	struct profile_totals cur;
+	struct profile_window_stats ws;
 	uint64_t last;
 
 	ex->piece_cpu0 = exporter_thread_cpu_ns();
@@ -449,6 +475,8 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 			break;
 		}
 		ex->profile = merged;
+		profile_window_get_stats(ex->window, &ws);
+		ex->merge_changes = forced ? EXPORTER_CHANGES_UNKNOWN : ws.changes;
 		ex->merged_samples = ex->samples_base + ex->ingest.samples;
 		if (!forced) {
 			profile_get_totals(profile_window_current(ex->window), &cur);
@@ -460,16 +488,18 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		malloc_trim(0);
 		break;
 	case OUTPUT_PACE_PPROF:
-		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0)
+		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0) {
 			exporter_pprof_written(ex);
+			ex->file_changes[job] = ex->merge_changes;
+		}
 		break;
 	case OUTPUT_PACE_FOLDED:
-		if (ex->profile != NULL)
-			outputs_write_file(ex->profile, &ctx, OUTPUTS_FOLDED);
+		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_FOLDED) == 0)
+			ex->file_changes[job] = ex->merge_changes;
 		break;
 	case OUTPUT_PACE_SVG:
-		if (ex->profile != NULL)
-			outputs_write_file(ex->profile, &ctx, OUTPUTS_SVG);
+		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_SVG) == 0)
+			ex->file_changes[job] = ex->merge_changes;
 		break;
 	case OUTPUT_PACE_OFFCPU:
 		if (ex->offcpu_window == NULL)

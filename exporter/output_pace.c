@@ -131,6 +131,17 @@ static uint64_t output_pace_expect(const struct output_pace *p, size_t i)
 	return UINT64_MAX;
 }
 
+void output_pace_hold(struct output_pace *p, enum output_pace_job job)
+{
+	struct output_pace_state *j = &p->job[job];
+
+	if (!j->pending)
+		return;
+	/* since is left as it is: still due, at once, when next not held. */
+	j->pending = false;
+	p->unchanged++;
+}
+
 int output_pace_next(const struct output_pace *p)
 {
 	uint64_t cost;
@@ -259,11 +270,12 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 		OUTPUT_PACE_PUT("{\"allowance_ms\": %.3f", (double)p->allowance_ns / 1e6);
 	OUTPUT_PACE_PUT(", \"slots_per_interval\": %u, \"max_every\": %u, \"max_slot_ms\": %.3f, "
 			"\"max_slot_jobs\": %u, \"slots_over\": %llu, \"deferred\": %llu, "
-			"\"forced\": %llu, \"pauses\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
+			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
 			p->slots_per_interval, p->max_every, (double)p->max_slot_ns / 1e6,
 			p->max_slot_jobs, (unsigned long long)p->slots_over,
 			(unsigned long long)p->deferred, (unsigned long long)p->forced,
-			(unsigned long long)p->pieces, (double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
+			(unsigned long long)p->pieces, (unsigned long long)p->unchanged,
+			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
 	for (i = OUTPUT_PACE_MERGE + 1; i < OUTPUT_PACE_N; i++) {
 		const struct output_pace_state *j = &p->job[i];
 

@@ -72,6 +72,7 @@ struct output_pace {
 	uint64_t forced;             /* write-everything requests (stop, SIGHUP) */
 	uint64_t roll_ns;            /* the last roll's cost (output_pace_charge) */
 	uint64_t pieces;             /* pauses of a job that outlasted its slot */
+	uint64_t unchanged;          /* due writes left out: the file would have been the same */
 };
 
 /* The CPU time, in ns, the writes may take per control interval: fraction of
@@ -96,6 +97,12 @@ size_t output_pace_interval(struct output_pace *p);
 
 /* A new slot (control interval) begins. */
 void output_pace_slot(struct output_pace *p);
+
+/* The job is due (output_pace_interval) but would write its file again as
+ * it is (nothing it is made of changed since it was last written): it is not
+ * pending, and is counted in p->unchanged. It stays due: the next interval
+ * at which it is not held writes it. Nothing happens to a job not pending. */
+void output_pace_hold(struct output_pace *p, enum output_pace_job job);
 
 /* The next job to run in the current slot, or -1: nothing pending, or the
  * next one's estimate does not fit what is left of the slot's allowance. */
@@ -127,7 +134,7 @@ const char *output_pace_name(enum output_pace_job job);
 
 /* summary.json's "outputs": {"allowance_ms": .., "slots_per_interval": ..,
  * "max_every": .., "max_slot_ms": .., "slots_over": .., "deferred": ..,
- * "forced": .., "pauses": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
+ * "forced": .., "pauses": .., "unchanged": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
  * never), "every_intervals": .., "cost_ms": .., "max_cost_ms": .., "writes": ..}}}.
  * Returns the length written, or -1 when buf is too small. */
 int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *buf, size_t len);

@@ -24,6 +24,8 @@ struct profile_window {
 	struct profile_window_slot cur;
 	struct profile *merged;
 	uint64_t window_ns, interval_ns, expired;
+	/* Changes to what the closed intervals hold (profile_window_stats.changes). */
+	uint64_t changes;
 	size_t max_stacks;
 	bool fold_gone;
 	void (*progress)(void *arg);
@@ -65,6 +67,15 @@ struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_
 	return pw;
 }
 
+/* Samples, or samples refused: an interval whose coming or going changes the files. */
+static bool profile_window_holds_something(const struct profile *p)
+{
+	struct profile_totals t;
+
+	profile_get_totals(p, &t);
+	return t.samples > 0 || t.dropped_samples > 0;
+}
+
 static struct profile_window_slot *profile_window_at(const struct profile_window *pw, size_t i)
 {
 	return &pw->ring[(pw->head + i) % pw->cap];
@@ -74,6 +85,8 @@ static void profile_window_drop_oldest(struct profile_window *pw)
 {
 	struct profile_window_slot *s = profile_window_at(pw, 0);
 
+	if (profile_window_holds_something(s->p))
+		pw->changes++;
 	profile_free(s->p);
 	s->p = NULL;
 	pw->head = (pw->head + 1) % pw->cap;
@@ -137,6 +150,9 @@ static void profile_window_fold(struct profile_window *pw)
 		if (!s->unfolded)
 			continue;
 		s->unfolded = false;
+		/* Nothing to fold, and nothing changes. */
+		if (!profile_window_holds_something(s->p))
+			continue;
 		f = profile_window_new_profile(pw);
 		if (f == NULL)
 			continue;
@@ -149,6 +165,7 @@ static void profile_window_fold(struct profile_window *pw)
 		profile_compact(f);
 		profile_free(s->p);
 		s->p = f;
+		pw->changes++;
 	}
 }
 
@@ -165,6 +182,8 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
 	/* Only read from now on: its memos go (60 intervals would hold 10 MiB of them). */
 	profile_seal(pw->cur.p);
+	if (profile_window_holds_something(pw->cur.p))
+		pw->changes++;
 	profile_window_push(pw, &pw->cur);
 	closed = profile_window_at(pw, pw->count - 1);
 	pw->cur.p = next;
@@ -223,6 +242,7 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	pw->head = (pw->head + pw->cap - 1) % pw->cap;
 	pw->count++;
 	*profile_window_at(pw, 0) = s;
+	pw->changes++;
 	profile_set_max_stacks(p, pw->max_stacks);
 	profile_seal(p);
 	return 0;
@@ -286,6 +306,7 @@ void profile_window_get_stats(const struct profile_window *pw, struct profile_wi
 	out->intervals = pw->count;
 	out->start_ns = pw->count > 0 ? profile_window_at(pw, 0)->start_ns : pw->cur.start_ns;
 	out->expired = pw->expired;
+	out->changes = pw->changes;
 	out->memory_bytes = sizeof(*pw) + pw->cap * sizeof(*pw->ring);
 	for (i = 0; i < pw->count; i++) {
 		profile_get_totals(profile_window_at(pw, i)->p, &t);

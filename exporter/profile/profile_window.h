@@ -28,6 +28,11 @@ struct profile_window_stats {
 	size_t intervals;          /* closed intervals held */
 	uint64_t start_ns;         /* the oldest held interval's start (the window's) */
 	uint64_t expired;          /* intervals that left the window so far */
+	/* Counts the rolls (and restores) that changed what the closed intervals
+	 * hold: an interval with samples closed, folded or dropped. Equal counts:
+	 * profile_window_merged_closed() would merge the same samples again, only
+	 * its time range moved on (the exporter then leaves its files alone). */
+	uint64_t changes;
 	size_t memory_bytes;       /* heap of every held profile, the merge included */
 };
 

@@ -11,7 +11,10 @@
 # run count, which a loaded host adds preemptions to) of every thread, over
 # 10 s after the start-up. The profile is restricted to a sleeping process
 # (--pid), so that other work on the host, which the loader and exporter would
-# have to handle, is left out: this is the fixed cost. --no-throttle holds
+# have to handle, is left out: this is the fixed cost. With nothing sampled,
+# the profile files are written once and then left alone (only summary.json
+# is rewritten at each --interval, 5 s here): summary.json, taken before the
+# stop (which writes everything), says so. --no-throttle holds
 # the healthy tier whatever other work loads the host (a host busy enough to
 # leave it has no quiet intervals: one a second then, as the throttle tests
 # see), which is what an idle host gets at the defaults. The loader's and the
@@ -30,7 +33,7 @@ sleep 600 &
 sleeper=$!
 track "$sleeper"
 t_start=$(now)
-"$BIN/lowprof" --duration 40 --pid "$sleeper" --no-throttle --output "$work/out" --run-dir "$work/run" \
+"$BIN/lowprof" --duration 40 --interval 5 --pid "$sleeper" --no-throttle --output "$work/out" --run-dir "$work/run" \
 	2>"$work/stderr" &
 sup=$!
 track "$sup"
@@ -64,6 +67,7 @@ for p in $pids; do
 	after="$after $(sleeps "$p")"
 done
 t1=$(now)
+cp "$work/out/summary.json" "$work/summary-at-rest.json" || fail "no summary.json at rest"
 kill -INT "$sup"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
@@ -105,5 +109,19 @@ if bad:
 if calm and ticks > 0.7:
     sys.exit(f"FAIL: {ticks:.2f} control intervals a second with nothing sampled at the "
              "healthy tier: no quiet intervals")
+PY
+[ $? -eq 0 ] || exit 1
+
+# Rolls at 5, 10 and 15 s before the copy: the first wrote the files, the
+# ones after it held them (a merge and three files each).
+python3 - "$work/summary-at-rest.json" <<'PY' || fail "the profile files were rewritten at rest"
+import json, sys
+o = json.load(open(sys.argv[1]))["outputs"]
+writes = {n: o["files"][n]["writes"] for n in ("profile.pb.gz", "profile.folded", "flamegraph.svg")}
+print(f"at rest: profile files written {writes}, summary.json {o['files']['summary.json']['writes']} "
+      f"times, {o['unchanged']} due jobs held unchanged")
+assert all(w == 1 for w in writes.values()), writes
+assert o["files"]["summary.json"]["writes"] >= 2, o["files"]["summary.json"]
+assert o["unchanged"] >= 4, o["unchanged"]
 print("PASS")
 PY

@@ -204,6 +204,33 @@ static void test_pieces_and_charge(void **state)
 	assert_int_equal(p.slots_over, 1);
 }
 
+/* A held job is not run, is counted, and stays due: the next interval that
+ * does not hold it writes it. One not pending is left alone. */
+static void test_hold(void **state)
+{
+	static const uint64_t cost[OUTPUT_PACE_N] = {1 * MS, 1 * MS, 1 * MS, 1 * MS, 0, 1 * MS};
+	struct output_pace p;
+
+	(void)state;
+	output_pace_init(&p, 10 * MS, 10, OUTPUT_PACE_MAX_EVERY);
+	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	output_pace_interval(&p);
+	run_slot(&p, cost, 1);
+	assert_int_equal(output_pace_interval(&p), 5);
+	output_pace_hold(&p, OUTPUT_PACE_MERGE);
+	output_pace_hold(&p, OUTPUT_PACE_FOLDED);
+	assert_int_equal(p.unchanged, 2);
+	assert_int_equal(run_slot(&p, cost, 2),
+			 BIT(OUTPUT_PACE_PPROF) | BIT(OUTPUT_PACE_SVG) | BIT(OUTPUT_PACE_SUMMARY));
+	/* Nothing pending: holding is a no-op, not counted. */
+	output_pace_hold(&p, OUTPUT_PACE_FOLDED);
+	assert_int_equal(p.unchanged, 2);
+	/* Still due: written at the next interval. */
+	assert_int_equal(output_pace_interval(&p), 5);
+	assert_true(p.job[OUTPUT_PACE_FOLDED].pending);
+	assert_int_equal(run_slot(&p, cost, 3) & BIT(OUTPUT_PACE_FOLDED), BIT(OUTPUT_PACE_FOLDED));
+}
+
 static void test_json(void **state)
 {
 	struct output_pace p;
@@ -235,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_heavy_less_often),
 		cmocka_unit_test(test_force),
 		cmocka_unit_test(test_pieces_and_charge),
+		cmocka_unit_test(test_hold),
 		cmocka_unit_test(test_json),
 	};
 

@@ -427,6 +427,48 @@ static void test_window_seals_closed(void **state)
 	profile_free(p);
 }
 
+/* changes counts what alters the closed intervals' samples, and nothing else:
+ * empty intervals closing and leaving (an idle host) leave it alone. */
+static void test_window_changes(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(30), S(10), 0, T0);
+	struct profile_window_stats st;
+	uint64_t before;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(pw);
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.changes, 0);
+	/* Empty intervals: no change, however many close and leave. */
+	for (i = 1; i <= 6; i++)
+		assert_non_null(profile_window_roll(pw, T0 + S(10 * i)));
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.changes, 0);
+	assert_true(st.expired >= 3);
+	/* One with a sample: its close is a change. */
+	add_second(pw, 60);
+	assert_non_null(profile_window_roll(pw, T0 + S(70)));
+	profile_window_get_stats(pw, &st);
+	assert_true(st.changes >= 1);
+	before = st.changes;
+	/* The next roll folds it (pid 1 had no sample since): a change. */
+	assert_non_null(profile_window_roll(pw, T0 + S(80)));
+	profile_window_get_stats(pw, &st);
+	assert_true(st.changes > before);
+	before = st.changes;
+	/* Rolls while it stays in the window and nothing is sampled: none. */
+	assert_non_null(profile_window_roll(pw, T0 + S(90)));
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.changes, before);
+	/* It leaves (started at 60, window 30): a change. */
+	assert_non_null(profile_window_roll(pw, T0 + S(100)));
+	assert_non_null(profile_window_roll(pw, T0 + S(110)));
+	profile_window_get_stats(pw, &st);
+	assert_true(st.changes > before);
+	profile_window_free(pw);
+}
+
 static void test_window_args(void **state)
 {
 	(void)state;
@@ -446,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_window_merge_progress),
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_window_seals_closed),
+		cmocka_unit_test(test_window_changes),
 		cmocka_unit_test(test_window_args),
 	};
 
