@@ -63,8 +63,6 @@ int intern_add(struct intern *t, const void *key, size_t len, uint32_t *idx)
 	struct intern_slot *slot;
 	char *copy;
 
-	if (t->pack != NULL)
-		return -EPERM;
 	if (intern_slots_reserve(&t->slots, &t->nslots, t->n) != 0)
 		return -ENOMEM;
 	slot = intern_slot(t, hash, key, len);
@@ -104,39 +102,6 @@ bool intern_find(const struct intern *t, const void *key, size_t len, uint32_t *
 	return true;
 }
 
-int intern_pack(struct intern *t)
-{
-	char *pack, *at, **keys;
-	size_t i;
-
-	if (t->pack != NULL || t->n == 0)
-		return 0;
-	pack = malloc(t->bytes);
-	if (pack == NULL)
-		return -ENOMEM;
-	at = pack;
-	for (i = 0; i < t->n; i++) {
-		memcpy(at, t->keys[i], t->lens[i] + 1);
-		free(t->keys[i]);
-		t->keys[i] = at;
-		at += t->lens[i] + 1;
-	}
-	t->pack = pack;
-	/* The key array cut to its entries (unchanged if realloc fails). */
-	keys = realloc(t->keys, t->n * sizeof(*t->keys));
-	if (keys != NULL) {
-		t->keys = keys;
-		t->cap_keys = t->n;
-	}
-	free(t->slots);
-	t->slots = NULL;
-	t->nslots = 0;
-	free(t->lens);
-	t->lens = NULL;
-	t->cap_lens = 0;
-	return 0;
-}
-
 size_t intern_memory(const struct intern *t)
 {
 	return t->bytes + t->cap_keys * sizeof(*t->keys) + t->cap_lens * sizeof(*t->lens) +
@@ -147,11 +112,8 @@ void intern_free(struct intern *t)
 {
 	size_t i;
 
-	if (t->pack != NULL)
-		free(t->pack);
-	else
-		for (i = 0; i < t->n; i++)
-			free(t->keys[i]);
+	for (i = 0; i < t->n; i++)
+		free(t->keys[i]);
 	free(t->keys);
 	free(t->lens);
 	free(t->slots);

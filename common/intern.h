@@ -28,7 +28,6 @@ struct intern {
 	size_t n;       /* entries */
 	size_t cap_keys, cap_lens;
 	size_t bytes;   /* sum of the copies' sizes, NULs included */
-	char *pack;     /* intern_pack: every copy in this one block */
 };
 
 /* *idx = the index of key (len bytes, NULs allowed), adding a copy when it is
@@ -51,14 +50,6 @@ static inline const char *intern_str(const struct intern *t, uint32_t idx)
  * 0, or -ENOMEM (unchanged).
  */
 int intern_slots_reserve(struct intern_slot **slots, size_t *nslots, size_t n);
-
-/*
- * t will only be read by index from now on: every copy moves into one block
- * (no allocation per key), the slots and the lengths are freed. intern_str
- * still gives each copy (at a new address); intern_find finds nothing and
- * intern_add is refused (-EPERM). 0, or -ENOMEM (t unchanged).
- */
-int intern_pack(struct intern *t);
 
 /* Heap bytes the table holds (copies, arrays, slots). */
 size_t intern_memory(const struct intern *t);

@@ -430,26 +430,6 @@ void profile_seal(struct profile *p)
 	profile_shrink((void **)&p->pool, &p->cap_pool, p->npool, sizeof(*p->pool));
 }
 
-void profile_compact(struct profile *p)
-{
-	struct profile_htab *idx[] = { &p->mapping_index, &p->function_index,
-				       &p->location_index, &p->stack_index };
-	size_t i;
-
-	if (p == NULL)
-		return;
-	profile_seal(p);
-	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
-		free(idx[i]->slots);
-		idx[i]->slots = NULL;
-		idx[i]->cap = idx[i]->len = 0;
-	}
-	/* The strings stay, by index, in one block; their lookup goes (a
-	 * packing that fails for memory leaves them as they were). */
-	(void)intern_pack(&p->strings);
-	p->compacted = true;
-}
-
 /* The one location samples past the max-stacks cap fold into (see profile.h). */
 static int profile_other_location(struct profile *p, uint32_t *out)
 {
@@ -469,11 +449,12 @@ static int profile_other_location(struct profile *p, uint32_t *out)
 /*
  * Adds count samples of the stack whose location indices (leaf first) are
  * locs[0..n): the common end of profile_add_sample and profile_merge.
- * locs may be p->scratch.
+ * locs may be p->scratch. *idx (when not NULL): the stack they went to
+ * (the process's folded one past the cap), PROFILE_NO_STACK when dropped.
  */
 static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint32_t comm,
 			    const uint32_t *locs, size_t n, bool truncated, uint64_t count,
-			    uint64_t cpu_ns, bool folded)
+			    uint64_t cpu_ns, bool folded, uint32_t *idx)
 {
 	struct profile_stack w = { 0 };
 	struct profile_key key = { .p = p, .stack = &w, .locs = locs };
@@ -502,6 +483,8 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 	if (slot->idx1 != 0) {
 		struct profile_stack *s = &p->stacks[slot->idx1 - 1];
 
+		if (idx != NULL)
+			*idx = slot->idx1 - 1;
 		s->count += count;
 		s->cpu_ns += cpu_ns;
 		if (s->tid != tid)
@@ -519,8 +502,10 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 		err = profile_other_location(p, &other);
 		if (err != 0)
 			return err;
-		return profile_add_locs(p, pid, 0, comm, &other, 1, false, count, cpu_ns, true);
+		return profile_add_locs(p, pid, 0, comm, &other, 1, false, count, cpu_ns, true, idx);
 	}
+	if (idx != NULL)
+		*idx = PROFILE_NO_STACK;
 	if (p->nstacks >= UINT32_MAX - 1 ||
 	    (p->max_stacks != 0 && p->nstacks >= p->max_stacks + PROFILE_FOLD_ROOM(p->max_stacks))) {
 		p->dropped_samples += count;
@@ -540,6 +525,8 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 	w.loc_offset = p->npool;
 	p->npool += n;
 	p->stacks[p->nstacks] = w;
+	if (idx != NULL)
+		*idx = (uint32_t)p->nstacks;
 	slot->idx1 = (uint32_t)p->nstacks + 1;
 	slot->hash = (uint32_t)hash;
 	p->stack_index.len++;
@@ -563,7 +550,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 	size_t i;
 	int err;
 
-	if (p == NULL || (frames == NULL && nframes > 0) || count == 0 || p->compacted)
+	if (p == NULL || (frames == NULL && nframes > 0) || count == 0)
 		return -EINVAL;
 	if (nframes > PROFILE_MAX_FRAMES) {
 		/* Keep the leaf side; the cut root side is what [truncated] stands for. */
@@ -582,7 +569,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 			return err;
 	}
 	return profile_add_locs(p, pid, tid, comm_idx, p->scratch, nframes, truncated, count,
-				cpu_ns, false);
+				cpu_ns, false, NULL);
 }
 
 /* src's location idx as a frame, its strings src's. */
@@ -609,9 +596,10 @@ static void profile_location_frame(const struct profile *src, uint32_t idx, stru
 	f->symbolized = fn->symbolized;
 }
 
-/* profile_merge, and profile_fold_gone when fold: stacks of pids not in live are gone. */
+/* profile_merge, and profile_fold_gone when fold: stacks of pids not in live are gone.
+ * map (NULL: none): as profile_merge_mapped's. */
 static int profile_merge_stacks(struct profile *dst, const struct profile *src, bool fold,
-				const struct profile *live)
+				const struct profile *live, uint32_t *map)
 {
 	uint32_t *remap; /* src location -> dst location + 1, 0: not yet */
 	const struct profile_stack *s;
@@ -621,7 +609,7 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 	bool folded;
 	int err = 0;
 
-	if (dst == NULL || src == NULL || dst == src || dst->compacted)
+	if (dst == NULL || src == NULL || dst == src)
 		return -EINVAL;
 	remap = calloc(src->nlocations + 1, sizeof(*remap));
 	if (remap == NULL)
@@ -629,8 +617,13 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 	/* Stack by stack, in src's order, interning as profile_add_sample would:
 	 * merging the intervals of a run in order gives the tables (and so the
 	 * files) that adding every sample to one profile gives. */
+	for (i = 0; map != NULL && i < src->nstacks; i++)
+		map[i] = PROFILE_NO_STACK;
 	for (i = 0; i < src->nstacks && err == 0; i++) {
 		s = &src->stacks[i];
+		/* All its samples taken off (profile_take_off): nothing to add. */
+		if (s->count == 0)
+			continue;
 		err = array_grow((void **)&dst->scratch, &dst->cap_scratch, s->nlocations + 1,
 				 sizeof(uint32_t));
 		if (err == 0)
@@ -661,7 +654,8 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 			if (folded && dst->other_location == PROFILE_NO_MAPPING)
 				dst->other_location = dst->scratch[0];
 			err = profile_add_locs(dst, pid, tid, comm, dst->scratch, s->nlocations,
-					       s->truncated, s->count, s->cpu_ns, folded);
+					       s->truncated, s->count, s->cpu_ns, folded,
+					       map != NULL ? &map[i] : NULL);
 			if (err == -ENOSPC)
 				err = 0; /* counted as dropped */
 		}
@@ -675,12 +669,48 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 
 int profile_merge(struct profile *dst, const struct profile *src)
 {
-	return profile_merge_stacks(dst, src, false, NULL);
+	return profile_merge_stacks(dst, src, false, NULL, NULL);
 }
 
 int profile_fold_gone(struct profile *dst, const struct profile *src, const struct profile *live)
 {
-	return profile_merge_stacks(dst, src, true, live);
+	return profile_merge_stacks(dst, src, true, live, NULL);
+}
+
+int profile_merge_mapped(struct profile *dst, const struct profile *src, bool fold,
+			 const struct profile *live, uint32_t *map)
+{
+	return profile_merge_stacks(dst, src, fold, live, map);
+}
+
+bool profile_take_off(struct profile *p, uint32_t idx, uint64_t count, uint64_t cpu_ns)
+{
+	struct profile_stack *s;
+
+	if (idx >= p->nstacks)
+		return false;
+	s = &p->stacks[idx];
+	count = count < s->count ? count : s->count;
+	cpu_ns = cpu_ns < s->cpu_ns ? cpu_ns : s->cpu_ns;
+	s->count -= count;
+	s->cpu_ns -= cpu_ns;
+	p->samples -= count;
+	p->cpu_ns -= cpu_ns;
+	if (s->nlocations == 1 && p->pool[s->loc_offset] == p->other_location)
+		p->folded_samples -= count < p->folded_samples ? count : p->folded_samples;
+	if (s->pid == PROFILE_PID_GONE)
+		p->gone_samples -= count < p->gone_samples ? count : p->gone_samples;
+	return s->count == 0;
+}
+
+void profile_take_off_dropped(struct profile *p, uint64_t dropped_samples, uint64_t dropped_cpu_ns,
+			      uint64_t gone_pid_stacks)
+{
+	p->dropped_samples -= dropped_samples < p->dropped_samples ? dropped_samples
+								   : p->dropped_samples;
+	p->dropped_cpu_ns -= dropped_cpu_ns < p->dropped_cpu_ns ? dropped_cpu_ns : p->dropped_cpu_ns;
+	p->gone_pid_stacks -= gone_pid_stacks < p->gone_pid_stacks ? gone_pid_stacks
+								   : p->gone_pid_stacks;
 }
 
 void profile_set_max_stacks(struct profile *p, size_t max_stacks)
@@ -719,18 +749,7 @@ uint64_t profile_period_ns(const struct profile *p)
 
 bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx)
 {
-	uint32_t i;
-
-	if (!p->compacted)
-		return intern_find(&p->strings, s, strlen(s), idx);
-	/* Without its index (profile_compact): rare lookups, a scan. */
-	for (i = 0; i < p->strings.n; i++) {
-		if (strcmp(intern_str(&p->strings, i), s) == 0) {
-			*idx = i;
-			return true;
-		}
-	}
-	return false;
+	return intern_find(&p->strings, s, strlen(s), idx);
 }
 
 const char *const profile_stop_names[PROFILE_STOP_REASONS] = {

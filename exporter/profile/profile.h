@@ -175,17 +175,6 @@ int profile_fold_gone(struct profile *dst, const struct profile *src, const stru
 /* pid has a stack in p. */
 bool profile_has_pid(const struct profile *p, uint32_t pid);
 
-/*
- * p will only be read from now on (merged from, written out): seals it,
- * frees its hash indexes (of mappings, functions, locations, stacks and
- * strings; about 16 bytes an entry each) and packs its strings into one
- * block (intern_pack: no allocation per string), keeping the pid set
- * (profile_has_pid). profile_string_lookup then scans. Adding to it, or
- * merging into it, is refused (-EINVAL). The window compacts the intervals
- * it folds: 60 of them held their indexes for nothing.
- */
-void profile_compact(struct profile *p);
-
 /* 0 = unlimited (the default). */
 void profile_set_max_stacks(struct profile *p, size_t max_stacks);
 
@@ -196,6 +185,30 @@ void profile_set_max_stacks(struct profile *p, size_t max_stacks);
  * 0, -EINVAL or -ENOMEM (dst then holds part of src).
  */
 int profile_merge(struct profile *dst, const struct profile *src);
+
+/* profile_merge_mapped's map entry of a stack not added (dropped, or with no samples). */
+#define PROFILE_NO_STACK UINT32_MAX
+
+/*
+ * profile_merge (fold false) or profile_fold_gone (fold true), and map[i]
+ * (src's stack count of entries): the index in dst of the stack src's stack i
+ * went to (past dst's cap, the process's folded one), PROFILE_NO_STACK when
+ * it was not added (dropped, or no samples left in it). What a profile
+ * holding several intervals needs to take one off again (profile_take_off).
+ */
+int profile_merge_mapped(struct profile *dst, const struct profile *src, bool fold,
+			 const struct profile *live, uint32_t *map);
+
+/*
+ * Takes count samples of cpu_ns off stack idx (a profile_merge_mapped
+ * target), and off the totals: the window's store, when an interval it
+ * holds leaves. The stack stays, with what is left; one left with none is
+ * skipped by every merge from p. Returns whether it has none left.
+ */
+bool profile_take_off(struct profile *p, uint32_t idx, uint64_t count, uint64_t cpu_ns);
+/* Likewise the counts that came with a merge (dropped samples, pid stacks folded). */
+void profile_take_off_dropped(struct profile *p, uint64_t dropped_samples, uint64_t dropped_cpu_ns,
+			      uint64_t gone_pid_stacks);
 
 void profile_set_time(struct profile *p, uint64_t start_unix_ns, uint64_t end_unix_ns);
 void profile_get_time(const struct profile *p, uint64_t *start_unix_ns, uint64_t *end_unix_ns);

@@ -87,7 +87,6 @@ struct profile {
 	uint64_t samples, cpu_ns, dropped_samples, dropped_cpu_ns, folded_samples;
 	uint64_t gone_samples, gone_pid_stacks;
 	size_t gone_stacks;
-	bool compacted; /* profile_compact: read only, no hash index but the pid set */
 };
 
 #endif

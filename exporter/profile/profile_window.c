@@ -3,18 +3,41 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exporter/profile/profile.h"
 
+/*
+ * How the window holds its intervals. The interval being collected and the
+ * newest closed one (what the archive and OTLP get) are profiles of their
+ * own. At the next roll an interval moves into the window's store: one
+ * profile holding every older interval's stacks (folded, profile_fold_gone),
+ * each string, function, location and stack once, however many intervals
+ * share it; the interval keeps only the list of its stacks there and their
+ * counts, to take them off again when it leaves (profile_take_off). So a
+ * full window costs its distinct stacks plus a few bytes per stack and
+ * interval, not 60 copies of the tables that a churn of short processes
+ * running the same programs fills. Stacks taken off to nothing stay in the
+ * store (merges skip them) until they are half of it; the store is then
+ * rebuilt without them (profile_window_compact_store).
+ */
+struct profile_window_ref {
+	uint32_t stack; /* in the store */
+	uint64_t count, cpu_ns;
+};
+
 struct profile_window_slot {
+	/* As collected; NULL once moved into the store (refs then say what of it is there). */
 	struct profile *p;
+	struct profile_window_ref *refs;
+	size_t nrefs;
+	/* What came into the store's own counts with it. */
+	uint64_t dropped_samples, dropped_cpu_ns, gone_pid_stacks;
+	bool has_samples; /* samples, or samples refused: its coming and going change the files */
 	uint64_t start_ns, end_ns;
 	/* It leaves the window once now passes this: start + window for an
 	 * interval, later for a reloaded window (profile_window_adopt). */
 	uint64_t leave_ns;
-	/* Its stacks are still keyed by every pid: folded (profile_fold_gone)
-	 * at the next roll, against the interval that closes then. */
-	bool unfolded;
 };
 
 struct profile_window {
@@ -22,6 +45,8 @@ struct profile_window {
 	struct profile_window_slot *ring;
 	size_t cap, head, count;
 	struct profile_window_slot cur;
+	struct profile *store;  /* the moved intervals' stacks */
+	size_t store_empty;     /* its stacks with no samples left */
 	struct profile *merged;
 	uint64_t window_ns, interval_ns, expired;
 	/* Changes to what the closed intervals hold (profile_window_stats.changes). */
@@ -32,6 +57,12 @@ struct profile_window {
 	void *progress_arg;
 };
 
+/* The store may hold this many times the cap: its stacks with no samples
+ * left take room until it is rebuilt. */
+#define PROFILE_WINDOW_STORE_CAP_FACTOR 2
+/* Below this many stacks the store is not rebuilt, however many are empty. */
+#define PROFILE_WINDOW_STORE_MIN_REBUILD 1024
+
 static struct profile *profile_window_new_profile(const struct profile_window *pw)
 {
 	struct profile *p = profile_new();
@@ -39,6 +70,14 @@ static struct profile *profile_window_new_profile(const struct profile_window *p
 	if (p != NULL)
 		profile_set_max_stacks(p, pw->max_stacks);
 	return p;
+}
+
+static bool profile_window_holds_something(const struct profile *p)
+{
+	struct profile_totals t;
+
+	profile_get_totals(p, &t);
+	return t.samples > 0 || t.dropped_samples > 0;
 }
 
 struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_ns,
@@ -60,20 +99,13 @@ struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_
 	pw->ring = calloc(pw->cap, sizeof(*pw->ring));
 	pw->cur.p = profile_window_new_profile(pw);
 	pw->cur.start_ns = now_ns;
-	if (pw->ring == NULL || pw->cur.p == NULL) {
+	pw->store = profile_new();
+	if (pw->ring == NULL || pw->cur.p == NULL || pw->store == NULL) {
 		profile_window_free(pw);
 		return NULL;
 	}
+	profile_set_max_stacks(pw->store, max_stacks * PROFILE_WINDOW_STORE_CAP_FACTOR);
 	return pw;
-}
-
-/* Samples, or samples refused: an interval whose coming or going changes the files. */
-static bool profile_window_holds_something(const struct profile *p)
-{
-	struct profile_totals t;
-
-	profile_get_totals(p, &t);
-	return t.samples > 0 || t.dropped_samples > 0;
 }
 
 static struct profile_window_slot *profile_window_at(const struct profile_window *pw, size_t i)
@@ -84,11 +116,22 @@ static struct profile_window_slot *profile_window_at(const struct profile_window
 static void profile_window_drop_oldest(struct profile_window *pw)
 {
 	struct profile_window_slot *s = profile_window_at(pw, 0);
+	size_t i;
 
-	if (profile_window_holds_something(s->p))
+	if (s->has_samples)
 		pw->changes++;
+	if (s->p == NULL) {
+		for (i = 0; i < s->nrefs; i++) {
+			if (profile_take_off(pw->store, s->refs[i].stack, s->refs[i].count,
+					     s->refs[i].cpu_ns))
+				pw->store_empty++;
+		}
+		profile_take_off_dropped(pw->store, s->dropped_samples, s->dropped_cpu_ns,
+					 s->gone_pid_stacks);
+	}
 	profile_free(s->p);
-	s->p = NULL;
+	free(s->refs);
+	memset(s, 0, sizeof(*s));
 	pw->head = (pw->head + 1) % pw->cap;
 	pw->count--;
 	pw->expired++;
@@ -101,6 +144,7 @@ void profile_window_free(struct profile_window *pw)
 	while (pw->count > 0)
 		profile_window_drop_oldest(pw);
 	profile_free(pw->cur.p);
+	profile_free(pw->store);
 	profile_free(pw->merged);
 	free(pw->ring);
 	free(pw);
@@ -128,77 +172,162 @@ static void profile_window_push(struct profile_window *pw, const struct profile_
 	pw->count++;
 }
 
-/*
- * The intervals still keyed by every pid, but the newest, are folded against
- * it: a process with no sample in the interval after one is taken as gone,
- * and its stacks there are keyed by comm alone (profile_fold_gone). Usually
- * one interval's worth of work per roll, whatever the window. A fold that
- * cannot be had (out of memory) leaves the interval as it was.
- */
-static void profile_window_fold(struct profile_window *pw)
+static int profile_window_ref_cmp(const void *a, const void *b)
 {
-	const struct profile *live;
-	struct profile_window_slot *s;
-	struct profile *f;
-	size_t i;
+	const struct profile_window_ref *x = a, *y = b;
 
-	if (pw->count < 2)
-		return;
-	live = profile_window_at(pw, pw->count - 1)->p;
-	for (i = 0; i + 1 < pw->count; i++) {
-		s = profile_window_at(pw, i);
-		if (!s->unfolded)
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* refs[0..n) from map (src's stacks -> the store's), one per store stack
+ * (several pids' stacks fold into one), in place; returns how many. */
+static size_t profile_window_make_refs(const struct profile *src, const uint32_t *map,
+				       struct profile_window_ref *refs)
+{
+	const struct profile_stack *st;
+	size_t i, n = 0, out = 0;
+
+	for (i = 0; i < profile_stack_count(src); i++) {
+		if (map[i] == PROFILE_NO_STACK)
 			continue;
-		s->unfolded = false;
-		/* Nothing to fold, and nothing changes. */
-		if (!profile_window_holds_something(s->p))
-			continue;
-		f = profile_window_new_profile(pw);
-		if (f == NULL)
-			continue;
-		if (profile_fold_gone(f, s->p, live) != 0) {
-			profile_free(f);
-			continue;
-		}
-		profile_set_time(f, s->start_ns, s->end_ns);
-		/* Only merged from until it leaves: no index needed. */
-		profile_compact(f);
-		profile_free(s->p);
-		s->p = f;
-		pw->changes++;
+		st = profile_stack_at(src, i);
+		refs[n].stack = map[i];
+		refs[n].count = st->count;
+		refs[n].cpu_ns = st->cpu_ns;
+		n++;
 	}
+	qsort(refs, n, sizeof(*refs), profile_window_ref_cmp);
+	for (i = 0; i < n; i++) {
+		if (out > 0 && refs[out - 1].stack == refs[i].stack) {
+			refs[out - 1].count += refs[i].count;
+			refs[out - 1].cpu_ns += refs[i].cpu_ns;
+		} else {
+			refs[out++] = refs[i];
+		}
+	}
+	return out;
+}
+
+/*
+ * Moves slot s into the store, folded against live (the newest closed
+ * interval: a process with no sample there is taken as gone, its stacks
+ * keyed by comm) when folding is on. Out of memory before the move: s stays
+ * as it is (tried again at the next roll). Out of memory during it: s keeps
+ * what got into the store, the rest of its samples is lost.
+ */
+static void profile_window_move(struct profile_window *pw, struct profile_window_slot *s,
+				const struct profile *live)
+{
+	struct profile_totals before, after;
+	size_t n = profile_stack_count(s->p);
+	struct profile_window_ref *refs;
+	uint32_t *map;
+
+	refs = malloc((n ? n : 1) * sizeof(*refs));
+	map = malloc((n ? n : 1) * sizeof(*map));
+	if (refs == NULL || map == NULL) {
+		free(refs);
+		free(map);
+		return;
+	}
+	profile_get_totals(pw->store, &before);
+	(void)profile_merge_mapped(pw->store, s->p, pw->fold_gone, live, map);
+	profile_get_totals(pw->store, &after);
+	/* The store keeps its indexes (the next interval merges into it), not
+	 * the write side's memos. */
+	profile_seal(pw->store);
+	s->nrefs = profile_window_make_refs(s->p, map, refs);
+	free(map);
+	s->refs = realloc(refs, (s->nrefs ? s->nrefs : 1) * sizeof(*refs));
+	if (s->refs == NULL)
+		s->refs = refs;
+	s->dropped_samples = after.dropped_samples - before.dropped_samples;
+	s->dropped_cpu_ns = after.dropped_cpu_ns - before.dropped_cpu_ns;
+	s->gone_pid_stacks = after.gone_pid_stacks - before.gone_pid_stacks;
+	profile_free(s->p);
+	s->p = NULL;
+	if (s->has_samples)
+		pw->changes++;
+}
+
+/*
+ * The store without its stacks that have no samples left, once they are
+ * half of it: a merge into a new one (which skips them), and every moved
+ * interval's refs renamed. Out of memory, or a stack that would not fit:
+ * the old store stays.
+ */
+static void profile_window_compact_store(struct profile_window *pw)
+{
+	size_t n = profile_stack_count(pw->store), i, j;
+	struct profile_window_slot *s;
+	struct profile *fresh;
+	uint32_t *map;
+
+	if (n < PROFILE_WINDOW_STORE_MIN_REBUILD || pw->store_empty * 2 < n)
+		return;
+	fresh = profile_new();
+	map = malloc(n * sizeof(*map));
+	if (fresh == NULL || map == NULL)
+		goto out;
+	profile_set_max_stacks(fresh, pw->max_stacks * PROFILE_WINDOW_STORE_CAP_FACTOR);
+	if (profile_merge_mapped(fresh, pw->store, false, NULL, map) != 0)
+		goto out;
+	for (i = 0; i < pw->count; i++) {
+		s = profile_window_at(pw, i);
+		for (j = 0; s->p == NULL && j < s->nrefs; j++) {
+			if (s->refs[j].count > 0 && map[s->refs[j].stack] == PROFILE_NO_STACK)
+				goto out;
+		}
+	}
+	for (i = 0; i < pw->count; i++) {
+		s = profile_window_at(pw, i);
+		for (j = 0; s->p == NULL && j < s->nrefs; j++)
+			s->refs[j].stack = map[s->refs[j].stack];
+	}
+	profile_seal(fresh);
+	profile_free(pw->store);
+	pw->store = fresh;
+	pw->store_empty = 0;
+	fresh = NULL;
+out:
+	profile_free(fresh);
+	free(map);
 }
 
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns)
 {
 	struct profile *next = profile_window_new_profile(pw);
-	struct profile_window_slot *closed;
+	struct profile_window_slot *closed, *s;
+	size_t i;
 
 	if (next == NULL)
 		return NULL;
 	pw->cur.end_ns = now_ns;
 	pw->cur.leave_ns = pw->cur.start_ns + pw->window_ns;
-	pw->cur.unfolded = pw->fold_gone;
 	profile_set_time(pw->cur.p, pw->cur.start_ns, now_ns);
 	/* Only read from now on: its memos go (60 intervals would hold 10 MiB of them). */
 	profile_seal(pw->cur.p);
-	if (profile_window_holds_something(pw->cur.p))
+	pw->cur.has_samples = profile_window_holds_something(pw->cur.p);
+	if (pw->cur.has_samples)
 		pw->changes++;
 	profile_window_push(pw, &pw->cur);
 	closed = profile_window_at(pw, pw->count - 1);
+	memset(&pw->cur, 0, sizeof(pw->cur));
 	pw->cur.p = next;
 	pw->cur.start_ns = now_ns;
-	pw->cur.end_ns = 0;
-	pw->cur.unfolded = false;
 	profile_window_expire(pw, now_ns);
 	/* The interval just closed may itself be older than the window (a roll
 	 * after a long stall): it is gone then, and so nothing is returned. */
 	if (pw->count == 0 || profile_window_at(pw, pw->count - 1) != closed)
 		return NULL;
-	/* After the expiry: no fold of an interval that leaves anyway. closed
-	 * itself is the newest, so it stays as collected (its slot's profile
-	 * is not replaced). */
-	profile_window_fold(pw);
+	/* After the expiry: no move of an interval that leaves anyway. closed
+	 * itself is the newest: it stays as collected, every pid in it. */
+	for (i = 0; i + 1 < pw->count; i++) {
+		s = profile_window_at(pw, i);
+		if (s->p != NULL)
+			profile_window_move(pw, s, closed->p);
+	}
+	profile_window_compact_store(pw);
 	return closed->p;
 }
 
@@ -217,8 +346,7 @@ void profile_window_set_progress(struct profile_window *pw, void (*progress)(voi
 int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
 			 uint64_t end_ns)
 {
-	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns,
-					 .unfolded = pw->fold_gone };
+	struct profile_window_slot s = { .p = p, .start_ns = start_ns, .end_ns = end_ns };
 	uint64_t newest = end_ns;
 
 	/*
@@ -241,6 +369,7 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	/* In front of the others: it is older than anything this exporter collected. */
 	pw->head = (pw->head + pw->cap - 1) % pw->cap;
 	pw->count++;
+	s.has_samples = profile_window_holds_something(p);
 	*profile_window_at(pw, 0) = s;
 	pw->changes++;
 	profile_set_max_stacks(p, pw->max_stacks);
@@ -262,11 +391,21 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 	m = profile_window_new_profile(pw);
 	if (m == NULL)
 		return NULL;
+	/* The store (the older intervals, oldest first), then the intervals not
+	 * moved into it yet, newer: the run's order. A part at a time: the
+	 * caller may pause after each (nothing merged here changes meanwhile,
+	 * only the current interval is added to). */
+	if (profile_merge(m, pw->store) != 0)
+		goto fail;
+	if (pw->progress != NULL)
+		pw->progress(pw->progress_arg);
 	for (i = 0; i < pw->count; i++) {
-		if (profile_merge(m, profile_window_at(pw, i)->p) != 0)
+		const struct profile *p = profile_window_at(pw, i)->p;
+
+		if (p == NULL)
+			continue;
+		if (profile_merge(m, p) != 0)
 			goto fail;
-		/* An interval at a time: the caller may pause here (the
-		 * profiles merged are sealed, only the current one is added to). */
 		if (pw->progress != NULL)
 			pw->progress(pw->progress_arg);
 	}
@@ -309,9 +448,16 @@ void profile_window_get_stats(const struct profile_window *pw, struct profile_wi
 	out->changes = pw->changes;
 	out->memory_bytes = sizeof(*pw) + pw->cap * sizeof(*pw->ring);
 	for (i = 0; i < pw->count; i++) {
-		profile_get_totals(profile_window_at(pw, i)->p, &t);
+		const struct profile_window_slot *s = profile_window_at(pw, i);
+
+		out->memory_bytes += s->nrefs * sizeof(*s->refs);
+		if (s->p == NULL)
+			continue;
+		profile_get_totals(s->p, &t);
 		out->memory_bytes += t.memory_bytes;
 	}
+	profile_get_totals(pw->store, &t);
+	out->memory_bytes += t.memory_bytes;
 	profile_get_totals(pw->cur.p, &t);
 	out->memory_bytes += t.memory_bytes;
 	if (pw->merged != NULL) {

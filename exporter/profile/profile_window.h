@@ -1,9 +1,12 @@
 /*
- * The sliding window the output files cover: each --interval is a profile of
- * its own, kept while it lies within the window, and the files are written
- * from their merge. So what writing costs depends on the window and the
- * caps, never on how long the run has been going, and the string tables of
- * an interval go with it when it leaves the window.
+ * The sliding window the output files cover: each --interval's samples are
+ * kept while it lies within the window, and the files are written from
+ * their merge. So what writing costs depends on the window and the caps,
+ * never on how long the run has been going. The intervals older than the
+ * newest closed one share one store of stacks (and their strings, functions
+ * and locations), each keeping only its counts there: a full window costs
+ * its distinct stacks, not its intervals times their tables; what no
+ * interval of the window uses any more leaves the store (profile_window.c).
  *
  * Times are the run's clock in nanoseconds (the exporter uses unix time kept
  * on the monotonic clock); the caller says what "now" is, so a test drives
@@ -82,7 +85,8 @@ struct profile *profile_window_merged_closed(struct profile_window *pw);
 /*
  * Folding (on by default): at each roll, the closed intervals still keyed by
  * every pid, but the one just closed, have the stacks of the processes with
- * no sample in the interval just closed folded by comm (profile_fold_gone):
+ * no sample in the interval just closed folded by comm (profile_fold_gone)
+ * as they move into the store:
  * a process gone is named by its comm, and the identical stacks of many short
  * processes make one. The newest closed interval (what the archive and OTLP
  * get) and the current one keep every pid. Off: every pid kept.
@@ -90,7 +94,8 @@ struct profile *profile_window_merged_closed(struct profile_window *pw);
 void profile_window_set_fold_gone(struct profile_window *pw, bool on);
 
 /*
- * Called after each interval merged into profile_window_merged(_closed):
+ * Called after each part merged into profile_window_merged(_closed) (the
+ * store, then each interval not yet in it):
  * the caller may pause there (the write's pacing) and add samples to the
  * current interval meanwhile, but not roll. NULL: none.
  */

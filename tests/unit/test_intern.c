@@ -84,39 +84,12 @@ static void test_find_adds_nothing(void **state)
 	intern_free(&t);
 }
 
-/* Packed: every copy by index as before, in one block; no lookup, no add. */
-static void test_pack(void **state)
-{
-	struct intern t = {0};
-	char key[32];
-	uint32_t idx, i;
-
-	(void)state;
-	for (i = 0; i < 100; i++) {
-		snprintf(key, sizeof(key), "key-%u", i);
-		assert_int_equal(intern_add(&t, key, strlen(key), &idx), 0);
-	}
-	assert_int_equal(intern_pack(&t), 0);
-	assert_non_null(t.pack);
-	for (i = 0; i < 100; i++) {
-		snprintf(key, sizeof(key), "key-%u", i);
-		assert_string_equal(intern_str(&t, i), key);
-	}
-	assert_ptr_equal(intern_str(&t, 0), t.pack);
-	assert_false(intern_find(&t, "key-1", 5, &idx));
-	assert_int_equal(intern_add(&t, "new", 3, &idx), -EPERM);
-	assert_int_equal(t.n, 100);
-	assert_int_equal(intern_pack(&t), 0); /* again: nothing to do */
-	intern_free(&t);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dedup_and_order),
 		cmocka_unit_test(test_growth_keeps_copies),
 		cmocka_unit_test(test_find_adds_nothing),
-		cmocka_unit_test(test_pack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
