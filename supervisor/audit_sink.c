@@ -155,10 +155,13 @@ size_t audit_sink_drain(struct audit_sink *s)
 
 int audit_sink_reopen(struct audit_sink *s)
 {
-	int old = s->file_fd, rc;
+	int old, rc;
 
 	/* What the loader sent before the signal belongs to the file as it was. */
 	audit_sink_drain(s);
+	/* The file after the drain: a rotation in it closed the one before, and
+	 * its number may be the new file's (closing it would close that). */
+	old = s->file_fd;
 	rc = audit_sink_open_file(s);
 	if (rc != 0) {
 		s->file_fd = old;

@@ -157,11 +157,58 @@ static void test_rotation_keeps_n(void **state)
 	audit_sink_close(&s);
 }
 
+/*
+ * A SIGHUP whose drain rotates first: the rotation closes the file and opens
+ * the next at the lowest free descriptor, which may be below the old one; the
+ * reopen then gets the old number for its new file, and must not close it as
+ * "the previous file". A hole below the file's descriptor makes that happen
+ * every time; the records after the reopen must land in the new file.
+ */
+static void test_reopen_after_rotation(void **state)
+{
+	struct audit_sink s;
+	char path[TS_TMPDIR_MAX + 32], moved[TS_TMPDIR_MAX + 48], err[256], line[128];
+	char buf[4096];
+	int hole, i, n, fd;
+	ssize_t got;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/hup.log", ts_tmpdir);
+	snprintf(moved, sizeof(moved), "%s/hup.log.moved", ts_tmpdir);
+	hole = dup(0);
+	assert_true(hole >= 0);
+	assert_int_equal(audit_sink_open(&s, path, 1024, 2, err, sizeof(err)), 0);
+	assert_true(s.file_fd > hole);
+	close(hole);
+	/* More than the size bound, not yet drained: the reopen's drain rotates. */
+	for (i = 0; i < 100; i++) {
+		n = snprintf(line, sizeof(line), "{\"event\":\"x\",\"seq\":%d}\n", i);
+		assert_int_equal(send(s.loader_end, line, (size_t)n, 0), n);
+	}
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(audit_sink_reopen(&s), 0);
+	assert_true(s.rotations >= 1);
+	assert_int_equal(fcntl(s.file_fd, F_GETFD), FD_CLOEXEC);
+	assert_int_equal(send(s.loader_end, "{\"event\":\"after\"}\n", 18, 0), 18);
+	audit_sink_drain(&s);
+	assert_int_equal(s.failed + s.refused, 0);
+	audit_sink_close(&s);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(got > 0);
+	buf[got] = '\0';
+	assert_non_null(strstr(buf, "audit_reopened"));
+	assert_non_null(strstr(buf, "{\"event\":\"after\"}\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rotation_under_sighup),
 		cmocka_unit_test(test_rotation_keeps_n),
+		cmocka_unit_test(test_reopen_after_rotation),
 	};
 
 	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
