@@ -611,14 +611,15 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 
 	if (dst == NULL || src == NULL || dst == src)
 		return -EINVAL;
+	/* Filled first: whatever fails below, map says what was added. */
+	for (i = 0; map != NULL && i < src->nstacks; i++)
+		map[i] = PROFILE_NO_STACK;
 	remap = calloc(src->nlocations + 1, sizeof(*remap));
 	if (remap == NULL)
 		return -ENOMEM;
 	/* Stack by stack, in src's order, interning as profile_add_sample would:
 	 * merging the intervals of a run in order gives the tables (and so the
 	 * files) that adding every sample to one profile gives. */
-	for (i = 0; map != NULL && i < src->nstacks; i++)
-		map[i] = PROFILE_NO_STACK;
 	for (i = 0; i < src->nstacks && err == 0; i++) {
 		s = &src->stacks[i];
 		/* All its samples taken off (profile_take_off): nothing to add. */
