@@ -150,6 +150,10 @@ static size_t otlp_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata
 	return n;
 }
 
+/* The longest delay a Retry-After can ask for, in seconds (about 31 years):
+ * anything longer means the same thing to a retry loop. */
+#define RETRY_AFTER_MAX_S 999999999L
+
 long otlp_client_parse_retry_after(const char *buf, size_t n, time_t now)
 {
 	static const char name[] = "retry-after:";
@@ -166,12 +170,16 @@ long otlp_client_parse_retry_after(const char *buf, size_t n, time_t now)
 	value[strcspn(value, "\r\n")] = '\0';
 	if (value[0] >= '0' && value[0] <= '9' && strspn(value, "0123456789") == strlen(value)) {
 		/* delay-seconds; more than 9 digits is as good as "a very long time". */
-		return strlen(value) > 9 ? 999999999L * 1000L : atol(value) * 1000L;
+		return strlen(value) > 9 ? RETRY_AFTER_MAX_S * 1000L : atol(value) * 1000L;
 	}
 	when = curl_getdate(value, NULL);
 	if (when == (time_t)-1)
 		return -1;
-	return when > now ? (long)(when - now) * 1000L : 0;
+	if (when <= now)
+		return 0;
+	/* A date in year 2^31 is a valid HTTP-date to libcurl: cap the delay
+	 * before it is turned into milliseconds, which would overflow. */
+	return when - now > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S * 1000L : (long)(when - now) * 1000L;
 }
 
 static size_t otlp_header_cb(char *buf, size_t size, size_t nitems, void *userdata)

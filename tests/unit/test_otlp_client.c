@@ -294,6 +294,31 @@ static void test_retry_after_date(void **state)
 	retry_after("ra-date", "503d:2,200");
 }
 
+/* The header parser alone: every form a collector may send, and dates so far
+ * ahead that the delay in milliseconds would overflow a long (the fuzzer's
+ * first finding here). */
+static long parse_ra(const char *line, time_t now)
+{
+	return otlp_client_parse_retry_after(line, strlen(line), now);
+}
+
+static void test_retry_after_parse(void **state)
+{
+	const time_t now = 1764547200; /* Mon, 01 Dec 2025 00:00:00 GMT */
+
+	(void)state;
+	assert_int_equal(parse_ra("Retry-After: 120\r\n", now), 120000);
+	assert_int_equal(parse_ra("retry-after:\t7\r\n", now), 7000);
+	assert_int_equal(parse_ra("Retry-After: 12345678901\r\n", now), 999999999L * 1000L);
+	assert_int_equal(parse_ra("Retry-After: Mon, 01 Dec 2025 00:01:00 GMT\r\n", now), 60000);
+	assert_int_equal(parse_ra("Retry-After: Sun, 30 Nov 2025 00:00:00 GMT\r\n", now), 0);
+	assert_int_equal(parse_ra("Retry-After: Fri, 31 Dec 9999 23:59:59 GMT\r\n", now), 999999999L * 1000L);
+	assert_int_equal(parse_ra("Retry-After: 31 Dec 2147483647\r\n", now), 999999999L * 1000L);
+	assert_int_equal(parse_ra("Retry-After: soon\r\n", now), -1);
+	assert_int_equal(parse_ra("Content-Length: 5\r\n", now), -1);
+	assert_int_equal(parse_ra("Retry-After:", now), -1);
+}
+
 static void test_400_not_retried(void **state)
 {
 	struct otlp_settings s;
@@ -501,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_deliver_gzip),
 		cmocka_unit_test(test_retry_after_seconds),
 		cmocka_unit_test(test_retry_after_date),
+		cmocka_unit_test(test_retry_after_parse),
 		cmocka_unit_test(test_400_not_retried),
 		cmocka_unit_test(test_sink_down),
 		cmocka_unit_test(test_odd_responses),
