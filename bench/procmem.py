@@ -36,25 +36,54 @@ def children(pid):
     return out
 
 
+def _shared_mapping(header):
+    """True for a mapping counted once for all processes, not in anyone's
+    private memory: a BPF map's (anon_inode:bpf-map: the loader's mmapped row
+    chunks and ring buffer pages, counted as maps) or a memfd lowprof shares
+    between processes (/memfd:lowprof-...: the loader-exporter ring and the
+    unwind tables in transit, counted by memfd_kib). smaps calls a shared
+    page "private" while only one process has it mapped, so a ring whose
+    writer restarted would read as the reader's private memory until the new
+    writer had touched it all."""
+    h = header.rstrip()
+    return h.endswith("anon_inode:bpf-map") or "/memfd:lowprof-" in h
+
+
 def private_kib(pid):
     """(Private_Dirty, Private_Clean) in KiB from /proc/PID/smaps, without the
-    mappings of BPF maps (anon_inode:bpf-map: the loader's mmapped row chunks
-    and ring buffer pages), which are the maps' memory, counted once with
-    them (memlock). Dirty is the heap and other anonymous memory; clean mostly
-    file pages only this process maps, which the kernel can drop."""
+    shared mappings of _shared_mapping. Dirty is the heap and other anonymous
+    memory; clean mostly file pages only this process maps, which the kernel
+    can drop."""
     dirty = clean = 0
-    bpf = False
+    shared = False
     for line in read("/proc/%d/smaps" % pid).splitlines():
         first = line.split(" ", 1)[0]
         if "-" in first and ":" not in first:
-            bpf = line.rstrip().endswith("anon_inode:bpf-map")
-        elif bpf:
+            shared = _shared_mapping(line)
+        elif shared:
             continue
         elif line.startswith("Private_Dirty:"):
             dirty += int(line.split()[1])
         elif line.startswith("Private_Clean:"):
             clean += int(line.split()[1])
     return dirty, clean
+
+
+def memfd_kib(pids):
+    """KiB resident in lowprof's memfds mapped by pids, each memfd once (by
+    inode, the most any one process has resident)."""
+    seen = {}
+    for pid in pids:
+        mine, key = {}, None
+        for line in read("/proc/%d/smaps" % pid).splitlines():
+            f = line.split()
+            if f and "-" in f[0] and ":" not in f[0]:
+                key = f[4] if len(f) > 5 and "/memfd:lowprof-" in line else None
+            elif key is not None and f and f[0] == "Rss:":
+                mine[key] = mine.get(key, 0) + int(f[1])
+        for key, kib in mine.items():
+            seen[key] = max(seen.get(key, 0), kib)
+    return sum(seen.values())
 
 
 def map_memlock(pid):

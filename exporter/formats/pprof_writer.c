@@ -315,8 +315,12 @@ static int pprof_gzip(const uint8_t *buf, size_t len, FILE *out, char *err, size
 	int zr, flush, ret = 0;
 
 	memset(&zs, 0, sizeof(zs));
-	/* windowBits 15 + 16 asks zlib for a gzip header and trailer. */
-	zr = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	/* windowBits 15 + 16 asks zlib for a gzip header and trailer. The
+	 * fastest level, as Go's runtime/pprof writes its profiles: the file is
+	 * rewritten every --interval inside the CPU budget, and level 6 took
+	 * half of a full window's write (15 -> 8 ms in lowprof-window-churn) for
+	 * a file 7% smaller (a churn window's profile: 35.9 KB against 38.7). */
+	zr = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (zr != Z_OK) {
 		errbuf_set(err, errlen, "pprof: deflateInit2: %d", zr);
 		return -ENOMEM;
