@@ -4,9 +4,10 @@
  * kernel and user stack of the task on CPU into the "samples" ring buffer.
  *
  * It never blocks and wakes user space only when the ring passes a watermark
- * (BPF_RB_FORCE_WAKEUP past ringbuf_wakeup_bytes, BPF_RB_NO_WAKEUP below):
- * the loader drains the ring on a slow timer otherwise. A full ring costs one
- * counter increment.
+ * (BPF_RB_FORCE_WAKEUP past ringbuf_wakeup_bytes, BPF_RB_NO_WAKEUP below),
+ * or when samples pile up while the loader rests (below): the loader drains
+ * the ring on a slow timer otherwise. A full ring costs one counter
+ * increment.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -54,6 +55,17 @@ struct {
 /* Unconsumed bytes in `samples` past which a sample wakes the loader; 0:
  * never (set by the loader before load). */
 const volatile __u64 ringbuf_wakeup_bytes = 0;
+/*
+ * The loader rests: on a quiet host it drains only every few seconds
+ * (ipc/throttle.h, quiet intervals) and says so here, through the object's
+ * mapped .bss (a store, no syscall: drain state, like the ring's consumer
+ * position, not a setting). Meanwhile ringbuf_rest_wake_bytes waiting (a
+ * few samples: more than the trickle a quiet interval allows) wake it, so
+ * that load coming to a resting host is seen at once, not at the rest's
+ * end. Read once per sample, written twice per rest: no line bounces.
+ */
+const volatile __u64 ringbuf_rest_wake_bytes = 0;
+volatile __u32 loader_resting = 0;
 
 /* What a walk knows of the task's address space, read once per sample
  * (bpf/unwind_vma.bpf.h). */
@@ -333,11 +345,17 @@ record:
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	/* Wake the loader only when the ring fills up; its timer drains the rest. */
+	/* Wake the loader only when the ring fills up, or when samples wait
+	 * while it rests; its timer drains the rest. */
 	wakeup = BPF_RB_NO_WAKEUP;
-	if (ringbuf_wakeup_bytes > 0 &&
-	    bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size >= ringbuf_wakeup_bytes)
-		wakeup = BPF_RB_FORCE_WAKEUP;
+	if (ringbuf_wakeup_bytes > 0 || loader_resting) {
+		__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size;
+
+		if (ringbuf_wakeup_bytes > 0 && avail >= ringbuf_wakeup_bytes)
+			wakeup = BPF_RB_FORCE_WAKEUP;
+		else if (loader_resting && avail >= ringbuf_rest_wake_bytes)
+			wakeup = BPF_RB_FORCE_WAKEUP;
+	}
 	if (bpf_ringbuf_output(&samples, s, size, wakeup) == 0)
 		st->submitted++;
 	else

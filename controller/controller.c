@@ -128,13 +128,14 @@ static int controller_set_throttle(struct controller *c, const struct throttle *
 
 /*
  * One control interval: pushed, the Stats the loader sent at its end; NULL:
- * ask for them (the first interval, or no push came). *quiet: the interval
- * was a quiet one (ipc/throttle.h), by the loader's test on the throttle as
- * this step left it, so the next Stats come two intervals on (a change ends
- * the quiet there: a push sooner than we stand by for does no harm).
+ * ask for them (the first interval, or no push came). A quiet interval
+ * (ipc/throttle.h), by the loader's test on the throttle as this step left
+ * it, adds to quiet_run: the next Stats come that many intervals on
+ * (throttle_quiet_span; a change ends the quiet there: a push sooner than we
+ * stand by for does no harm).
  * Returns 0, or -errno when the loader is gone.
  */
-static int controller_step(struct controller *c, const struct control_stats *pushed, bool *quiet)
+static int controller_step(struct controller *c, const struct control_stats *pushed)
 {
 	struct policy_signals sig;
 	struct policy_decision d;
@@ -145,7 +146,6 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 	char desc[96];
 	int rc = 0;
 
-	*quiet = false;
 	memset(&sig, 0, sizeof(sig));
 	controller_read_host(c, &sig);
 	if (pushed != NULL)
@@ -170,9 +170,12 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 			 sig.drop_pct, sig.overhead_pct, d.reason, desc);
 		rc = controller_set_throttle(c, t);
 	}
-	*quiet = rc == 0 && got && c->have_sent &&
-		 throttle_quiet(&c->sent, st->samples_submitted, st->reserve_failures,
-				st->offcpu_records);
+	if (rc == 0 && got && c->have_sent &&
+	    throttle_quiet(&c->sent, st->samples_submitted, st->reserve_failures, st->offcpu_records,
+			   st->interval_ns))
+		c->quiet_run++;
+	else
+		c->quiet_run = 0;
 	return rc;
 }
 
@@ -210,11 +213,17 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 }
 
 /* A pushed Stats is this late at most before we ask ourselves: half an
- * interval past when it is due, which is two intervals on after a quiet one
- * (ipc/throttle.h: the loader applies the same test). */
-static uint64_t controller_standby_ns(const struct controller *c, bool quiet)
+ * interval past when it is due, which is several intervals on after quiet
+ * ones (ipc/throttle.h: the loader applies the same test and the same
+ * span; a push sooner than that wakes us all the same). */
+static uint64_t controller_standby_ns(const struct controller *c)
 {
-	return (uint64_t)(c->interval_s * ((quiet ? THROTTLE_QUIET_INTERVALS : 1) + 0.5) * 1e9);
+	uint64_t interval_ns = (uint64_t)(c->interval_s * 1e9);
+	unsigned span = throttle_quiet_span(
+		c->quiet_run, throttle_quiet_max_intervals(interval_ns, (uint64_t)notify_ping_interval_ms() *
+									       NSEC_PER_MSEC));
+
+	return (uint64_t)(c->interval_s * (span + 0.5) * 1e9);
 }
 
 /*
@@ -233,7 +242,7 @@ int controller_run(struct controller *c)
 	int ping_ms = (int)notify_ping_interval_ms();
 	int timeout = c->interval_s * 1000.0 <= ping_ms ? -1 : ping_ms;
 	struct control_stats st;
-	bool stepped, quiet;
+	bool stepped;
 	int rc, got;
 
 	event_timer_at(c->tfd, mono_ns() + (uint64_t)(c->interval_s * 1e9));
@@ -244,11 +253,10 @@ int controller_run(struct controller *c)
 		if ((pfd[0].revents & POLLIN) && event_signal_stop(c->sfd))
 			return LOWPROF_EXIT_OK;
 		stepped = false;
-		quiet = false;
 		rc = 0;
 		if (pfd[2].revents != 0 || c->cc.pushed != NULL) {
 			while (rc == 0 && (got = control_client_pushed(&c->cc, &st)) > 0) {
-				rc = controller_step(c, &st, &quiet);
+				rc = controller_step(c, &st);
 				stepped = true;
 			}
 			if (rc == 0 && got < 0)
@@ -256,7 +264,7 @@ int controller_run(struct controller *c)
 		}
 		if (rc == 0 && !stepped && (pfd[1].revents & POLLIN)) {
 			event_timer_ack(c->tfd);
-			rc = controller_step(c, NULL, &quiet);
+			rc = controller_step(c, NULL);
 			stepped = true;
 		}
 		if (rc == -ECANCELED)
@@ -266,7 +274,7 @@ int controller_run(struct controller *c)
 			return LOWPROF_EXIT_FAILURE;
 		}
 		if (stepped)
-			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c, quiet));
+			event_timer_at(c->tfd, mono_ns() + controller_standby_ns(c));
 	}
 }
 

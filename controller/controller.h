@@ -27,6 +27,7 @@ struct controller {
 	bool have_prev;
 	struct throttle sent; /* what the loader was last asked for (or reported) */
 	bool have_sent;
+	unsigned quiet_run;   /* quiet intervals in a row, as the loader counts them */
 };
 
 /*

@@ -79,10 +79,33 @@ bool throttle_equal(const struct throttle *a, const struct throttle *b)
 }
 
 bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
-		    uint64_t offcpu_records)
+		    uint64_t offcpu_records, uint64_t interval_ns)
 {
-	return samples == 0 && drops == 0 && offcpu_records == 0 &&
-	       t->tier == THROTTLE_TIER_HEALTHY && t->sample_divisor <= 1 && !t->paused;
+	/* Whole seconds, rounded: an interval ticks up to a quarter early. */
+	uint64_t seconds = interval_ns / 1000000000ull + (interval_ns % 1000000000ull >= 500000000ull);
+
+	return samples <= seconds * THROTTLE_QUIET_SAMPLES_PER_S &&
+	       drops == 0 && offcpu_records == 0 && t->tier == THROTTLE_TIER_HEALTHY &&
+	       t->sample_divisor <= 1 && !t->paused;
+}
+
+unsigned throttle_quiet_span(unsigned run, unsigned max_intervals)
+{
+	unsigned span;
+
+	if (run == 0)
+		return 1;
+	if (max_intervals < 2)
+		max_intervals = 2;
+	span = run >= 3 ? max_intervals : 1u << run;
+	return span < max_intervals ? span : max_intervals;
+}
+
+unsigned throttle_quiet_max_intervals(uint64_t control_interval_ns, uint64_t ping_interval_ns)
+{
+	uint64_t n = control_interval_ns > 0 ? ping_interval_ns / control_interval_ns : 0;
+
+	return n < 2 ? 2 : n > 64 ? 64 : (unsigned)n;
 }
 
 void throttle_describe(const struct throttle *t, char *buf, size_t len)

@@ -80,17 +80,28 @@ uint32_t throttle_offcpu_ppm(double pct);
 
 bool throttle_equal(const struct throttle *a, const struct throttle *b);
 /*
- * A quiet control interval: nothing sampled, nothing lost, no off-CPU record,
- * at the healthy tier, undivided and not paused. There is nothing to throttle:
- * the loader makes the next interval THROTTLE_QUIET_INTERVALS long (fewer
- * wake-ups for it, the controller and the exporter on an idle host), unless
- * samples, a new throttle or the controller's silence end it sooner. The
- * controller applies the same test to the Stats pushed to it, to know when
- * the next push is due.
+ * A quiet control interval: at most a sample a second of it (the odd daemon
+ * on an idle host), nothing lost, no off-CPU record, at the healthy tier,
+ * undivided and not paused. There is nothing to throttle: the loader makes
+ * the next interval longer (throttle_quiet_span: fewer wake-ups for it, the
+ * controller and the exporter on an idle host), unless a burst of samples
+ * (the BPF program wakes the loader for it), a new throttle or the
+ * controller's silence end it sooner. The controller applies the same test
+ * to the Stats pushed to it, to know when the next push is due.
  */
-#define THROTTLE_QUIET_INTERVALS 2
+#define THROTTLE_QUIET_SAMPLES_PER_S 1
 bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
-		    uint64_t offcpu_records);
+		    uint64_t offcpu_records, uint64_t interval_ns);
+
+/*
+ * How many control intervals the interval after the run-th quiet one in a row
+ * lasts (run >= 1): 2, 4, then max_intervals (at least 2), which the loader
+ * and the controller take from the liveness pings (a pass of the loop carries
+ * them: throttle_quiet_max_intervals). 1 when run is 0.
+ */
+unsigned throttle_quiet_span(unsigned run, unsigned max_intervals);
+/* The longest quiet span: whole control intervals within one ping interval, at least 2. */
+unsigned throttle_quiet_max_intervals(uint64_t control_interval_ns, uint64_t ping_interval_ns);
 
 /* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused", " off-cpu 50%" appended), for logs. */
 void throttle_describe(const struct throttle *t, char *buf, size_t len);

@@ -50,6 +50,13 @@ struct bpf_session {
 /* Open, size, load, configure and attach; events enabled on return. 0 or -errno. */
 int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *set,
 		      char *err, size_t errlen);
+/*
+ * The loader rests (a quiet interval longer than one): a few samples waiting
+ * wake it (bpf/lowprof.bpf.c, loader_resting), not only a quarter-full ring.
+ * A store into the program's mapped .bss.
+ */
+void bpf_session_set_resting(struct bpf_session *s, bool resting);
+
 /* Write the run-time config map (no reload). */
 int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);
 /*

@@ -170,20 +170,25 @@ static int control_unread(int fd)
 	return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
 }
 
+/* A subscribed controller that read everything we sent (our last push
+ * included) is alive: that is its sign of life between requests. */
+static bool control_push_read(struct control_server *cs, uint64_t now_ns)
+{
+	if (!cs->subscribed || !cs->hello || cs->mon.fd < 0 || control_unread(cs->mon.fd) != 0)
+		return false;
+	cs->last_heard_ns = now_ns;
+	return true;
+}
+
 bool control_server_push(struct control_server *cs, uint64_t now_ns)
 {
-	int unread, rc;
 	char why[160];
+	int rc;
 
-	if (!cs->subscribed || !cs->hello || cs->mon.fd < 0)
-		return false;
-	unread = control_unread(cs->mon.fd);
 	/* The last push still unread: the controller is not listening (stopped,
 	 * hung, gone). One unread Stats at most, and its silence runs on. */
-	if (unread != 0)
+	if (!control_push_read(cs, now_ns))
 		return false;
-	/* It read everything we sent: that is its sign of life between requests. */
-	cs->last_heard_ns = now_ns;
 	rc = control_send_stats(cs);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "controller cut off: sending its stats: %s", strerror(-rc));
@@ -439,6 +444,9 @@ bool control_server_tick(struct control_server *cs, uint64_t now_ns)
 	/* Without a control socket there is nothing to fall silent. */
 	if (!cs->served || cs->failsafe || cs->mon.fd < 0 || cs->cfg.interval_ns == 0)
 		return false;
+	/* Our last push was read: it was listening, however long ago that push
+	 * was (a quiet interval lasts several intervals, one push at each end). */
+	(void)control_push_read(cs, now_ns);
 	/* The tick that ends the third interval of silence: ticks keep their
 	 * phase but may run a quarter interval early (the loader's slack) or
 	 * late, and the silence counts from the first tick after the last word. */

@@ -151,8 +151,10 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns);
 
 /*
  * Called on every tick: when the peer has been silent for
- * CONTROL_SILENCE_INTERVALS intervals (or is gone), apply the fail-safe.
- * Returns true when it was applied by this call.
+ * CONTROL_SILENCE_INTERVALS intervals (or is gone), apply the fail-safe. A
+ * subscribed peer that has read our last push is heard from now, however
+ * long ago that push was (the interval before a tick may be a long quiet
+ * one). Returns true when it was applied by this call.
  */
 bool control_server_tick(struct control_server *cs, uint64_t now_ns);
 

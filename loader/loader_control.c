@@ -155,7 +155,7 @@ static int loader_host_cpu(struct loader *l)
 }
 
 /* One timeline entry for the control interval that just ended. True: the
- * interval was quiet (nothing sampled, see throttle_quiet). */
+ * interval was quiet (next to nothing sampled, see throttle_quiet). */
 static bool loader_timeline_entry(struct loader *l)
 {
 	struct lowprof_timeline_entry e;
@@ -203,7 +203,7 @@ static bool loader_timeline_entry(struct loader *l)
 	}
 	if (drain_put_record(&l->dr, LOWPROF_REC_TIMELINE, &e, sizeof(e)) != 0)
 		log_warn_f("shared ring full: timeline entry not delivered");
-	return throttle_quiet(t, d.submitted, d.reserve_failures, d.offcpu_records);
+	return throttle_quiet(t, d.submitted, d.reserve_failures, d.offcpu_records, e.interval_ns);
 }
 
 void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
@@ -306,6 +306,8 @@ void loader_quiet_end(struct loader *l)
 	if (!l->quiet)
 		return;
 	l->quiet = false;
+	l->quiet_run = 0;
+	bpf_session_set_resting(&l->sess, false);
 	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
 }
@@ -330,7 +332,14 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	 * while tables are being built (their work is the fast period's), in the
 	 * fail-safe, or when the controller is not listening. */
 	l->quiet = quiet && heard && !l->cs.failsafe && !l->pt.busy && l->cs.mon.fd >= 0;
-	span = l->control_interval_ns * (l->quiet ? THROTTLE_QUIET_INTERVALS : 1);
+	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
+	span = l->control_interval_ns *
+	       throttle_quiet_span(l->quiet_run,
+				   throttle_quiet_max_intervals(l->control_interval_ns,
+								(uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC));
+	l->quiet_span_ns = span;
+	/* While we rest, a few samples waiting wake us (not a quarter-full ring). */
+	bpf_session_set_resting(&l->sess, l->quiet);
 	l->last_control_ns = now_ns;
 	l->next_control_ns += span;
 	/* After a stall, do not emit a burst of catch-up entries. */

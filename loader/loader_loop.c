@@ -234,14 +234,17 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	return 0;
 }
 
-static void loader_drain(struct loader *l)
+/* woken: the BPF program woke us (a burst, or samples piling up while we
+ * rest): that ends a quiet interval. A trickle drained at a quiet interval's
+ * end does not (throttle_quiet counts it). */
+static void loader_drain(struct loader *l, bool woken)
 {
 	int rc = drain_run(&l->dr);
 
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
 	/* Something is sampled again: the controller hears of it within an interval. */
-	if (rc > 0)
+	if (rc > 0 && woken)
 		loader_quiet_end(l);
 }
 
@@ -256,7 +259,7 @@ static void loader_tick(struct loader *l, bool asked)
 	uint64_t now, stats_period = (uint64_t)l->opt.stats_ms * NSEC_PER_MSEC;
 	bool ticked;
 
-	loader_drain(l);
+	loader_drain(l, false);
 	file_tables_tick(&l->pt);
 	now = mono_ns();
 	/* Not right after an entry the timer made: no interval of a few milliseconds. */
@@ -305,10 +308,10 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
-	/* A quiet interval: nothing in the ring to hurry for (a burst still
-	 * wakes us at the watermark); the statistics wait for its end. */
-	if (l->quiet && period_ms < l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC)
-		period_ms = l->control_interval_ns * THROTTLE_QUIET_INTERVALS / NSEC_PER_MSEC;
+	/* A quiet interval: nothing in the ring to hurry for (a few samples
+	 * waiting wake us while we rest); the statistics wait for its end. */
+	if (l->quiet && period_ms < l->quiet_span_ns / NSEC_PER_MSEC)
+		period_ms = l->quiet_span_ns / NSEC_PER_MSEC;
 	/* Our passes carry the liveness pings: never further apart than they. */
 	if (period_ms > notify_ping_interval_ms())
 		period_ms = notify_ping_interval_ms();
@@ -360,7 +363,7 @@ int loader_run(struct loader *l)
 			symbol_broker_handle(&l->sb, mono_ns());
 		/* The ring passed its watermark: drain now, the timer stays as armed. */
 		if ((pfd[4].revents & POLLIN) && !asked && !(pfd[1].revents & POLLIN))
-			loader_drain(l);
+			loader_drain(l, true);
 		/* The exporter is told of samples only (drain_run): on a host
 		 * where nothing is sampled it does not wake with our passes. */
 		if (pfd[1].revents & POLLIN)
@@ -371,7 +374,9 @@ int loader_run(struct loader *l)
 			loader_arm_timer(l);
 		} else if (was_quiet && !l->quiet) {
 			/* A new throttle or a burst ended the quiet interval: its
-			 * end (one interval after it began) is the timer's now. */
+			 * end is one interval after it began, now if that has
+			 * passed (the tick), else the timer's. */
+			loader_tick(l, false);
 			loader_arm_timer(l);
 		}
 		drain_flush_notify(&l->dr);

@@ -120,8 +120,10 @@ enum settings_unwind {
 /* --audit-log: a path at most this long (default: OUTPUT/audit.log). */
 #define SETTINGS_AUDIT_LOG_MAX 4000
 
-/* --liveness-timeout: a component silent this long is killed and restarted. */
-#define SETTINGS_LIVENESS_TIMEOUT_S 5
+/* --liveness-timeout: a component silent this long is killed and restarted.
+ * The components ping 0.4 of it apart (6 s), on passes their loops make
+ * anyway: at rest, their quiet intervals are that long (ipc/throttle.h). */
+#define SETTINGS_LIVENESS_TIMEOUT_S 15
 #define SETTINGS_LIVENESS_TIMEOUT_MAX_S 3600
 
 /* --restart-backoff, --restart-backoff-max: the first restart delay, doubled
@@ -138,6 +140,11 @@ enum settings_unwind {
 #define SETTINGS_DRAIN_MS 100
 #define SETTINGS_IDLE_DRAIN_MS 1000
 #define SETTINGS_RINGBUF_WAKEUP_DIVISOR 4
+/* While the loader rests (a quiet interval longer than one), this many bytes
+ * of samples waiting wake it: a few samples, so that a trickle
+ * (throttle_quiet) waits for the rest's end but load coming to a resting
+ * host is seen at once. */
+#define SETTINGS_RINGBUF_REST_WAKE_BYTES 4096
 #define SETTINGS_DRAIN_MAX_MS 10000
 #define SETTINGS_STATS_MS 1000
 #define SETTINGS_STATS_MIN_MS 10

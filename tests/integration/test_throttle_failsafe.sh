@@ -8,7 +8,9 @@
 # one's hello comes long before 3 intervals pass, so a kill -9 shows no
 # fail-safe at all (only a restart, checked below). A stopped controller is
 # silent; the supervisor's liveness check then kills and restarts it, and the
-# new controller's hello lifts the fail-safe.
+# new controller's hello lifts the fail-safe. --liveness-timeout 5 (not the
+# default 15) so that this happens within the run; it also keeps quiet
+# intervals at two control intervals (they end at a ping: 0.4 of it).
 #   usage: test_throttle_failsafe.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -16,7 +18,7 @@ require_bpf
 work_dir thr-failsafe
 
 t0=$(now)
-"$BIN/lowprof" --duration 25 --output "$work/out" 2>"$work/stderr" &
+"$BIN/lowprof" --duration 25 --liveness-timeout 5 --output "$work/out" 2>"$work/stderr" &
 sup=$!
 track "$sup"
 sleep 4

@@ -556,6 +556,48 @@ static void test_stats_pushed_every_interval(void **state)
 	assert_false(control_server_push(&fx->cs, fx->now));
 }
 
+/*
+ * A quiet interval lasts several control intervals, with one push at each
+ * end: a controller that read the push at the start was listening, however
+ * long ago that was (no fail-safe at the end), and one that left it unread
+ * is silent past the bound at the next tick.
+ */
+static void test_long_quiet_interval_not_silence(void **state)
+{
+	struct fixture *fx = *state;
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
+	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+	int i;
+
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	sr.every_interval = true;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
+	env.stats_request = &sr;
+	assert_int_equal(exchange(fx, &env), 0);
+	wire_free(answer(fx));
+	/* Three quiet intervals of six seconds, each push read at once. */
+	for (i = 0; i < 3; i++) {
+		fx->now += 6 * SEC;
+		fx->fake.counters.monotonic_ns += 6 * SEC;
+		assert_false(control_server_tick(&fx->cs, fx->now));
+		assert_true(control_server_push(&fx->cs, fx->now));
+		ans = answer(fx);
+		assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+		assert_int_equal(ans->stats->interval_ns, 6 * SEC);
+		wire_free(ans);
+	}
+	assert_int_equal(fx->fake.applied.tier, 0);
+	/* This push is left unread: at the end of the next quiet interval the
+	 * controller has been silent for it, six seconds. */
+	fx->now += 6 * SEC;
+	assert_false(control_server_tick(&fx->cs, fx->now));
+	assert_true(control_server_push(&fx->cs, fx->now));
+	fx->now += 6 * SEC;
+	assert_true(control_server_tick(&fx->cs, fx->now));
+	assert_int_equal(fx->fake.applied.tier, 2);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
@@ -567,6 +609,7 @@ int main(void)
 		T(test_unknown_types_refused),
 		T(test_stats_are_deltas),
 		T(test_stats_pushed_every_interval),
+		T(test_long_quiet_interval_not_silence),
 		T(test_offcpu_probability),
 		T(test_bad_hello_cuts_off),
 		T(test_malformed_frames_cut_off),

@@ -92,7 +92,10 @@ static void test_wire_round_trip(void **state)
 	assert_int_equal(out.unwind_mode, LOWPROF_UNWIND_FP);
 }
 
-/* Quiet: nothing sampled, lost or recorded off-CPU, at the healthy tier undivided. */
+#define SEC 1000000000ull
+
+/* Quiet: at most a sample a second, nothing lost or recorded off-CPU, at the
+ * healthy tier undivided. */
 static void test_quiet(void **state)
 {
 	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
@@ -101,22 +104,53 @@ static void test_quiet(void **state)
 	(void)state;
 	throttle_tiers_default(tiers, 19);
 	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
-	assert_true(throttle_quiet(&t, 0, 0, 0));
-	assert_false(throttle_quiet(&t, 1, 0, 0));
-	assert_false(throttle_quiet(&t, 0, 1, 0));
-	assert_false(throttle_quiet(&t, 0, 0, 1));
+	assert_true(throttle_quiet(&t, 0, 0, 0, SEC));
+	/* The odd daemon's sample: still nothing to throttle. */
+	assert_true(throttle_quiet(&t, 1, 0, 0, SEC));
+	assert_false(throttle_quiet(&t, 2, 0, 0, SEC));
+	/* A second a sample over a long interval; an interval ticked a quarter early counts whole. */
+	assert_true(throttle_quiet(&t, 6, 0, 0, 6 * SEC));
+	assert_false(throttle_quiet(&t, 7, 0, 0, 6 * SEC));
+	assert_true(throttle_quiet(&t, 1, 0, 0, SEC * 3 / 4));
+	assert_false(throttle_quiet(&t, 1, 0, 0, SEC / 4));
+	assert_false(throttle_quiet(&t, UINT64_MAX, 0, 0, UINT64_MAX));
+	assert_false(throttle_quiet(&t, 0, 1, 0, SEC));
+	assert_false(throttle_quiet(&t, 0, 0, 1, SEC));
 	/* A lower healthy frequency (the budget's step) is still nothing to decide on. */
 	t.frequency_hz = 9;
-	assert_true(throttle_quiet(&t, 0, 0, 0));
+	assert_true(throttle_quiet(&t, 0, 0, 0, SEC));
 	t.sample_divisor = 2;
-	assert_false(throttle_quiet(&t, 0, 0, 0));
+	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
 	t.sample_divisor = 1;
 	t.paused = true;
-	assert_false(throttle_quiet(&t, 0, 0, 0));
+	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
 	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
-	assert_false(throttle_quiet(&t, 0, 0, 0));
+	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
 	throttle_for_tier(tiers, THROTTLE_TIER_CRITICAL, &t);
-	assert_false(throttle_quiet(&t, 0, 0, 0));
+	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
+}
+
+/* Quiet intervals in a row lengthen the next: 2, 4, then the ping-bound max. */
+static void test_quiet_span(void **state)
+{
+	(void)state;
+	assert_int_equal(throttle_quiet_span(0, 6), 1);
+	assert_int_equal(throttle_quiet_span(1, 6), 2);
+	assert_int_equal(throttle_quiet_span(2, 6), 4);
+	assert_int_equal(throttle_quiet_span(3, 6), 6);
+	assert_int_equal(throttle_quiet_span(40, 6), 6);
+	assert_int_equal(throttle_quiet_span(UINT32_MAX, 6), 6);
+	/* A short ping interval: never below the two intervals of old. */
+	assert_int_equal(throttle_quiet_span(1, 1), 2);
+	assert_int_equal(throttle_quiet_span(5, 0), 2);
+	assert_int_equal(throttle_quiet_span(2, 3), 3);
+	/* The max: whole intervals within the ping interval, 2 to 64. */
+	assert_int_equal(throttle_quiet_max_intervals(SEC, 6 * SEC), 6);
+	assert_int_equal(throttle_quiet_max_intervals(SEC, 6 * SEC - 1), 5);
+	assert_int_equal(throttle_quiet_max_intervals(SEC, 2 * SEC), 2);
+	assert_int_equal(throttle_quiet_max_intervals(SEC, SEC / 2), 2);
+	assert_int_equal(throttle_quiet_max_intervals(SEC / 10, 3600 * SEC), 64);
+	assert_int_equal(throttle_quiet_max_intervals(0, 6 * SEC), 2);
 }
 
 int main(void)
@@ -126,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_default_table),
 		cmocka_unit_test(test_wire_round_trip),
 		cmocka_unit_test(test_quiet),
+		cmocka_unit_test(test_quiet_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
