@@ -317,9 +317,9 @@ static int pprof_gzip(const uint8_t *buf, size_t len, FILE *out, char *err, size
 	memset(&zs, 0, sizeof(zs));
 	/* windowBits 15 + 16 asks zlib for a gzip header and trailer. The
 	 * fastest level, as Go's runtime/pprof writes its profiles: the file is
-	 * rewritten every --interval inside the CPU budget, and level 6 took
-	 * half of a full window's write (15 -> 8 ms in lowprof-window-churn) for
-	 * a file 7% smaller (a churn window's profile: 35.9 KB against 38.7). */
+	 * rewritten every --interval inside the CPU budget, and against the
+	 * default level 6 this halves a full window's write (15 -> 8 ms in
+	 * lowprof-window-churn) for a file 8% larger (38.7 KB against 35.9). */
 	zr = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (zr != Z_OK) {
 		errbuf_set(err, errlen, "pprof: deflateInit2: %d", zr);
