@@ -5,12 +5,15 @@
  *
  * At every context switch (raw tracepoint sched_switch, which runs in the
  * task going out):
- *  - the task coming in (next): if its switch-out was recorded, the blocked
- *    time is now known; at least min_ns, its stack goes to the samples ring
- *    with weight blocked / probability; either way the entry goes;
+ *  - the task coming in (next): if its switch-out was recorded (since the
+ *    program was last attached), the blocked time is now known; at least
+ *    min_ns, its stack goes to the samples ring with weight blocked /
+ *    the probability the switch-out was taken with; either way the entry
+ *    goes;
  *  - the task going out (prev, the current task): with probability prob_ppm,
  *    and while the budget guard (and its process's share of it) allows it,
- *    its kernel and user stacks and the time are stashed under its tid.
+ *    its kernel and user stacks, the time and the probability are stashed
+ *    under its tid.
  * The stack must be taken at switch-out: only then is the task current (its
  * user memory readable). The loader attaches this program only with --off-cpu.
  */
@@ -73,12 +76,19 @@ static __always_inline void offcpu_switch_in(struct task_struct *next,
 	e = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!e)
 		return;
+	/* Stashed before the last attach: what it did while we were detached is
+	 * unknown, the blocked time may not be one period. */
+	if (e->hdr.timestamp_ns < oc->attached_ns) {
+		os->stale_dropped++;
+		goto drop;
+	}
 	blocked = now - e->hdr.timestamp_ns;
-	if (blocked < oc->min_ns || oc->prob_ppm == 0) {
+	/* period_ns holds, until now, the probability it was taken with (ppm). */
+	if (blocked < oc->min_ns || e->hdr.period_ns == 0) {
 		os->short_dropped++;
 		goto drop;
 	}
-	e->hdr.period_ns = blocked * LOWPROF_OFFCPU_PPM_ONE / oc->prob_ppm;
+	e->hdr.period_ns = blocked * LOWPROF_OFFCPU_PPM_ONE / e->hdr.period_ns;
 	size = sizeof(struct lowprof_sample) +
 	       ((__u64)e->hdr.kernel_depth + e->hdr.user_depth) * sizeof(__u64) +
 	       (__u64)e->hdr.nfiles * sizeof(struct lowprof_file_id);
@@ -127,7 +137,9 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	if (!s)
 		return;
 	s->hdr.timestamp_ns = now;
-	s->hdr.period_ns = 0;
+	/* The probability this switch-out was taken with: its weight's divisor
+	 * at switch-in, whatever the controller sets meanwhile. */
+	s->hdr.period_ns = oc->prob_ppm;
 	s->hdr.pid = tgid;
 	s->hdr.tid = tid;
 	s->hdr.cpu = bpf_get_smp_processor_id();

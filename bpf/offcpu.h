@@ -6,8 +6,9 @@
  * An off-CPU record is a struct lowprof_sample with LOWPROF_SAMPLE_OFF_CPU in
  * its flags: the stack the thread had when it left the CPU, the time it left
  * (timestamp_ns) and, in period_ns, its weight: the blocked time divided by
- * the sampling probability, so that the sum of weights estimates the real
- * off-CPU time without bias.
+ * the sampling probability it was taken with, so that the sum of weights
+ * estimates the real off-CPU time without bias, whatever the controller did
+ * to the probability meanwhile.
  */
 #ifndef LOWPROF_BPF_OFFCPU_H
 #define LOWPROF_BPF_OFFCPU_H
@@ -31,6 +32,10 @@ struct lowprof_offcpu_config {
 	__u32 enabled;  /* 0: the program returns at once */
 	__u32 prob_ppm; /* a switch-out is recorded with probability prob_ppm / 1e6 */
 	__u64 min_ns;   /* blocked periods shorter than this are not recorded */
+	/* When the program was last attached (CLOCK_MONOTONIC, bpf_ktime_get_ns's
+	 * clock). A switch-out stashed before it is stale: while the program was
+	 * detached the thread may have run and blocked again unseen. */
+	__u64 attached_ns;
 };
 
 /* Per-CPU counters of the switch program; user space sums them. Monotonic. */
@@ -43,6 +48,7 @@ struct lowprof_offcpu_stats {
 	__u64 submitted;       /* off-CPU records written to the ring buffer */
 	__u64 reserve_failures;/* ring buffer full */
 	__u64 run_time_ns;     /* self-timed (also added to lowprof_cpu_stats.run_time_ns) */
+	__u64 stale_dropped;   /* switch-ins whose switch-out was stashed before the last attach */
 };
 
 #endif /* LOWPROF_BPF_OFFCPU_H */

@@ -3,7 +3,7 @@
 #  1. off by default: a run without the flag attaches no sched_switch program;
 #  2. a thread that spins 10 ms then sleeps 10 ms for 6 s: about 3 s off CPU
 #     under offcpu_sleep_here (within 20%), and the on-CPU profile shows
-#     offcpu_spin_here;
+#     offcpu_spin_here; the same at --off-cpu-probability 50 (the weights);
 #  3. a switch storm (two threads bouncing a byte over pipes): the budget
 #     holds (at most one interval over), the controller lowers the off-CPU
 #     probability after an interval over the budget, both threads' blocking
@@ -43,24 +43,31 @@ wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/off.stderr"))"
 # (a fifth of them in one run here) take their blocked time with them.
 # A loaded host can take seconds to verify the programs: wait for the link
 # (up to 12 s), and give the run room for the sleeper's 6 s after it.
-"$BIN/lowprof" --duration 20 --off-cpu --no-throttle --cpu-budget 100 --output "$work/sleep" 2>"$work/sleep.stderr" &
-sup=$!
-track "$sup"
-i=0
-while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
-	sleep 0.5
-	i=$((i + 1))
-done
-[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
-"$BIN/offcpu_sleeper" 6
-kill -TERM "$sup"
-wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/sleep.stderr"))"
-python3 - "$work/sleep" <<'PY' || fail "spin/sleep profile"
+# spin_sleep PROBABILITY_PCT DIR: the sleeper under --off-cpu-probability.
+spin_sleep() {
+	"$BIN/lowprof" --duration 20 --off-cpu --off-cpu-probability "$1" --no-throttle --cpu-budget 100 \
+		--output "$2" 2>"$2.stderr" &
+	sup=$!
+	track "$sup"
+	i=0
+	while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
+	"$BIN/offcpu_sleeper" 6
+	kill -TERM "$sup"
+	wait "$sup" || fail "lowprof exited with status $? ($(cat "$2.stderr"))"
+	sup=
+	python3 - "$2" "$1" <<'PY' || fail "spin/sleep profile at $1%"
 import json, sys
-d = sys.argv[1]
+d, pct = sys.argv[1], float(sys.argv[2])
 off_us = sum(int(l.rsplit(" ", 1)[1]) for l in open(d + "/offcpu.folded")
              if l.startswith("offcpu_sleeper;") and "offcpu_sleep_here" in l)
-print(f"off-CPU under offcpu_sleep_here: {off_us / 1e6:.2f} s (expected about 3 s)")
+# Each recorded period weighs blocked / probability: the sum estimates the
+# whole 3 s at any probability (at 50%, ~150 of ~300 periods: within 20% of
+# 3 s but for 3.4 standard deviations).
+print(f"off-CPU under offcpu_sleep_here at {pct:g}%: {off_us / 1e6:.2f} s (expected about 3 s)")
 if abs(off_us / 1e6 - 3.0) > 0.6:
     sys.exit("FAIL: off-CPU time under offcpu_sleep_here not within 20% of 3 s")
 spin = sum(int(l.rsplit(" ", 1)[1]) for l in open(d + "/profile.folded")
@@ -73,8 +80,13 @@ if s["off_cpu"]["off_cpu_ns"] < off_us * 1000 or not s["off_cpu"]["top_stacks"]:
 import gzip
 if len(gzip.open(d + "/offcpu.pb.gz").read()) == 0 or "<svg" not in open(d + "/offcpu.svg").read():
     sys.exit("FAIL: offcpu.pb.gz or offcpu.svg empty")
-print("PASS spin/sleep")
+print(f"PASS spin/sleep at {pct:g}%")
 PY
+}
+spin_sleep 100 "$work/sleep"
+# 2b. Half the switch-outs: the weights (blocked time / the probability each
+# was taken with) keep the estimate unbiased.
+spin_sleep 50 "$work/sleep50"
 
 # 3. The switch storm, under a 1% budget measured every second.
 "$BIN/lowprof" --duration 10 --off-cpu --off-cpu-min-us 1 --cpu-budget 1 --control-interval 1 \

@@ -6,14 +6,18 @@
 # 128 with a row search per frame, about 20 us a sample here; two threads,
 # so two thirds of the CPU)
 # and a victim (dwarf_chain, six frames) share one CPU (taskset) at -F 999,
-# under a budget of 0.6% (600 us per 100 ms window): the attacker alone
-# spends it less than halfway through each window, and then every sample on
-# that CPU, the victim's too, loses its user stack (with the share disabled
-# about 60% of the victim's samples kept it). With the share the attacker is
-# held to half the window and the victim keeps its stacks (100% measured):
-# at least 90% of its samples have user frames, the attacker's samples are
-# capped (guard_proc_capped in summary.json) and at most 80% of them keep
-# theirs (25-46% measured).
+# under a budget of 1% (1 ms per 100 ms window): the attacker alone would
+# take about 1.3 ms of each window, and once the window is spent every
+# sample on that CPU, the victim's too, loses its user stack (with the share
+# disabled, GUARD_PROC_SHARE_DIV 1, the victim kept it in 64-83% of its
+# samples). With the share the attacker is held to half the window and the
+# victim keeps its stacks (98-100% measured): at least 90% of its samples
+# have user frames, the attacker's samples are capped (guard_proc_capped in
+# summary.json) and at most 80% of them keep theirs (34-49% measured). At
+# 0.6% the attacker's capped samples (their kernel stacks and the checks,
+# a few us each) and the VM's noise left the victim's half too thin: it kept
+# 70-98% with or without this tree's changes, a test that failed one run in
+# three.
 #   usage: test_security_guard_share.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -28,7 +32,7 @@ victim=$!
 track "$attacker" "$victim"
 # --no-throttle: the controller must not change the rate or the unwinding
 # mode while the guard is measured; the guard itself applies.
-"$BIN/lowprof" --unwind dwarf --no-throttle --max-depth 128 --cpu-budget 0.6 \
+"$BIN/lowprof" --unwind dwarf --no-throttle --max-depth 128 --cpu-budget 1 \
 	--pid "$attacker" --pid "$victim" --duration 6 --frequency 999 \
 	--output "$work/out" 2>"$work/err" || fail "lowprof failed: $(cat "$work/err")"
 
