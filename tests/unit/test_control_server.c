@@ -492,6 +492,22 @@ static void test_apply_failure_reported(void **state)
 	assert_int_equal(fx->cs.applied.tier, 0);
 }
 
+/* The controller subscribes (StatsRequest with every_interval): the answer
+ * to that request, a Stats, which the caller checks and frees. */
+static Lowprof__Ctl__Envelope *subscribe(struct fixture *fx)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
+	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+
+	sr.every_interval = true;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
+	env.stats_request = &sr;
+	assert_int_equal(exchange(fx, &env), 0);
+	ans = answer(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	return ans;
+}
+
 /*
  * The push: after a StatsRequest with every_interval the Stats of each
  * interval come unasked, each a delta since the previous one. Reading them is
@@ -502,8 +518,7 @@ static void test_apply_failure_reported(void **state)
 static void test_stats_pushed_every_interval(void **state)
 {
 	struct fixture *fx = *state;
-	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
-	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+	Lowprof__Ctl__Envelope *ans;
 	int i;
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
@@ -511,15 +526,9 @@ static void test_stats_pushed_every_interval(void **state)
 	/* Not subscribed: nothing unasked. */
 	fx->now += SEC;
 	assert_false(control_server_push(&fx->cs, fx->now));
-	sr.every_interval = true;
-	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
-	env.stats_request = &sr;
 	fx->fake.counters.monotonic_ns = 1 * SEC;
 	fx->fake.counters.submitted = 100;
-	assert_int_equal(exchange(fx, &env), 0);
-	ans = answer(fx);
-	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
-	wire_free(ans);
+	wire_free(subscribe(fx));
 	/* Three intervals, each read at once: a Stats each, the silence clock reset. */
 	for (i = 0; i < 3; i++) {
 		fx->now += SEC;
@@ -565,17 +574,12 @@ static void test_stats_pushed_every_interval(void **state)
 static void test_long_quiet_interval_not_silence(void **state)
 {
 	struct fixture *fx = *state;
-	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
-	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+	Lowprof__Ctl__Envelope *ans;
 	int i;
 
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
-	sr.every_interval = true;
-	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
-	env.stats_request = &sr;
-	assert_int_equal(exchange(fx, &env), 0);
-	wire_free(answer(fx));
+	wire_free(subscribe(fx));
 	/* Three quiet intervals of six seconds, each push read at once. */
 	for (i = 0; i < 3; i++) {
 		fx->now += 6 * SEC;
