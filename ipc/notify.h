@@ -13,10 +13,11 @@
 
 /*
  * Pings come 0.4 of the supervisor's --liveness-timeout apart (the component
- * is told it with the same option): 2 s at the default 5 s, which is the
- * loader's and the controller's period on a quiet host (two control
- * intervals, ipc/throttle.h), so a ping never needs a wake-up of its own
- * there; one may be lost or late before the component is judged silent.
+ * is told it with the same option): 6 s at the default 15 s, which is the
+ * longest quiet interval of the loader and the controller on a quiet host
+ * (throttle_quiet_max_intervals, ipc/throttle.h), so a ping never needs a
+ * wake-up of its own there; one may be lost or late before the component
+ * is judged silent.
  */
 #define NOTIFY_PING_PER_MILLE 400
 
