@@ -61,8 +61,9 @@ static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 
 	return dwarf_walk_run(&w, s, base, max);
 }
 
-/* The task coming in: charge its blocked time to the stack it left with. */
-static __always_inline void offcpu_switch_in(struct task_struct *next,
+/* The task coming in: charge its blocked time to the stack it left with.
+ * Returns whether it had a stashed switch-out (work beyond the floor). */
+static __always_inline bool offcpu_switch_in(struct task_struct *next,
 					     const struct lowprof_offcpu_config *oc,
 					     struct lowprof_offcpu_stats *os, __u64 now)
 {
@@ -72,10 +73,10 @@ static __always_inline void offcpu_switch_in(struct task_struct *next,
 
 	tid = BPF_CORE_READ(next, pid);
 	if (tid == 0)
-		return;
+		return false;
 	e = bpf_map_lookup_elem(&offcpu_stash, &tid);
 	if (!e)
-		return;
+		return false;
 	/* Stashed before the last attach: what it did while we were detached is
 	 * unknown, the blocked time may not be one period. */
 	if (e->hdr.timestamp_ns < oc->attached_ns) {
@@ -101,10 +102,12 @@ static __always_inline void offcpu_switch_in(struct task_struct *next,
 		os->reserve_failures++;
 drop:
 	bpf_map_delete_elem(&offcpu_stash, &tid);
+	return true;
 }
 
-/* The task going out (current): record its stacks, maybe. */
-static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_config *cfg,
+/* The task going out (current): record its stacks, maybe. Returns whether
+ * it went as far as taking them (work beyond the floor). */
+static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_config *cfg,
 					      const struct lowprof_offcpu_config *oc,
 					      struct lowprof_cpu_stats *st,
 					      struct lowprof_offcpu_stats *os, __u64 now)
@@ -115,27 +118,27 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	long ret;
 
 	if (tid == 0)
-		return;
+		return false;
 	if (cfg->filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return;
+		return false;
 	if (oc->prob_ppm < LOWPROF_OFFCPU_PPM_ONE &&
 	    bpf_get_prandom_u32() % LOWPROF_OFFCPU_PPM_ONE >= oc->prob_ppm)
-		return;
+		return false;
 	os->sampled++;
 	if (!guard_allows_unwind(st, cfg, now)) {
 		os->guard_skipped++;
-		return;
+		return false;
 	}
 	/* The sampler's per-process share covers switch-outs too (a switch storm
 	 * with deep stacks is one more way to spend the window). */
 	if (!guard_proc_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV,
 			       tgid)) {
 		st->guard_proc_capped++;
-		return;
+		return false;
 	}
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!s)
-		return;
+		return true;
 	s->hdr.timestamp_ns = now;
 	/* The probability this switch-out was taken with: its weight's divisor
 	 * at switch-in, whatever the controller sets meanwhile. */
@@ -179,6 +182,7 @@ static __always_inline void offcpu_switch_out(void *ctx, const struct lowprof_co
 	walk_put_files(s, kdepth + udepth);
 	if (bpf_map_update_elem(&offcpu_stash, &tid, s, BPF_ANY) == 0)
 		os->stashed++;
+	return true;
 }
 
 SEC("raw_tp/sched_switch")
@@ -190,6 +194,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	__u32 zero = 0;
+	bool worked;
 
 	oc = bpf_map_lookup_elem(&offcpu_config, &zero);
 	os = bpf_map_lookup_elem(&offcpu_stats, &zero);
@@ -199,11 +204,20 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	os->switches++;
 	/* args: preempt, prev, next, prev_state */
-	offcpu_switch_in((struct task_struct *)ctx->args[2], oc, os, start);
-	offcpu_switch_out(ctx, cfg, oc, st, os, start);
+	worked = offcpu_switch_in((struct task_struct *)ctx->args[2], oc, os, start);
+	worked |= offcpu_switch_out(ctx, cfg, oc, st, os, start);
 	/* Measured like the sampler: the controller and the guard see it. */
 	elapsed = bpf_ktime_get_ns() - start;
 	os->run_time_ns += elapsed;
+	/* The floor: what being attached costs at a switch that takes no stack
+	 * and charges no blocked time, at any probability (the guard's refusals
+	 * count: a storm at 100% is mostly those). The controller keeps the
+	 * program detached while the host's switch rate times this would alone
+	 * exceed off-CPU's share of the budget. */
+	if (!worked) {
+		os->floor_runs++;
+		os->floor_run_ns += elapsed;
+	}
 	st->run_time_ns += elapsed;
 	st->window_run_ns += elapsed;
 	if (cfg->budget_ns_per_window) /* as the sampler: no guard, nothing to charge */

@@ -49,6 +49,10 @@ struct lowprof_offcpu_stats {
 	__u64 reserve_failures;/* ring buffer full */
 	__u64 run_time_ns;     /* self-timed (also added to lowprof_cpu_stats.run_time_ns) */
 	__u64 stale_dropped;   /* switch-ins whose switch-out was stashed before the last attach */
+	/* Runs that took no stack and found none stashed for the task coming in:
+	 * what being attached costs per switch. */
+	__u64 floor_runs;
+	__u64 floor_run_ns;    /* their part of run_time_ns */
 };
 
 #endif /* LOWPROF_BPF_OFFCPU_H */

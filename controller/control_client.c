@@ -138,6 +138,8 @@ static void control_client_stats_from_wire(const Lowprof__Ctl__Stats *st, struct
 	out->offcpu_run_time_ns = st->offcpu_run_time_ns;
 	out->offcpu_records = st->offcpu_records;
 	out->offcpu_switches = st->offcpu_switches;
+	out->offcpu_floor_runs = st->offcpu_floor_runs;
+	out->offcpu_floor_run_ns = st->offcpu_floor_run_ns;
 }
 
 int control_client_stats(struct control_client *cc, bool every_interval, struct control_stats *out)

@@ -49,6 +49,8 @@ struct control_stats {
 	uint64_t offcpu_run_time_ns; /* part of bpf_run_time_ns */
 	uint64_t offcpu_records;
 	uint64_t offcpu_switches;
+	uint64_t offcpu_floor_runs;   /* switch program runs that recorded nothing */
+	uint64_t offcpu_floor_run_ns; /* ... and their run time */
 };
 
 /* Use fd (checked to be a socket, made non-blocking). 0, or -errno with why in err. */

@@ -44,6 +44,8 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 		sig->host_valid = true;
 		sig->host_cpu_pct = load.host_cpu_pct;
 		sig->busiest_cpu_pct = load.busiest_cpu_pct;
+		sig->host_switches_valid = load.switches_valid;
+		sig->host_switches_per_cpu_s = load.switches_per_cpu_s;
 	}
 	if (c->have_prev)
 		host_load_stat_free(&c->prev);
@@ -74,6 +76,10 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 			double agent = recs > 0 ? (double)st->agent_cpu_ns * (double)st->offcpu_records / recs : 0;
 
 			sig->offcpu_overhead_pct = ((double)st->offcpu_run_time_ns + agent) / capacity * 100.0;
+		}
+		if (st->offcpu_floor_runs >= OFFCPU_FLOOR_MIN_RUNS) {
+			sig->offcpu_floor_valid = true;
+			sig->offcpu_floor_ns = (double)st->offcpu_floor_run_ns / (double)st->offcpu_floor_runs;
 		}
 		/* The host load that drives the tiers is everyone else's: lowprof's own
 		 * CPU, start-ups included, is its budget's business (and the in-BPF

@@ -183,6 +183,7 @@ static void compose(const struct policy_settings *set, const struct policy_state
 	throttle_for_tier(set->tiers, st->tier, out);
 	out->sample_divisor = st->divisor;
 	out->offcpu_prob_ppm = st->offcpu_ppm;
+	out->offcpu_parked = set->offcpu_max_ppm > 0 && st->offcpu_parked;
 	apply_budget(set, level, out);
 }
 
@@ -197,6 +198,7 @@ void policy_state_init(struct policy_state *state, const struct policy_settings 
 	state->budget_wait = set->budget_recover_intervals;
 	state->offcpu_ppm = set->offcpu_max_ppm;
 	state->offcpu_wait = set->offcpu_raise_intervals;
+	state->offcpu_park_wait = set->offcpu_raise_intervals;
 	compose(set, state, state->budget_level, &state->current);
 }
 
@@ -479,6 +481,64 @@ static void update_offcpu(const struct policy_settings *set, struct policy_state
 		   st->offcpu_wait, old / 1e4, st->offcpu_ppm / 1e4);
 }
 
+/*
+ * The floor. Attached, the switch program costs something at every switch
+ * whatever the probability (the tracepoint's call, the look-up of the task
+ * coming in): at a few hundred thousand switches a second that alone can be
+ * more than the budget, and no cut of the probability helps. So the program
+ * is parked (asked detached) while the host's switch rate, which /proc/stat
+ * gives whether it is attached or not, times the floor last measured per
+ * switch would take more than offcpu_high_share of the budget; it is let
+ * back after offcpu_park_wait intervals predicted under offcpu_low_share, a
+ * wait that doubles (up to offcpu_backoff_max) when the first interval back
+ * predicts over again. Until a floor has been measured, nothing is parked:
+ * the first interval of a storm is the one that measures it.
+ */
+static void update_offcpu_park(const struct policy_settings *set, struct policy_state *st,
+			       const struct policy_signals *sig, struct reason *r)
+{
+	const double high = set->cpu_budget_pct * set->offcpu_high_share;
+	const double low = set->cpu_budget_pct * set->offcpu_low_share;
+	double predicted;
+
+	if (set->offcpu_max_ppm == 0)
+		return;
+	if (sig->stats_valid && sig->offcpu_floor_valid)
+		st->offcpu_floor_ns = sig->offcpu_floor_ns;
+	if (st->offcpu_floor_ns <= 0.0 || !sig->host_switches_valid)
+		return;
+	/* % of the host's capacity: switches per CPU-second x seconds per switch. */
+	predicted = sig->host_switches_per_cpu_s * st->offcpu_floor_ns / 1e9 * 100.0;
+	if (st->offcpu_just_unparked) {
+		st->offcpu_just_unparked = false;
+		if (predicted > high)
+			st->offcpu_park_wait = min_u32(st->offcpu_park_wait * 2, set->offcpu_backoff_max);
+		else
+			st->offcpu_park_wait = set->offcpu_raise_intervals;
+	}
+	if (!st->offcpu_parked) {
+		if (predicted <= high)
+			return;
+		st->offcpu_parked = true;
+		st->offcpu_park_calm = 0;
+		reason_add(r, "off-CPU floor %.0f switches/s per CPU x %.0f ns = %.3f%% > %g%%: switch program parked",
+			   sig->host_switches_per_cpu_s, st->offcpu_floor_ns, predicted, high);
+		return;
+	}
+	if (predicted >= low) {
+		st->offcpu_park_calm = 0;
+		return;
+	}
+	bump(&st->offcpu_park_calm);
+	if (st->offcpu_park_calm < st->offcpu_park_wait)
+		return;
+	st->offcpu_parked = false;
+	st->offcpu_park_calm = 0;
+	st->offcpu_just_unparked = true;
+	reason_add(r, "off-CPU floor %.3f%% < %g%% for %u intervals: switch program back", predicted, low,
+		   st->offcpu_park_wait);
+}
+
 void policy_step(const struct policy_settings *set, struct policy_state *state,
 		 const struct policy_signals *sig, struct policy_decision *out)
 {
@@ -507,6 +567,8 @@ void policy_step(const struct policy_settings *set, struct policy_state *state,
 	} else {
 		reason_add(&r, "loader stats unavailable: divisor and budget held");
 	}
+	/* Host signals alone are enough: it decides while the program is detached. */
+	update_offcpu_park(set, state, sig, &r);
 done:
 	compose(set, state, state->budget_level, &out->throttle);
 	out->changed = !throttle_equal(&out->throttle, &state->current);

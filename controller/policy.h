@@ -15,7 +15,10 @@
  *    depth 16, pause) taken one per interval while overhead exceeds the
  *    budget, given back one at a time while it stays under half the budget;
  *  - the off-CPU probability, cut when the switch program's cost is a large
- *    share of the budget, doubled back slowly while it is a small one.
+ *    share of the budget, doubled back slowly while it is a small one; and
+ *    the program parked (detached) while its floor, its cost at every switch
+ *    whatever the probability, would alone be a large share at the host's
+ *    switch rate.
  */
 #ifndef LOWPROF_CONTROLLER_POLICY_H
 #define LOWPROF_CONTROLLER_POLICY_H
@@ -81,7 +84,18 @@ struct policy_signals {
 	/* Its cost, % of capacity: its BPF time (part of overhead_pct) and its
 	 * records' share of the agent's CPU. */
 	double offcpu_overhead_pct;
+	/* The host's context switches per CPU-second (/proc/stat ctxt): known
+	 * whether or not the switch program is attached. */
+	bool host_switches_valid;
+	double host_switches_per_cpu_s;
+	/* The switch program's floor this interval: ns per run that recorded
+	 * nothing (valid after OFFCPU_FLOOR_MIN_RUNS such runs). */
+	bool offcpu_floor_valid;
+	double offcpu_floor_ns;
 };
+
+/* Runs that recorded nothing needed before their mean is taken as the floor. */
+#define OFFCPU_FLOOR_MIN_RUNS 100
 
 /* Carried from one interval to the next; initialise with policy_state_init. */
 struct policy_state {
@@ -108,6 +122,11 @@ struct policy_state {
 	uint32_t offcpu_calm;            /* consecutive measured intervals under the low share */
 	uint32_t offcpu_wait;            /* calm intervals needed for the next doubling */
 	bool offcpu_just_raised;         /* the last measured interval doubled it */
+	double offcpu_floor_ns;          /* the last floor measured per switch; 0: not yet */
+	bool offcpu_parked;              /* the switch program is asked detached */
+	uint32_t offcpu_park_calm;       /* parked intervals whose prediction was under the low share */
+	uint32_t offcpu_park_wait;       /* ... needed before it is let back */
+	bool offcpu_just_unparked;       /* the last interval let it back */
 };
 
 struct policy_decision {

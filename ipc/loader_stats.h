@@ -14,7 +14,7 @@ enum lowprof_record_type {
 	LOWPROF_REC_TIMELINE = 3,     /* struct lowprof_timeline_entry */
 };
 
-#define LOWPROF_LOADER_STATS_VERSION 3
+#define LOWPROF_LOADER_STATS_VERSION 4
 
 /* All counters are cumulative since the BPF program was loaded. */
 struct lowprof_loader_stats {
@@ -50,6 +50,10 @@ struct lowprof_loader_stats {
 	/* Cumulative, like the counters above. */
 	__u64 guard_proc_capped; /* user stack skipped: the process spent its share of the guard */
 	__u64 sigframe_refused;  /* DWARF walks stopped at an implausible signal frame */
+	/* The switch program's floor (struct lowprof_offcpu_stats): runs that
+	 * took no stack and charged no blocked time, and their run time (part of offcpu_run_time_ns). */
+	__u64 offcpu_floor_runs;
+	__u64 offcpu_floor_run_ns;
 };
 
 #define LOWPROF_TIMELINE_VERSION 3

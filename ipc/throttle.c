@@ -75,7 +75,7 @@ bool throttle_equal(const struct throttle *a, const struct throttle *b)
 	return a->tier == b->tier && a->frequency_hz == b->frequency_hz &&
 	       a->unwind_mode == b->unwind_mode && a->max_depth == b->max_depth &&
 	       a->sample_divisor == b->sample_divisor && a->paused == b->paused &&
-	       a->offcpu_prob_ppm == b->offcpu_prob_ppm;
+	       a->offcpu_prob_ppm == b->offcpu_prob_ppm && a->offcpu_parked == b->offcpu_parked;
 }
 
 bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
@@ -86,7 +86,7 @@ bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
 
 	return samples <= seconds * THROTTLE_QUIET_SAMPLES_PER_S &&
 	       drops == 0 && offcpu_records == 0 && t->tier == THROTTLE_TIER_HEALTHY &&
-	       t->sample_divisor <= 1 && !t->paused;
+	       t->sample_divisor <= 1 && !t->paused && !t->offcpu_parked;
 }
 
 unsigned throttle_quiet_span(unsigned run, unsigned max_intervals)
@@ -113,7 +113,8 @@ void throttle_describe(const struct throttle *t, char *buf, size_t len)
 	char off[32] = "";
 
 	if (t->offcpu_prob_ppm > 0)
-		snprintf(off, sizeof(off), " off-cpu %g%%", (double)t->offcpu_prob_ppm / 1e4);
+		snprintf(off, sizeof(off), " off-cpu %g%%%s", (double)t->offcpu_prob_ppm / 1e4,
+			 t->offcpu_parked ? " parked" : "");
 	snprintf(buf, len, "%s %u Hz %s depth %u divisor %u%s%s", throttle_tier_name(t->tier),
 		 t->frequency_hz, throttle_unwind_name(t->unwind_mode), t->max_depth,
 		 t->sample_divisor, t->paused ? " paused" : "", off);
@@ -129,6 +130,7 @@ void throttle_to_wire(const struct throttle *t, Lowprof__Ctl__ThrottleState *out
 	out->sample_divisor = t->sample_divisor;
 	out->paused = t->paused;
 	out->offcpu_prob_ppm = t->offcpu_prob_ppm;
+	out->offcpu_parked = t->offcpu_parked;
 }
 
 int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *out)
@@ -145,5 +147,6 @@ int throttle_from_wire(const Lowprof__Ctl__ThrottleState *st, struct throttle *o
 	out->sample_divisor = st->sample_divisor;
 	out->paused = st->paused;
 	out->offcpu_prob_ppm = st->offcpu_prob_ppm;
+	out->offcpu_parked = st->offcpu_parked;
 	return known ? 0 : -EINVAL;
 }

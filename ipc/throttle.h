@@ -42,6 +42,13 @@ struct throttle {
 	 * probability in force.
 	 */
 	uint32_t offcpu_prob_ppm;
+	/*
+	 * The switch program detached whatever the tier: the controller predicts
+	 * that its floor (its cost at every switch, at any probability) would
+	 * alone exceed off-CPU's share of the budget at the host's switch rate.
+	 * Always false without off-CPU profiling.
+	 */
+	bool offcpu_parked;
 };
 
 /* One row of the tier table. */
@@ -82,7 +89,8 @@ bool throttle_equal(const struct throttle *a, const struct throttle *b);
 /*
  * A quiet control interval: at most a sample a second of it (the odd daemon
  * on an idle host), nothing lost, no off-CPU record, at the healthy tier,
- * undivided and not paused. There is nothing to throttle: the loader makes
+ * undivided, not paused and the switch program not parked (each interval
+ * then tells whether the switch rate lets it back). There is nothing to throttle: the loader makes
  * the next interval longer (throttle_quiet_span: fewer wake-ups for it, the
  * controller and the exporter on an idle host), unless a burst of samples
  * (the BPF program wakes the loader for it), a new throttle or the

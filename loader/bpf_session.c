@@ -214,6 +214,7 @@ int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 				    &s->offcpu_link, err, errlen);
 	if (rc != 0)
 		return rc;
+	s->throttle.offcpu_parked = s->offcpu.enabled && t->offcpu_parked;
 	cfg.unwind_mode = t->unwind_mode;
 	cfg.max_depth = t->max_depth;
 	cfg.sample_divisor = t->sample_divisor;

@@ -101,6 +101,8 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->offcpu_run_time_ns = CONTROL_DELTA(offcpu_run_time_ns);
 	out->offcpu_records = CONTROL_DELTA(offcpu_records);
 	out->offcpu_switches = CONTROL_DELTA(offcpu_switches);
+	out->offcpu_floor_runs = CONTROL_DELTA(offcpu_floor_runs);
+	out->offcpu_floor_run_ns = CONTROL_DELTA(offcpu_floor_run_ns);
 #undef CONTROL_DELTA
 	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
@@ -139,6 +141,8 @@ static int control_send_stats(struct control_server *cs)
 	st.offcpu_run_time_ns = d.offcpu_run_time_ns;
 	st.offcpu_records = d.offcpu_records;
 	st.offcpu_switches = d.offcpu_switches;
+	st.offcpu_floor_runs = d.offcpu_floor_runs;
+	st.offcpu_floor_run_ns = d.offcpu_floor_run_ns;
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
@@ -225,9 +229,10 @@ static int control_handle_set_throttle(void *server, const void *msg, uint64_t n
 	if (t.max_depth > cs->cfg.max_depth)
 		t.max_depth = cs->cfg.max_depth;
 	/* So is --off-cpu-probability; 0 asks for no change. */
-	if (cs->cfg.offcpu_max_ppm == 0)
+	if (cs->cfg.offcpu_max_ppm == 0) {
 		t.offcpu_prob_ppm = 0;
-	else if (t.offcpu_prob_ppm == 0)
+		t.offcpu_parked = false;
+	} else if (t.offcpu_prob_ppm == 0)
 		t.offcpu_prob_ppm = cs->applied.offcpu_prob_ppm;
 	else if (t.offcpu_prob_ppm > cs->cfg.offcpu_max_ppm)
 		t.offcpu_prob_ppm = cs->cfg.offcpu_max_ppm;

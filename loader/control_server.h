@@ -74,6 +74,9 @@ struct control_counters {
 	uint64_t offcpu_run_time_ns;
 	uint64_t offcpu_records;
 	uint64_t offcpu_switches;
+	/* Its floor: runs that recorded nothing, and their run time. */
+	uint64_t offcpu_floor_runs;
+	uint64_t offcpu_floor_run_ns;
 };
 
 /*

@@ -85,10 +85,14 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 			out->offcpu_run_time_ns = os.run_time_ns;
 			out->offcpu_records = os.submitted;
 			out->offcpu_switches = os.switches;
+			out->offcpu_floor_runs = os.floor_runs;
+			out->offcpu_floor_run_ns = os.floor_run_ns;
 		} else {
 			out->offcpu_run_time_ns = l->tl_base.offcpu_run_time_ns;
 			out->offcpu_records = l->tl_base.offcpu_records;
 			out->offcpu_switches = l->tl_base.offcpu_switches;
+			out->offcpu_floor_runs = l->tl_base.offcpu_floor_runs;
+			out->offcpu_floor_run_ns = l->tl_base.offcpu_floor_run_ns;
 		}
 	}
 	return 0;

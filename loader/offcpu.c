@@ -21,7 +21,7 @@ void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_
 
 bool offcpu_allowed(const struct offcpu_settings *set, const struct throttle *t)
 {
-	return !t->paused && t->tier == THROTTLE_TIER_HEALTHY &&
+	return !t->paused && !t->offcpu_parked && t->tier == THROTTLE_TIER_HEALTHY &&
 	       t->frequency_hz >= set->full_frequency_hz && t->sample_divisor <= 1;
 }
 
@@ -145,6 +145,8 @@ int offcpu_read_stats(struct lowprof_bpf *skel, int ncpus, struct lowprof_offcpu
 		sum->submitted += per_cpu[i].submitted;
 		sum->reserve_failures += per_cpu[i].reserve_failures;
 		sum->run_time_ns += per_cpu[i].run_time_ns;
+		sum->floor_runs += per_cpu[i].floor_runs;
+		sum->floor_run_ns += per_cpu[i].floor_run_ns;
 	}
 out:
 	free(per_cpu);

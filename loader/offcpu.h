@@ -34,7 +34,7 @@ void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_
  * sampling runs healthy and at the full rate. Off-CPU profiling is the first
  * thing given up when the host is busy or lowprof is over its budget (a
  * switch storm makes it the costliest part), and it comes back with the
- * full rate.
+ * full rate. Nor while the controller has parked it (struct throttle).
  */
 bool offcpu_allowed(const struct offcpu_settings *set, const struct throttle *t);
 /* Before load: the program is loaded (verified) only when enabled. */

@@ -166,6 +166,20 @@ int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
 		long id;
 
 		pos += line_len + 1;
+		if (line_len >= 5 && memcmp(line, "ctxt ", 5) == 0) {
+			const char *p = line + 5;
+			uint64_t v, extra;
+
+			if (out->have_ctxt || next_u64(&p, line + line_len, &v) != 1 ||
+			    next_u64(&p, line + line_len, &extra) != 0) {
+				snprintf(err, errlen, "/proc/stat: ctxt line malformed or repeated");
+				rc = -EINVAL;
+				goto fail;
+			}
+			out->have_ctxt = true;
+			out->ctxt = v;
+			continue;
+		}
 		if (line_len < 3 || memcmp(line, "cpu", 3) != 0)
 			continue;
 		rc = parse_cpu_line(line, line_len, &id, &t, err, errlen);
@@ -276,6 +290,14 @@ int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 		return -ENODATA;
 	}
 	out->host_cpu_pct = 100.0 * (double)busy / (double)total;
+	/* total is jiffies of every CPU: seconds of capacity once divided by USER_HZ. */
+	if (prev->have_ctxt && cur->have_ctxt && cur->ctxt >= prev->ctxt) {
+		long hz = sysconf(_SC_CLK_TCK);
+
+		out->switches_valid = true;
+		out->switches_per_cpu_s = (double)(cur->ctxt - prev->ctxt) /
+					  ((double)total / (double)(hz > 0 ? hz : 100));
+	}
 
 	/* Both lists are ascending by CPU id: walk them together, compare the common CPUs. */
 	while (i < prev->ncpus && j < cur->ncpus) {

@@ -11,6 +11,10 @@
  *
  * Parsing is strict: every cpu line needs at least the eight fields up to
  * steal, all decimal; duplicated or malformed lines reject the snapshot.
+ *
+ * The same file's ctxt line (context switches since boot) gives the host's
+ * switch rate, which the off-CPU throttle needs while its program is
+ * detached and counts nothing itself.
  */
 #ifndef LOWPROF_MEASURE_HOST_LOAD_H
 #define LOWPROF_MEASURE_HOST_LOAD_H
@@ -30,6 +34,8 @@ struct host_stat {
 	size_t ncpus;
 	unsigned int *cpu_id;        /* N of each cpuN line, in file order */
 	struct host_cpu_times *cpu;  /* ncpus entries */
+	bool have_ctxt;              /* a ctxt line was present */
+	uint64_t ctxt;               /* context switches since boot */
 };
 
 /* Utilisation between two snapshots. */
@@ -39,6 +45,10 @@ struct host_load {
 	unsigned int busiest_cpu;
 	unsigned int cpus_compared; /* CPUs present in both snapshots */
 	bool cpus_changed;          /* a CPU came or went (hotplug) in between */
+	/* Context switches per second of CPU capacity (per CPU per second), when
+	 * both snapshots had a ctxt line and it did not go backwards. */
+	bool switches_valid;
+	double switches_per_cpu_s;
 };
 
 /*

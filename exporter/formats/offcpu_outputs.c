@@ -118,12 +118,14 @@ void offcpu_collection_json(const struct lowprof_loader_stats *l, char *buf, siz
 		 "{\"switches\": %" PRIu64 ", \"sampled_out\": %" PRIu64 ", \"stashed\": %" PRIu64
 		 ", \"guard_skipped\": %" PRIu64 ", \"below_threshold\": %" PRIu64
 		 ", \"records\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"bpf_run_time_ns\": %" PRIu64
+		 ", \"floor_runs\": %" PRIu64 ", \"floor_run_ns\": %" PRIu64
 		 ", \"probability_pct\": %.4f, \"attached\": %s}",
 		 (uint64_t)l->offcpu_switches,
 		 (uint64_t)(l->offcpu_switches > l->offcpu_sampled ? l->offcpu_switches - l->offcpu_sampled : 0),
 		 (uint64_t)l->offcpu_stashed, (uint64_t)l->offcpu_guard_skipped,
 		 (uint64_t)l->offcpu_short, (uint64_t)l->offcpu_submitted,
 		 (uint64_t)l->offcpu_reserve_failures, (uint64_t)l->offcpu_run_time_ns,
+		 (uint64_t)l->offcpu_floor_runs, (uint64_t)l->offcpu_floor_run_ns,
 		 (l->offcpu_prob_ppm > 1000000 ? 1000000 : l->offcpu_prob_ppm) / 1e4,
 		 l->offcpu_attached ? "true" : "false");
 }

@@ -36,8 +36,8 @@ struct fx {
 	unsigned applies;
 };
 
-static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false, 0};
-static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false, 0};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false, 0, false};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false, 0, false};
 
 static int fake_apply(void *arg, const struct throttle *t, char *err, size_t errlen)
 {

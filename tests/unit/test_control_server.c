@@ -56,8 +56,8 @@ struct fixture {
 	uint64_t now;
 };
 
-static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false, 0};
-static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false, 0};
+static const struct throttle healthy = {0, 19, LOWPROF_UNWIND_DWARF, 64, 1, false, 0, false};
+static const struct throttle critical = {2, 5, LOWPROF_UNWIND_FP, 32, 1, false, 0, false};
 
 static void fixture_start(struct fixture *fx, bool fixed)
 {

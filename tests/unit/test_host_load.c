@@ -82,6 +82,52 @@ static void test_parse_fields(void **unused)
 	host_load_stat_free(&st);
 }
 
+/* stat_b's CPU times, 550 switches after stat_a's. */
+static const char *const stat_b_ctxt =
+	"cpu  200 0 150 1000 150 0 0 50 999 999\n"
+	"cpu0 150 0 100 350 50 0 0 0 999 0\n"
+	"cpu1 50 0 50 650 100 0 0 50 0 999\n"
+	"ctxt 304263\n";
+
+/* The host's switch rate: per second of CPU capacity, from the ctxt lines. */
+static void test_switch_rate(void **unused)
+{
+	struct host_stat a, b, c;
+	struct host_load l;
+	char err[160];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	(void)unused;
+	parse_ok(stat_a, &a);
+	assert_true(a.have_ctxt);
+	assert_int_equal(a.ctxt, 303713);
+	parse_ok(stat_b_ctxt, &b);
+	assert_int_equal(host_load_compute(&a, &b, &l, err, sizeof(err)), 0);
+	assert_true(l.switches_valid);
+	/* 550 jiffies of two CPUs' capacity passed: 550 / hz CPU-seconds. */
+	assert_float_equal(l.switches_per_cpu_s, 550.0 / (550.0 / (double)hz), 1e-6);
+	/* A snapshot without the line: the rate is unknown, the load is not. */
+	parse_ok(stat_b, &c);
+	assert_false(c.have_ctxt);
+	assert_int_equal(host_load_compute(&a, &c, &l, err, sizeof(err)), 0);
+	assert_false(l.switches_valid);
+	assert_true(l.host_cpu_pct > 0.0);
+	host_load_stat_free(&c);
+	/* Backwards (not /proc/stat of one boot): unknown, not negative. */
+	parse_ok("cpu  300 0 150 1000 150 0 0 50\ncpu0 300 0 150 1000 150 0 0 50\nctxt 10\n", &c);
+	assert_int_equal(host_load_compute(&b, &c, &l, err, sizeof(err)), 0);
+	assert_false(l.switches_valid);
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+	host_load_stat_free(&c);
+	/* Malformed or repeated: the snapshot is refused, like a bad cpu line. */
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\nctxt x\n", "ctxt line");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\nctxt 5 6\n", "ctxt line");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\nctxt \n", "ctxt line");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\nctxt 5\nctxt 6\n", "ctxt line");
+	parse_bad("cpu 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\nctxt 99999999999999999999\n", "ctxt line");
+}
+
 static void test_compute(void **unused)
 {
 	struct host_stat a;
@@ -240,6 +286,9 @@ static void test_real_proc_stat(void **unused)
 	assert_true(l.busiest_cpu_pct >= l.host_cpu_pct - 1e-9 && l.busiest_cpu_pct <= 100.0);
 	/* Our burner alone keeps one CPU mostly busy. */
 	assert_true(l.busiest_cpu_pct >= 50.0);
+	/* The tick and this process's own reads switch: a rate, small and real. */
+	assert_true(l.switches_valid);
+	assert_true(l.switches_per_cpu_s > 0.0);
 	host_load_stat_free(&a);
 	host_load_stat_free(&b);
 }
@@ -312,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_iowait_dip_tolerated),
 		cmocka_unit_test(test_hotplug),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_switch_rate),
 		cmocka_unit_test(test_real_proc_stat),
 		cmocka_unit_test(test_read_from_path),
 		cmocka_unit_test(test_pressure),

@@ -48,6 +48,119 @@ static uint32_t step(struct run *r, double overhead, bool ran, double offcpu)
 	return r->d.throttle.offcpu_prob_ppm;
 }
 
+/* One interval with the switch signals: the host's switches per CPU-second
+ * and, when floor_ns > 0, the floor the program measured (it was attached). */
+static struct throttle step_switches(struct run *r, double overhead, double offcpu,
+				     double switches_per_cpu_s, double floor_ns)
+{
+	struct policy_signals sig = {
+		.host_valid = true, .host_cpu_pct = 50.0, .busiest_cpu_pct = 100.0,
+		.stats_valid = true, .drop_pct = 0.0, .overhead_pct = overhead,
+		.offcpu_ran = floor_ns > 0, .offcpu_overhead_pct = offcpu,
+		.host_switches_valid = true, .host_switches_per_cpu_s = switches_per_cpu_s,
+		.offcpu_floor_valid = floor_ns > 0, .offcpu_floor_ns = floor_ns,
+	};
+
+	policy_step(&r->set, &r->state, &sig, &r->d);
+	return r->d.throttle;
+}
+
+/*
+ * A storm of 285,000 switches per CPU-second (570,000 a second on one CPU of
+ * two) at a floor of 70 ns: 2% of the host before any stack is taken. The
+ * first interval measures the floor and is over; from then on the program
+ * stays parked while the storm lasts, whatever the probability, and comes
+ * back once the rate has been low for the wait.
+ */
+static void test_floor_parks_during_storm(void **unused)
+{
+	struct run r;
+	struct throttle t;
+	int i;
+
+	(void)unused;
+	run_init(&r, LOWPROF_OFFCPU_PPM_ONE);
+	/* Before any floor is known, a rate alone parks nothing. */
+	t = step_switches(&r, 0.1, 0.0, 285000, 0);
+	assert_false(t.offcpu_parked);
+	t = step_switches(&r, 2.6, 2.5, 285000, 70);
+	assert_true(t.offcpu_parked);
+	assert_non_null(strstr(r.d.reason, "switch program parked"));
+	/* Parked: the budget step is given back, the program stays off. */
+	for (i = 0; i < 20; i++) {
+		t = step_switches(&r, 0.05, 0.0, 285000, 0);
+		assert_true(t.offcpu_parked);
+	}
+	assert_int_equal(t.frequency_hz, 19);
+	/* The storm ends: 1,000 switches per CPU-second x 70 ns is 0.007%. Back
+	 * after offcpu_raise_intervals such intervals, not before. */
+	for (i = 1; i < (int)r.set.offcpu_raise_intervals; i++) {
+		t = step_switches(&r, 0.05, 0.0, 1000, 0);
+		assert_true(t.offcpu_parked);
+	}
+	t = step_switches(&r, 0.05, 0.0, 1000, 0);
+	assert_false(t.offcpu_parked);
+	assert_non_null(strstr(r.d.reason, "switch program back"));
+}
+
+/* Back into a storm at once: parked again, and the next wait is twice as long. */
+static void test_floor_park_backoff(void **unused)
+{
+	struct run r;
+	struct throttle t;
+	uint32_t wait;
+	int i;
+
+	(void)unused;
+	run_init(&r, LOWPROF_OFFCPU_PPM_ONE);
+	t = step_switches(&r, 2.6, 2.5, 285000, 70);
+	assert_true(t.offcpu_parked);
+	for (i = 0; i < (int)r.set.offcpu_raise_intervals; i++)
+		t = step_switches(&r, 0.05, 0.0, 1000, 0);
+	assert_false(t.offcpu_parked);
+	wait = r.state.offcpu_park_wait;
+	t = step_switches(&r, 2.6, 2.5, 285000, 70);
+	assert_true(t.offcpu_parked);
+	assert_int_equal(r.state.offcpu_park_wait, wait * 2);
+	for (i = 1; i < (int)(wait * 2); i++) {
+		t = step_switches(&r, 0.05, 0.0, 1000, 0);
+		assert_true(t.offcpu_parked);
+	}
+	t = step_switches(&r, 0.05, 0.0, 1000, 0);
+	assert_false(t.offcpu_parked);
+	/* A first interval back that stays low resets the wait. */
+	t = step_switches(&r, 0.05, 0.01, 1000, 70);
+	assert_false(t.offcpu_parked);
+	assert_int_equal(r.state.offcpu_park_wait, r.set.offcpu_raise_intervals);
+}
+
+/* A rate between the marks holds whatever is decided; without a ctxt line
+ * (host_switches_valid false) nothing changes either; without --off-cpu and
+ * under --no-throttle nothing is ever parked. */
+static void test_floor_between_marks_and_unknowns(void **unused)
+{
+	struct policy_signals sig = {.host_valid = true, .stats_valid = true};
+	struct run r;
+	struct throttle t;
+
+	(void)unused;
+	run_init(&r, LOWPROF_OFFCPU_PPM_ONE);
+	/* 0.6% predicted (budget 1%: high 0.5, low 0.25): parked. */
+	t = step_switches(&r, 0.7, 0.65, 85714, 70);
+	assert_true(t.offcpu_parked);
+	/* 0.3%: between the marks, held for as long as it lasts. */
+	for (int i = 0; i < 30; i++)
+		assert_true(step_switches(&r, 0.05, 0.0, 42857, 0).offcpu_parked);
+	policy_step(&r.set, &r.state, &sig, &r.d);
+	assert_true(r.d.throttle.offcpu_parked);
+
+	run_init(&r, 0);
+	assert_false(step_switches(&r, 2.6, 2.5, 285000, 70).offcpu_parked);
+	run_init(&r, LOWPROF_OFFCPU_PPM_ONE);
+	r.set.no_throttle = true;
+	assert_false(step_switches(&r, 2.6, 2.5, 285000, 70).offcpu_parked);
+}
+
 static void test_off_without_flag(void **unused)
 {
 	struct run r;
@@ -203,6 +316,9 @@ int main(void)
 		cmocka_unit_test(test_floor_and_ceiling),
 		cmocka_unit_test(test_no_throttle_fixed),
 		cmocka_unit_test(test_settings_check_offcpu),
+		cmocka_unit_test(test_floor_parks_during_storm),
+		cmocka_unit_test(test_floor_park_backoff),
+		cmocka_unit_test(test_floor_between_marks_and_unknowns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,7 +69,7 @@ static void test_wire_round_trip(void **state)
 	(void)state;
 	for (tier = 0; tier < THROTTLE_TIER_COUNT; tier++) {
 		in = (struct throttle){tier, 7 + tier, tier == 0 ? LOWPROF_UNWIND_DWARF : LOWPROF_UNWIND_FP,
-				       16 * (tier + 1), 1u << tier, tier == 2, 250000u * tier};
+				       16 * (tier + 1), 1u << tier, tier == 2, 250000u * tier, tier == 1};
 		throttle_to_wire(&in, &st);
 		assert_int_equal(st.tier, LOWPROF__CTL__TIER__TIER_HEALTHY + (int)tier);
 		memset(&out, 0xff, sizeof(out));
@@ -122,6 +122,12 @@ static void test_quiet(void **state)
 	t.sample_divisor = 2;
 	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
 	t.sample_divisor = 1;
+	/* Parked: each interval's switch rate may let the program back. */
+	t.offcpu_prob_ppm = 1000;
+	t.offcpu_parked = true;
+	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
+	t.offcpu_parked = false;
+	assert_true(throttle_quiet(&t, 0, 0, 0, SEC));
 	t.paused = true;
 	assert_false(throttle_quiet(&t, 0, 0, 0, SEC));
 	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
