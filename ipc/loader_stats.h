@@ -54,6 +54,8 @@ struct lowprof_loader_stats {
 	 * took no stack and charged no blocked time, and their run time (part of offcpu_run_time_ns). */
 	__u64 offcpu_floor_runs;
 	__u64 offcpu_floor_run_ns;
+	/* Switch-ins whose switch-out was stashed before the last attach (dropped). */
+	__u64 offcpu_stale_dropped;
 };
 
 #define LOWPROF_TIMELINE_VERSION 3

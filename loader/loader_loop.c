@@ -141,6 +141,7 @@ static void loader_publish_stats(struct loader *l)
 			st.offcpu_run_time_ns = os.run_time_ns;
 			st.offcpu_floor_runs = os.floor_runs;
 			st.offcpu_floor_run_ns = os.floor_run_ns;
+			st.offcpu_stale_dropped = os.stale_dropped;
 		}
 		st.offcpu_prob_ppm = l->sess.offcpu.prob_ppm;
 		st.offcpu_attached = l->sess.offcpu_link != NULL;

@@ -119,6 +119,7 @@ void offcpu_collection_json(const struct lowprof_loader_stats *l, char *buf, siz
 		 ", \"guard_skipped\": %" PRIu64 ", \"below_threshold\": %" PRIu64
 		 ", \"records\": %" PRIu64 ", \"drops\": %" PRIu64 ", \"bpf_run_time_ns\": %" PRIu64
 		 ", \"floor_runs\": %" PRIu64 ", \"floor_run_ns\": %" PRIu64
+		 ", \"stale_dropped\": %" PRIu64
 		 ", \"probability_pct\": %.4f, \"attached\": %s}",
 		 (uint64_t)l->offcpu_switches,
 		 (uint64_t)(l->offcpu_switches > l->offcpu_sampled ? l->offcpu_switches - l->offcpu_sampled : 0),
@@ -126,6 +127,7 @@ void offcpu_collection_json(const struct lowprof_loader_stats *l, char *buf, siz
 		 (uint64_t)l->offcpu_short, (uint64_t)l->offcpu_submitted,
 		 (uint64_t)l->offcpu_reserve_failures, (uint64_t)l->offcpu_run_time_ns,
 		 (uint64_t)l->offcpu_floor_runs, (uint64_t)l->offcpu_floor_run_ns,
+		 (uint64_t)l->offcpu_stale_dropped,
 		 (l->offcpu_prob_ppm > 1000000 ? 1000000 : l->offcpu_prob_ppm) / 1e4,
 		 l->offcpu_attached ? "true" : "false");
 }
@@ -133,7 +135,7 @@ void offcpu_collection_json(const struct lowprof_loader_stats *l, char *buf, siz
 char *offcpu_summary_json(const struct profile *p, uint64_t records,
 			  const struct lowprof_loader_stats *loader)
 {
-	char collection[512];
+	char collection[768];
 	struct profile_totals t;
 	size_t n = profile_stack_count(p), i, *order, len = 0;
 	char *buf = NULL;
