@@ -14,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-/* A compressed .debug_frame may claim any size; refuse absurd ones. */
+/* The largest section libelf is asked to read (or to inflate a compressed
+ * one to): a section header may claim any size, and a sparse file makes a
+ * huge claim cheap. */
 #define UNWIND_MAX_SECTION_SIZE (256u * 1024 * 1024)
 
 
@@ -157,8 +160,9 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 
 	if (sh->sh_type == SHT_NOBITS)
 		return 0; /* a separate debug file's placeholder */
-	/* Checked before a byte is read: libelf reads a section whole. */
-	if (!(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size > UNWIND_MAX_SECTION_SIZE)
+	/* Checked before a byte is read: libelf reads a section whole (a
+	 * compressed one too, for its compression header). */
+	if (sh->sh_size > UNWIND_MAX_SECTION_SIZE)
 		return errbuf_fail(-EINVAL, err, errlen, "%s: %llu bytes", name, (unsigned long long)sh->sh_size);
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		GElf_Chdr ch;
@@ -182,15 +186,18 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 	return 0;
 }
 
-static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errlen)
+/* file_size: the file's (or image's) size, known without reading it. */
+static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char *err,
+		     size_t errlen)
 {
 	struct section_ref eh = { 0 }, hdr = { 0 }, dbg = { 0 };
 	struct dwarf_ptr_bases bases = { 0 };
 	struct collect col;
 	struct eh_frame_counts counts;
 	GElf_Ehdr eh_hdr;
+	GElf_Shdr str_sh;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, file_size = 0;
+	size_t shstrndx;
 	int rc = -EINVAL;
 
 	memset(&col, 0, sizeof(col));
@@ -206,15 +213,25 @@ static int build_elf(Elf *elf, struct unwind_table *out, char *err, size_t errle
 	/* libelf silently shows no sections when the header table lies past
 	 * the end of the file (a truncated file): refuse that explicitly.
 	 * Files without section headers (sstrip) are refused as well; reading
-	 * PT_GNU_EH_FRAME alone is not supported. */
-	if (!elf_rawfile(elf, &file_size) || eh_hdr.e_shoff == 0 || eh_hdr.e_shentsize == 0 ||
-	    eh_hdr.e_shoff > file_size ||
+	 * PT_GNU_EH_FRAME alone is not supported. (Not elf_rawfile() for the
+	 * size: on a file it reads the whole file, whatever its size.) */
+	if (eh_hdr.e_shoff == 0 || eh_hdr.e_shentsize == 0 || eh_hdr.e_shoff > file_size ||
 	    (file_size - eh_hdr.e_shoff) / eh_hdr.e_shentsize < eh_hdr.e_shnum) {
 		errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
 		goto cleanup;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
 		errbuf_fail(-EINVAL, err, errlen, "no section name table: %s", elf_errmsg(-1));
+		goto cleanup;
+	}
+	/* The first elf_strptr() reads the name table whole. */
+	if (!gelf_getshdr(elf_getscn(elf, shstrndx), &str_sh)) {
+		errbuf_fail(-EINVAL, err, errlen, "no section name table: %s", elf_errmsg(-1));
+		goto cleanup;
+	}
+	if (str_sh.sh_type != SHT_NOBITS && str_sh.sh_size > UNWIND_MAX_SECTION_SIZE) {
+		errbuf_fail(-EINVAL, err, errlen, "section name table: %llu bytes",
+			    (unsigned long long)str_sh.sh_size);
 		goto cleanup;
 	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -285,13 +302,14 @@ cleanup:
 	return rc;
 }
 
-static int build_common(Elf *elf, struct unwind_table *out, char *err, size_t errlen)
+static int build_common(Elf *elf, size_t file_size, struct unwind_table *out, char *err,
+			size_t errlen)
 {
 	struct unwind_table t;
 	int rc;
 
 	memset(&t, 0, sizeof(t));
-	rc = build_elf(elf, &t, err, errlen);
+	rc = build_elf(elf, file_size, &t, err, errlen);
 	if (rc == 0)
 		rc = unwind_table_validate(&t, err, errlen);
 	if (rc < 0) {
@@ -304,19 +322,24 @@ static int build_common(Elf *elf, struct unwind_table *out, char *err, size_t er
 
 int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t errlen)
 {
+	struct stat st;
 	Elf *elf;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return errbuf_fail(-EINVAL, err, errlen, "libelf: %s", elf_errmsg(-1));
+	if (fstat(fd, &st) != 0)
+		return errbuf_fail(-errno, err, errlen, "fstat: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return errbuf_fail(-EINVAL, err, errlen, "not a regular file");
 	/* ELF_C_READ copies what it needs with pread rather than mapping the
 	 * file: the file's owner truncating it mid-parse cannot SIGBUS us, and
 	 * bytes cannot change under the parser once read. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
-	rc = build_common(elf, out, err, errlen);
+	rc = build_common(elf, (size_t)st.st_size, out, err, errlen);
 	elf_end(elf);
 	return rc;
 }
@@ -344,7 +367,7 @@ int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *
 		errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
 		goto cleanup;
 	}
-	rc = build_common(elf, out, err, errlen);
+	rc = build_common(elf, size, out, err, errlen);
 	elf_end(elf);
 cleanup:
 	free(copy);
