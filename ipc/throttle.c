@@ -44,6 +44,7 @@ void throttle_for_tier(const struct throttle_tier_settings tiers[THROTTLE_TIER_C
 	out->sample_divisor = 1;
 	out->paused = false;
 	out->offcpu_prob_ppm = 0;
+	out->offcpu_parked = false;
 	/*
 	 * Walk up from healthy so each tier is capped by the one below it: above
 	 * the high threshold the rate is always lower than what the user asked,
