@@ -300,6 +300,7 @@ static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, uns
 
 	init = w->cie_init;
 	w->nrows = 0;
+	w->fde_offset = pos;
 	rr = w->cie_rr;
 	if (rr == RUN_OK) {
 		st = init;
@@ -318,6 +319,7 @@ static int parse_fde(struct walk *w, size_t pos, size_t id_pos, uint64_t id, uns
 		w->rows[0].pc = fde.pc_begin;
 		w->rows[0].cfa_kind = UNWIND_CFA_UNSUPPORTED;
 	}
+	w->rows_done += w->nrows;
 	return fn(arg, &fde, w->rows, w->nrows, w->err, w->errlen);
 }
 
@@ -337,6 +339,8 @@ int eh_frame_parse(const struct eh_frame_section *sec, eh_frame_fde_fn fn, void 
 	w.cie.offset = SIZE_MAX;
 	w.err = err;
 	w.errlen = errlen;
+	w.max_rows = sec->prior_rows < UNWIND_TABLE_MAX_ROWS ?
+		     UNWIND_TABLE_MAX_ROWS - sec->prior_rows : 0;
 
 	/* Each iteration moves pos forward by at least 4 bytes, so the walk
 	 * ends; CIEs are only looked up, never chained, so no entry loops. */

@@ -9,7 +9,16 @@
  * section, because once framing is in doubt nothing after it can be trusted.
  * A CFI program that cannot be interpreted (unknown opcode, truncated
  * operand, state-stack overflow) only costs its own FDE: it is reported with
- * bad_cfi set and a single UNSUPPORTED row. */
+ * bad_cfi set and a single UNSUPPORTED row.
+ *
+ * Rows are capped as they are made: once the rows handed to the callback so
+ * far, plus the current FDE's, plus sec->prior_rows would pass
+ * UNWIND_TABLE_MAX_ROWS (no table may hold more), the walk stops and rejects
+ * the section (".eh_frame FDE at 0x...: more than 4194304 rows, ..."),
+ * before the row buffer grows past that many (64 MiB).  A CFI program can
+ * describe one row per byte (DW_CFA_advance_loc), so without this a 256 MiB
+ * section made 4 GiB of rows for one FDE before any caller could count them.
+ * Rows an FDE made before turning out bad_cfi count too. */
 #ifndef LOWPROF_UNWIND_EH_FRAME_H
 #define LOWPROF_UNWIND_EH_FRAME_H
 
@@ -31,6 +40,8 @@ struct eh_frame_section {
 	uint64_t vaddr;              /* sh_addr: the pcrel base of data[0] */
 	bool is_debug_frame;         /* .debug_frame rules: CIE id ~0, absolute CIE offsets */
 	struct dwarf_ptr_bases bases; /* textrel / datarel bases */
+	size_t prior_rows;           /* rows the caller already holds (other sections):
+				      * counted against UNWIND_TABLE_MAX_ROWS */
 };
 
 struct eh_frame_fde {

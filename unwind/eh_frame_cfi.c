@@ -148,6 +148,15 @@ int eh_frame_emit_row(struct walk *w, const struct cfi_state *st, uint64_t pc)
 		w->rows[w->nrows - 1] = r;
 		return 0;
 	}
+	/* Checked before the buffer grows: it never holds more than max_rows
+	 * (array_grow doubles from 64, so at most UNWIND_TABLE_MAX_ROWS). */
+	if (w->nrows >= w->max_rows - w->rows_done)
+		return eh_frame_fail(w->err, w->errlen,
+				     "%s FDE at %#zx: more than %u rows, the table's limit "
+				     "(%zu rows before this FDE)",
+				     w->sec->is_debug_frame ? ".debug_frame" : ".eh_frame",
+				     w->fde_offset, UNWIND_TABLE_MAX_ROWS,
+				     w->rows_done + w->sec->prior_rows);
 	if (array_grow((void **)&w->rows, &w->cap, w->nrows + 1, sizeof(*w->rows)) < 0)
 		return eh_frame_fail(w->err, w->errlen, "out of memory");
 	w->rows[w->nrows++] = r;

@@ -73,8 +73,12 @@ struct walk {
 	enum run_result cie_rr;    /* and how they ran */
 	struct cie_cached *cies;   /* open addressing by offset; a power of two long */
 	size_t ncies, cies_cap;
-	struct unwind_row *rows;
+	struct unwind_row *rows;   /* the current FDE's */
 	size_t nrows, cap;
+	size_t max_rows;           /* rows this walk may make in all (UNWIND_TABLE_MAX_ROWS
+				    * less the section's prior_rows) */
+	size_t rows_done;          /* rows handed to the callback so far */
+	size_t fde_offset;         /* the FDE being run, for messages */
 	char *err;
 	size_t errlen;
 };

@@ -6,6 +6,8 @@
 #include "common/errbuf.h"
 #include "unwind/unwind_table.h"
 
+#include <elf.h>
+#include <endian.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
@@ -15,11 +17,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The largest section libelf is asked to read (or to inflate a compressed
  * one to): a section header may claim any size, and a sparse file makes a
  * huge claim cheap. */
 #define UNWIND_MAX_SECTION_SIZE (256u * 1024 * 1024)
+
+/*
+ * The most section headers a file may have.  elf_begin() allocates and
+ * initialises libelf's state for every section header the file declares
+ * (about 200 bytes each) before any other check can run, and with extended
+ * numbering (e_shnum 0, the count in section 0's sh_size) a sparse file can
+ * declare billions for free: 16M of them cost 3.4 GB.  So the count is read
+ * with pread, and checked, before libelf is given the file (preflight()).
+ *
+ * 65536: every count e_shnum itself can hold (at most 65535) passes, so only
+ * extended numbering can be refused, and that only ever appears in
+ * relocatable objects (-ffunction-sections -fdata-sections C++ or Pascal
+ * .o files, kernel modules): linking merges input sections into a few dozen
+ * output sections.  On a Debian 12 host with compilers and their libraries
+ * installed, the most in any executable is 48, in any shared library 74 (a
+ * few hundred at most with --emit-relocs or many custom sections), and
+ * 28,362 in a .o.  No process maps a .o to run it.  At the cap libelf holds
+ * about 13 MiB, plus 4 MiB of section headers once they are read.
+ */
+#define UNWIND_MAX_SECTIONS 65536u
 
 
 /* One FDE's rows, as collected before sorting. */
@@ -186,8 +209,90 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 	return 0;
 }
 
-/* file_size: the file's (or image's) size, known without reading it. */
-static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char *err,
+/* Where preflight() reads: a file (pread) or an image in memory. */
+struct elf_source {
+	int fd;
+	const uint8_t *image; /* NULL: read fd */
+	uint64_t size;        /* of the file (fstat) or the image */
+};
+
+/* n bytes at off, all of them within the source: 0, or -1. */
+static int source_read(const struct elf_source *src, uint64_t off, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	if (off > src->size || src->size - off < n)
+		return -1;
+	if (src->image) {
+		memcpy(buf, src->image + off, n);
+		return 0;
+	}
+	while (done < n) {
+		ssize_t r = pread(src->fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * What must hold before libelf sees the file (UNWIND_MAX_SECTIONS): an
+ * x86_64 ELF64 little-endian header, a section header table of 64-byte
+ * entries lying whole within the file, and at most UNWIND_MAX_SECTIONS
+ * entries in it, counting extended numbering (section 0's sh_size when
+ * e_shnum is 0, its sh_link when e_shstrndx is SHN_XINDEX).  *nsections is
+ * the count, to compare with libelf's own once it has read the header.
+ */
+static int preflight(const struct elf_source *src, uint64_t *nsections, char *err, size_t errlen)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0;
+	uint64_t shoff, n, strndx;
+
+	if (source_read(src, 0, &eh, sizeof(eh)) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return errbuf_fail(-EINVAL, err, errlen, "not an ELF file");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    le16toh(eh.e_machine) != EM_X86_64)
+		return errbuf_fail(-EINVAL, err, errlen, "not a 64-bit little-endian x86_64 ELF file");
+	/* Files without section headers (sstrip) are refused: reading
+	 * PT_GNU_EH_FRAME alone is not supported. */
+	shoff = le64toh(eh.e_shoff);
+	if (shoff == 0)
+		return errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
+	if (le16toh(eh.e_shentsize) != sizeof(Elf64_Shdr))
+		return errbuf_fail(-EINVAL, err, errlen, "section header size %u, not %zu",
+				   le16toh(eh.e_shentsize), sizeof(Elf64_Shdr));
+	n = le16toh(eh.e_shnum);
+	strndx = le16toh(eh.e_shstrndx);
+	if (n == 0 || strndx == SHN_XINDEX) {
+		if (source_read(src, shoff, &sh0, sizeof(sh0)) < 0)
+			return errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
+		if (n == 0)
+			n = le64toh(sh0.sh_size);
+		if (strndx == SHN_XINDEX)
+			strndx = le32toh(sh0.sh_link);
+	}
+	if (n > UNWIND_MAX_SECTIONS)
+		return errbuf_fail(-EINVAL, err, errlen, "%llu section headers, more than %u",
+				   (unsigned long long)n, UNWIND_MAX_SECTIONS);
+	/* libelf silently shows no sections when the table lies past the end
+	 * of the file (a truncated file): refuse that explicitly. */
+	if (shoff > src->size || (src->size - shoff) / sizeof(Elf64_Shdr) < n)
+		return errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
+	if (strndx >= n)
+		return errbuf_fail(-EINVAL, err, errlen,
+				   "no section name table: index %llu of %llu sections",
+				   (unsigned long long)strndx, (unsigned long long)n);
+	*nsections = n;
+	return 0;
+}
+
+/* nsections: the section header count preflight() checked. */
+static int build_elf(Elf *elf, uint64_t nsections, struct unwind_table *out, char *err,
 		     size_t errlen)
 {
 	struct section_ref eh = { 0 }, hdr = { 0 }, dbg = { 0 };
@@ -197,7 +302,7 @@ static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char 
 	GElf_Ehdr eh_hdr;
 	GElf_Shdr str_sh;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	size_t shstrndx, shnum;
 	int rc = -EINVAL;
 
 	memset(&col, 0, sizeof(col));
@@ -210,14 +315,11 @@ static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char 
 		errbuf_fail(-EINVAL, err, errlen, "not a 64-bit little-endian x86_64 ELF file");
 		goto cleanup;
 	}
-	/* libelf silently shows no sections when the header table lies past
-	 * the end of the file (a truncated file): refuse that explicitly.
-	 * Files without section headers (sstrip) are refused as well; reading
-	 * PT_GNU_EH_FRAME alone is not supported. (Not elf_rawfile() for the
-	 * size: on a file it reads the whole file, whatever its size.) */
-	if (eh_hdr.e_shoff == 0 || eh_hdr.e_shentsize == 0 || eh_hdr.e_shoff > file_size ||
-	    (file_size - eh_hdr.e_shoff) / eh_hdr.e_shentsize < eh_hdr.e_shnum) {
-		errbuf_fail(-EINVAL, err, errlen, "no section header table within the file");
+	/* preflight() bounded the section header table before libelf read it;
+	 * libelf's count is compared with it (the file's owner may have
+	 * rewritten the header in between). */
+	if (elf_getshdrnum(elf, &shnum) < 0 || shnum != nsections) {
+		errbuf_fail(-EINVAL, err, errlen, "the section header count changed while read");
 		goto cleanup;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
@@ -270,7 +372,7 @@ static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char 
 	if (eh.found) {
 		struct eh_frame_section sec = {
 			.data = eh.data, .size = eh.size, .vaddr = eh.addr,
-			.is_debug_frame = false, .bases = bases,
+			.is_debug_frame = false, .bases = bases, .prior_rows = col.nrows,
 		};
 
 		col.prio = 0;
@@ -283,7 +385,7 @@ static int build_elf(Elf *elf, size_t file_size, struct unwind_table *out, char 
 	if (dbg.found) {
 		struct eh_frame_section sec = {
 			.data = dbg.data, .size = dbg.size, .vaddr = dbg.addr,
-			.is_debug_frame = true, .bases = bases,
+			.is_debug_frame = true, .bases = bases, .prior_rows = col.nrows,
 		};
 
 		col.prio = 1;
@@ -302,14 +404,14 @@ cleanup:
 	return rc;
 }
 
-static int build_common(Elf *elf, size_t file_size, struct unwind_table *out, char *err,
+static int build_common(Elf *elf, uint64_t nsections, struct unwind_table *out, char *err,
 			size_t errlen)
 {
 	struct unwind_table t;
 	int rc;
 
 	memset(&t, 0, sizeof(t));
-	rc = build_elf(elf, file_size, &t, err, errlen);
+	rc = build_elf(elf, nsections, &t, err, errlen);
 	if (rc == 0)
 		rc = unwind_table_validate(&t, err, errlen);
 	if (rc < 0) {
@@ -322,6 +424,8 @@ static int build_common(Elf *elf, size_t file_size, struct unwind_table *out, ch
 
 int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t errlen)
 {
+	struct elf_source src = { .fd = fd };
+	uint64_t nsections;
 	struct stat st;
 	Elf *elf;
 	int rc;
@@ -333,13 +437,20 @@ int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t er
 		return errbuf_fail(-errno, err, errlen, "fstat: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return errbuf_fail(-EINVAL, err, errlen, "not a regular file");
+	src.size = (uint64_t)st.st_size;
+	rc = preflight(&src, &nsections, err, errlen);
+	if (rc < 0)
+		return rc;
 	/* ELF_C_READ copies what it needs with pread rather than mapping the
 	 * file: the file's owner truncating it mid-parse cannot SIGBUS us, and
-	 * bytes cannot change under the parser once read. */
+	 * bytes cannot change under the parser once read.  Between preflight()'s
+	 * read of the header and libelf's they can: build_elf() refuses the file
+	 * when libelf's section count differs, and what libelf allocated for it
+	 * in that window is left to the unwinder's address-space cap. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
-	rc = build_common(elf, (size_t)st.st_size, out, err, errlen);
+	rc = build_common(elf, nsections, out, err, errlen);
 	elf_end(elf);
 	return rc;
 }
@@ -347,6 +458,8 @@ int unwind_table_build_fd(int fd, struct unwind_table *out, char *err, size_t er
 int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *out,
 			   char *err, size_t errlen)
 {
+	struct elf_source src = { .fd = -1, .size = size };
+	uint64_t nsections;
 	char *copy;
 	Elf *elf;
 	int rc = -EINVAL;
@@ -362,12 +475,19 @@ int unwind_table_build_mem(const void *image, size_t size, struct unwind_table *
 	if (!copy)
 		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
 	memcpy(copy, image, size);
+	/* elf_memory() allocates per section header too (~200 bytes each
+	 * beside the image's 64). */
+	src.image = (const uint8_t *)copy;
+	rc = preflight(&src, &nsections, err, errlen);
+	if (rc < 0)
+		goto cleanup;
+	rc = -EINVAL;
 	elf = elf_memory(copy, size);
 	if (!elf) {
 		errbuf_fail(-EINVAL, err, errlen, "not an ELF file: %s", elf_errmsg(-1));
 		goto cleanup;
 	}
-	rc = build_common(elf, size, out, err, errlen);
+	rc = build_common(elf, nsections, out, err, errlen);
 	elf_end(elf);
 cleanup:
 	free(copy);

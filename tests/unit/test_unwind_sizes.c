@@ -11,6 +11,13 @@
  * in a child process whose peak RSS and CPU time the parent reads (wait4):
  * a refusal costs a few MiB and milliseconds, reading the claim costs at
  * least the 256 MiB claimed.
+ *
+ * And "Section headers before libelf": libelf allocates ~200 bytes for each
+ * section header a file declares before returning from elf_begin(), and
+ * extended numbering (e_shnum 0, the count in section 0's sh_size) lets a
+ * sparse file declare millions. A file of more than 65536
+ * (UNWIND_MAX_SECTIONS), or whose table does not lie within it, is refused
+ * from its header, read with pread; one of exactly 65536 still parses.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -39,6 +46,14 @@
 /* Far below the claim: reading it would show as at least 256 MiB. */
 #define MAX_RSS_KB (128 * 1024L)
 #define MAX_CPU_MS 200
+/* UNWIND_MAX_SECTIONS (unwind/unwind_build.c). */
+#define MAX_SECTIONS 65536u
+
+#if defined(LOWPROF_SANITIZE) || defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1 /* no RLIMIT_AS: ASan reserves terabytes */
+#else
+#define UNDER_ASAN 0
+#endif
 
 enum big { BIG_EH_FRAME = 1, BIG_EH_FRAME_HDR, BIG_DEBUG_FRAME, BIG_SHSTRTAB };
 
@@ -163,8 +178,9 @@ struct outcome {
 	long cpu_ms;
 };
 
-/* unwind_table_build_fd(fd) in a child process: its result, peak RSS and CPU time. */
-static void build_in_child(int fd, struct outcome *o)
+/* unwind_table_build_fd(fd) in a child process: its result, peak RSS and CPU
+ * time. as_limit: the child's RLIMIT_AS (0: none; none under ASan either). */
+static void build_in_child(int fd, struct outcome *o, uint64_t as_limit)
 {
 	struct rusage ru;
 	int pipefd[2], status;
@@ -179,6 +195,12 @@ static void build_in_child(int fd, struct outcome *o)
 		struct outcome r;
 
 		memset(&r, 0, sizeof(r));
+		if (as_limit && !UNDER_ASAN) {
+			struct rlimit rl = {.rlim_cur = as_limit, .rlim_max = as_limit};
+
+			if (setrlimit(RLIMIT_AS, &rl) != 0)
+				_exit(2);
+		}
 		r.rc = unwind_table_build_fd(fd, &t, r.err, sizeof(r.err));
 		if (r.rc == 0)
 			unwind_table_free(&t);
@@ -194,14 +216,14 @@ static void build_in_child(int fd, struct outcome *o)
 		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000L;
 }
 
-/* The file of c is refused, saying `want`, before anything near the claim is read. */
-static void expect_refused_cheaply(const char *what, const struct crafted *c, const char *want)
+/* The file fd is refused, saying `want`, at the cost of a refusal: a few MiB
+ * and milliseconds. */
+static void expect_fd_refused_cheaply(const char *what, int fd, uint64_t as_limit,
+				      const char *want)
 {
 	struct outcome o;
-	int fd = crafted_file(c);
 
-	build_in_child(fd, &o);
-	close(fd);
+	build_in_child(fd, &o, as_limit);
 	print_message("  %s: rc %d \"%s\", peak RSS %ld KiB, CPU %ld ms\n", what, o.rc, o.err,
 		      o.maxrss_kb, o.cpu_ms);
 	if (o.rc != -EINVAL)
@@ -214,6 +236,15 @@ static void expect_refused_cheaply(const char *what, const struct crafted *c, co
 			 "size was read before it was checked", what, o.cpu_ms, MAX_CPU_MS);
 	if (strstr(o.err, want) == NULL)
 		fail_msg("%s: refused for another reason: \"%s\" (expected \"%s\")", what, o.err, want);
+}
+
+/* The file of c is refused, saying `want`, before anything near the claim is read. */
+static void expect_refused_cheaply(const char *what, const struct crafted *c, const char *want)
+{
+	int fd = crafted_file(c);
+
+	expect_fd_refused_cheaply(what, fd, 0, want);
+	close(fd);
 }
 
 static void test_sections_over_the_cap(void **state)
@@ -332,6 +363,120 @@ static void test_compressed_inflated_over_the_cap(void **state)
 	free((void *)c.stream);
 }
 
+/*
+ * An x86_64 ELF file declaring `declared` section headers by extended
+ * numbering: e_shnum 0 (the count in section 0's sh_size) and e_shstrndx
+ * SHN_XINDEX (the name table's index in section 0's sh_link). Of its headers
+ * `held` lie within the file: section 1 is .eh_frame (a terminator), section
+ * held - 1 the name table, the others zeros (SHT_NULL), holes of a sparse
+ * file. Returns an fd to it.
+ */
+static int many_sections_file(uint64_t declared, uint64_t held)
+{
+	static const uint8_t terminator[4] = {0};
+	static const char names[] = "\0.eh_frame\0.shstrtab";
+	char path[] = "/tmp/lowprof-unwind-sizes-XXXXXX";
+	const uint64_t shoff = 0x1000, names_off = 0x200, eh_off = 0x300;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_true(held >= 3);
+	unlink(path);
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_shoff = shoff;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 0;
+	eh.e_shstrndx = SHN_XINDEX;
+	pwrite_all(fd, &eh, sizeof(eh), 0);
+	pwrite_all(fd, names, sizeof(names), (off_t)names_off);
+	pwrite_all(fd, terminator, sizeof(terminator), (off_t)eh_off);
+
+	memset(&sh, 0, sizeof(sh));
+	sh.sh_size = declared;
+	sh.sh_link = (uint32_t)(held - 1);
+	pwrite_all(fd, &sh, sizeof(sh), (off_t)shoff);
+	memset(&sh, 0, sizeof(sh));
+	sh.sh_name = 1;
+	sh.sh_type = SHT_PROGBITS;
+	sh.sh_flags = SHF_ALLOC;
+	sh.sh_addr = 0x400000 + eh_off;
+	sh.sh_offset = eh_off;
+	sh.sh_size = sizeof(terminator);
+	sh.sh_addralign = 4;
+	pwrite_all(fd, &sh, sizeof(sh), (off_t)(shoff + sizeof(sh)));
+	memset(&sh, 0, sizeof(sh));
+	sh.sh_name = 11;
+	sh.sh_type = SHT_STRTAB;
+	sh.sh_offset = names_off;
+	sh.sh_size = sizeof(names);
+	sh.sh_addralign = 1;
+	pwrite_all(fd, &sh, sizeof(sh), (off_t)(shoff + (held - 1) * sizeof(sh)));
+	assert_int_equal(ftruncate(fd, (off_t)(shoff + held * sizeof(sh))), 0);
+	return fd;
+}
+
+/*
+ * 16M section headers (the review's file: libelf spent 3.4 GB on it), a
+ * 1 GiB sparse file: refused from the header, in a child whose address
+ * space is capped at 1 GiB (not under ASan) and whose peak RSS is read.
+ */
+static void test_millions_of_section_headers(void **state)
+{
+	const uint64_t n = 16u << 20;
+	int fd = many_sections_file(n, n);
+
+	(void)state;
+	expect_fd_refused_cheaply("16M section headers (extended numbering)", fd, 1ull << 30,
+				  "16777216 section headers, more than 65536");
+	close(fd);
+}
+
+/* The cap is exact: 65536 headers (name table at 65535, past SHN_LORESERVE)
+ * parse, 65537 are refused. */
+static void test_section_headers_at_the_cap(void **state)
+{
+	struct outcome o;
+	int fd = many_sections_file(MAX_SECTIONS, MAX_SECTIONS);
+
+	(void)state;
+	build_in_child(fd, &o, 1ull << 30);
+	close(fd);
+	print_message("  65536 section headers: rc %d \"%s\", peak RSS %ld KiB, CPU %ld ms\n", o.rc,
+		      o.err, o.maxrss_kb, o.cpu_ms);
+	if (o.rc != 0)
+		fail_msg("a file of 65536 section headers was refused: \"%s\"", o.err);
+	if (o.maxrss_kb > MAX_RSS_KB)
+		fail_msg("65536 section headers cost %ld KiB of RSS", o.maxrss_kb);
+
+	fd = many_sections_file(MAX_SECTIONS + 1, MAX_SECTIONS + 1);
+	expect_fd_refused_cheaply("65537 section headers", fd, 1ull << 30,
+				  "65537 section headers, more than 65536");
+	close(fd);
+}
+
+/* A table that does not lie whole within the file (but within the cap):
+ * 60,000 headers declared, the file ends after 30,000 of them. */
+static void test_section_header_table_past_the_end(void **state)
+{
+	int fd = many_sections_file(60000, 30000);
+
+	(void)state;
+	expect_fd_refused_cheaply("60,000 section headers declared, 30,000 in the file", fd,
+				  1ull << 30,
+				  "no section header table within the file");
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +484,9 @@ int main(void)
 		cmocka_unit_test(test_name_table_over_the_cap),
 		cmocka_unit_test(test_compressed_raw_over_the_cap),
 		cmocka_unit_test(test_compressed_inflated_over_the_cap),
+		cmocka_unit_test(test_millions_of_section_headers),
+		cmocka_unit_test(test_section_headers_at_the_cap),
+		cmocka_unit_test(test_section_header_table_past_the_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
