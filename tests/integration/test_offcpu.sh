@@ -33,6 +33,17 @@ for l in json.load(sys.stdin):
         print(l["id"])'
 }
 
+# wait_offcpu_link: until the switch program is attached (a loaded host can
+# take seconds to verify the programs: up to 12 s), or fail.
+wait_offcpu_link() {
+	i=0
+	while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
+}
+
 # 1. Off by default.
 "$BIN/lowprof" --duration 3 --output "$work/off" 2>"$work/off.stderr" &
 sup=$!
@@ -55,12 +66,7 @@ spin_sleep() {
 		--output "$2" 2>"$2.stderr" &
 	sup=$!
 	track "$sup"
-	i=0
-	while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
-		sleep 0.5
-		i=$((i + 1))
-	done
-	[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
+	wait_offcpu_link
 	"$BIN/offcpu_sleeper" 6
 	kill -TERM "$sup"
 	wait "$sup" || fail "lowprof exited with status $? ($(cat "$2.stderr"))"
@@ -136,11 +142,7 @@ storm() {
 	--output "$work/short" 2>"$work/short.stderr" &
 sup=$!
 track "$sup"
-i=0
-while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
-	sleep 0.5
-	i=$((i + 1))
-done
+wait_offcpu_link
 storm 2 10000
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/short.stderr"))"
 sup=
@@ -233,11 +235,7 @@ PY
 	--output "$work/guard" 2>"$work/guard.stderr" &
 sup=$!
 track "$sup"
-i=0
-while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
-	sleep 0.5
-	i=$((i + 1))
-done
+wait_offcpu_link
 storm 4
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/guard.stderr"))"
 sup=
