@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "test_elf_header.h"
+
 #include "unwind/eh_frame.h"
 #include "unwind/unwind_table.h"
 
@@ -299,19 +301,7 @@ static uint8_t *elf_image(const struct buf *eh, const struct buf *dbg, size_t *l
 	*len = sh_off + sizeof(sh);
 	img = calloc(1, *len);
 	assert_non_null(img);
-	memset(&eh_hdr, 0, sizeof(eh_hdr));
-	memcpy(eh_hdr.e_ident, ELFMAG, SELFMAG);
-	eh_hdr.e_ident[EI_CLASS] = ELFCLASS64;
-	eh_hdr.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh_hdr.e_ident[EI_VERSION] = EV_CURRENT;
-	eh_hdr.e_type = ET_DYN;
-	eh_hdr.e_machine = EM_X86_64;
-	eh_hdr.e_version = EV_CURRENT;
-	eh_hdr.e_shoff = sh_off;
-	eh_hdr.e_ehsize = sizeof(eh_hdr);
-	eh_hdr.e_shentsize = sizeof(Elf64_Shdr);
-	eh_hdr.e_shnum = 4;
-	eh_hdr.e_shstrndx = 3;
+	test_elf_header(&eh_hdr, sh_off, 4, 3);
 	memset(sh, 0, sizeof(sh));
 	sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
 			     .sh_addr = eh_off, .sh_offset = eh_off, .sh_size = eh->len,

@@ -36,6 +36,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_elf_header.h"
 #include <zlib.h>
 
 #include "unwind/unwind_table.h"
@@ -99,22 +101,10 @@ static int crafted_file(const struct crafted *c)
 
 	assert_true(fd >= 0);
 	unlink(path);
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
+	test_elf_header(&eh, SHOFF, 5, 4);
 	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = SHOFF;
-	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(ph);
 	eh.e_phnum = 1;
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 5;
-	eh.e_shstrndx = 4;
 	memset(&ph, 0, sizeof(ph));
 	ph.p_type = PT_LOAD;
 	ph.p_flags = PF_R | PF_X;
@@ -384,19 +374,7 @@ static int many_sections_file(uint64_t declared, uint64_t held)
 	assert_true(fd >= 0);
 	assert_true(held >= 3);
 	unlink(path);
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 0;
-	eh.e_shstrndx = SHN_XINDEX;
+	test_elf_header(&eh, shoff, 0, SHN_XINDEX);
 	pwrite_all(fd, &eh, sizeof(eh), 0);
 	pwrite_all(fd, names, sizeof(names), (off_t)names_off);
 	pwrite_all(fd, terminator, sizeof(terminator), (off_t)eh_off);

@@ -38,6 +38,8 @@
 
 #include <cmocka.h>
 
+#include "test_elf_header.h"
+
 #include "ipc/lowprof_fds.h"
 #include "ipc/unwinder_proto.h"
 #include "loader/unwinder_client.h"
@@ -286,21 +288,11 @@ static int many_sections_file(uint32_t nsections)
 
 	assert_true(fd >= 0);
 	unlink(path);
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
+	/* e_shnum 0: the count is in section 0's sh_size. */
+	test_elf_header(&eh, shoff, 0, SHN_UNDEF);
 	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(ph);
 	eh.e_phnum = 1;
-	eh.e_shentsize = sizeof(sh0);
-	eh.e_shnum = 0; /* the count is in section 0's sh_size */
 	memset(&ph, 0, sizeof(ph));
 	ph.p_type = PT_LOAD;
 	ph.p_flags = PF_R | PF_X;
