@@ -368,6 +368,22 @@ static const char *budget_name(const char *const names[], enum policy_budget_lev
 										      : "none";
 }
 
+/*
+ * The interval after a relaxation (a budget step given back, a doubled
+ * probability, an unparked switch program) judges it: back over the line at
+ * once, the wait before the next relaxation doubles (up to max); held, the
+ * wait returns to base. Without this a load that only fits relaxed flaps
+ * every other interval.
+ */
+static void settle_backoff(bool *just_relaxed, bool over, uint32_t *wait, uint32_t base,
+			   uint32_t max)
+{
+	if (!*just_relaxed)
+		return;
+	*just_relaxed = false;
+	*wait = over ? min_u32(*wait * 2, max) : base;
+}
+
 static void update_budget(const struct policy_settings *set, struct policy_state *st,
 			  const struct policy_signals *sig, struct reason *r)
 {
@@ -384,13 +400,8 @@ static void update_budget(const struct policy_settings *set, struct policy_state
 	 * overhead only fits while paused does not flap every other interval.
 	 * A step up that holds resets the wait.
 	 */
-	if (st->budget_just_raised) {
-		st->budget_just_raised = false;
-		if (ov > budget)
-			st->budget_wait = min_u32(st->budget_wait * 2, set->budget_backoff_max);
-		else
-			st->budget_wait = set->budget_recover_intervals;
-	}
+	settle_backoff(&st->budget_just_raised, ov > budget, &st->budget_wait,
+		       set->budget_recover_intervals, set->budget_backoff_max);
 	compose(set, st, from, &now);
 
 	if (ov > budget) {
@@ -449,13 +460,8 @@ static void update_offcpu(const struct policy_settings *set, struct policy_state
 
 	if (set->offcpu_max_ppm == 0 || !sig->offcpu_ran)
 		return;
-	if (st->offcpu_just_raised) {
-		st->offcpu_just_raised = false;
-		if (cost > high)
-			st->offcpu_wait = min_u32(st->offcpu_wait * 2, set->offcpu_backoff_max);
-		else
-			st->offcpu_wait = set->offcpu_raise_intervals;
-	}
+	settle_backoff(&st->offcpu_just_raised, cost > high, &st->offcpu_wait,
+		       set->offcpu_raise_intervals, set->offcpu_backoff_max);
 	if (cost > high) {
 		st->offcpu_calm = 0;
 		if (old <= floor)
@@ -509,13 +515,8 @@ static void update_offcpu_park(const struct policy_settings *set, struct policy_
 		return;
 	/* % of the host's capacity: switches per CPU-second x seconds per switch. */
 	predicted = sig->host_switches_per_cpu_s * st->offcpu_floor_ns / 1e9 * 100.0;
-	if (st->offcpu_just_unparked) {
-		st->offcpu_just_unparked = false;
-		if (predicted > high)
-			st->offcpu_park_wait = min_u32(st->offcpu_park_wait * 2, set->offcpu_backoff_max);
-		else
-			st->offcpu_park_wait = set->offcpu_raise_intervals;
-	}
+	settle_backoff(&st->offcpu_just_unparked, predicted > high, &st->offcpu_park_wait,
+		       set->offcpu_raise_intervals, set->offcpu_backoff_max);
 	if (!st->offcpu_parked) {
 		if (predicted <= high)
 			return;
