@@ -47,10 +47,13 @@ for name in ("profile.pb.gz", "profile.folded", "flamegraph.svg", "summary.json"
 # Spread: the three profile files were last written in different control intervals...
 t = sorted(files[n]["written_s"] for n in ("profile.pb.gz", "profile.folded", "flamegraph.svg"))
 assert t[1] - t[0] >= 0.5 or t[2] - t[1] >= 0.5, t
-# ... and no control interval took the files' whole cost: its worst is less
-# than what one interval's files cost together.
+# ... and no control interval took the files' whole cost: the costliest one
+# held fewer than all of the files, and when it held files at all, it cost
+# less than they do together. (A costliest slot of no file is the window's
+# roll on a slow moment of the VM: 3.3 ms once in CI, against 0.35 usually.)
 whole = o["merge_ms"] + sum(files[n]["cost_ms"] for n in files)
-assert o["max_slot_ms"] < whole, (o["max_slot_ms"], whole)
+assert o["max_slot_jobs"] < len(files), o
+assert o["max_slot_jobs"] == 0 or o["max_slot_ms"] < whole, (o["max_slot_ms"], whole)
 assert o["deferred"] > 0, o
 # SIGHUP wrote every file at once: within a second of each other.
 h = hup["outputs"]
@@ -69,7 +72,7 @@ for k in ("max_stacks", "folded_samples", "dropped_samples", "string_bytes", "wi
     assert isinstance(c[k], int), (k, c)
 assert c["string_bytes"] > 0 and c["symbol_bytes"] > 0, c
 assert c["audit"]["records"] > 0 and c["audit"]["suppressed"] == 0, c
-print("pacing ok: max slot %.2f ms of %.2f ms per interval, %d deferred, %d paused" %
-      (o["max_slot_ms"], whole, o["deferred"], o["pauses"]))
+print("pacing ok: max slot %.2f ms (%d jobs) of %.2f ms per interval, %d deferred, %d paused" %
+      (o["max_slot_ms"], o["max_slot_jobs"], whole, o["deferred"], o["pauses"]))
 PY
 echo "PASS"
