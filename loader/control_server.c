@@ -347,6 +347,7 @@ void control_server_init(struct control_server *cs, int fd, const struct control
 		.check_peer = cfg->check_peer,
 		.expected_uid = cfg->expected_uid,
 		.expected_ppid = cfg->expected_ppid,
+		.expected_exe = cfg->expected_exe,
 		.rate_per_s = cfg->rate_per_s,
 		.rate_burst = cfg->rate_burst > 0 ? cfg->rate_burst : CONTROL_RATE_BURST,
 	};

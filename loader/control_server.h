@@ -24,7 +24,8 @@
  * (loader/monitor.h): each request type may be asked only in certain states
  * (control_requests[] in control_server.c); every message carries the
  * sender's SCM_CREDENTIALS and, with check_peer, a sender whose uid is not the
- * controller's or whose parent is not our supervisor is cut off, as is a
+ * controller's, whose parent is not our supervisor or whose program is not
+ * lowprof-controller (with expected_exe) is cut off, as is a
  * message with truncated or unexpected control data (an fd, MSG_CTRUNC);
  * requests beyond a token bucket are refused. Every refusal and cut-off is an
  * audit record (loader/audit_log.h).
@@ -107,6 +108,7 @@ struct control_server_config {
 	bool check_peer;            /* check each sender's credentials (below) */
 	uid_t expected_uid;         /* the controller's uid (the supervisor's --user) */
 	pid_t expected_ppid;        /* the sender's parent must be this (our supervisor); 0: unchecked */
+	const char *expected_exe;   /* the sender's /proc/PID/exe must have this name; NULL: unchecked */
 	unsigned rate_per_s;        /* token bucket refill; 0: no rate limit */
 	unsigned rate_burst;        /* bucket size */
 };

@@ -241,10 +241,12 @@ void loader_control_start(struct loader *l)
 	}
 	cfg.interval_ns = l->control_interval_ns;
 	cfg.fixed = l->opt.no_throttle;
-	/* The monitor's checks: only the supervisor's controller child, at a bounded rate. */
+	/* The monitor's checks: only the supervisor's controller child (its uid,
+	 * its parent, its program), at a bounded rate. */
 	cfg.check_peer = l->opt.controller_uid >= 0;
 	cfg.expected_uid = (uid_t)l->opt.controller_uid;
 	cfg.expected_ppid = getppid();
+	cfg.expected_exe = cfg.check_peer ? "lowprof-controller" : NULL;
 	cfg.rate_per_s = CONTROL_RATE_PER_S;
 	cfg.rate_burst = CONTROL_RATE_BURST;
 	loader_tier_throttle(&l->opt, THROTTLE_TIER_CRITICAL, &cfg.failsafe);

@@ -118,6 +118,10 @@ void supervisor_options_usage(FILE *out)
 		"      --user NAME         run the exporter, controller and unwinder as NAME\n"
 		"                          (default %s); the output directory is made\n"
 		"                          writable by its group\n"
+		"      --controller-user NAME, --unwinder-user NAME\n"
+		"                          run that component as NAME instead (default:\n"
+		"                          --user): one user each keeps a compromised one\n"
+		"                          from signalling the others or writing the outputs\n"
 		"      --cpu-budget PCT    most of the host's CPU the agent may use, BPF time\n"
 		"                          included (default %g; %g switches the guard off)\n"
 		"      --control-interval SECONDS\n"
@@ -306,6 +310,8 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		SETTINGS_OPT_UNWIND(&o->unwind),
 		SETTINGS_OPT_UNWIND_TABLE_MB(&o->unwind_table_mb),
 		{.name = "user", .kind = OPTION_STRING, .dest = &o->user},
+		{.name = "controller-user", .kind = OPTION_STRING, .dest = &o->controller_user},
+		{.name = "unwinder-user", .kind = OPTION_STRING, .dest = &o->unwinder_user},
 		{.name = "restart-backoff", .kind = OPTION_UINT, .dest = &o->restart_floor_ms,
 		 .min = SETTINGS_RESTART_BACKOFF_MIN_MS, .max = SETTINGS_RESTART_BACKOFF_MAX_MS,
 		 .unit = " ms"},

@@ -27,7 +27,9 @@ struct supervisor_options {
 	char run_dir[256];           /* status socket lives here */
 	unsigned unwind;             /* enum settings_unwind */
 	unsigned unwind_table_mb;    /* kernel memory for DWARF unwind tables */
-	const char *user;            /* the unprivileged components run as this user */
+	const char *user;            /* the exporter runs as this user (it owns the output files) */
+	const char *controller_user; /* NULL: --user */
+	const char *unwinder_user;   /* NULL: --user */
 	bool seccomp_log;            /* filters log instead of killing (diagnosis) */
 	bool kernel_addresses;       /* raw kernel addresses in the outputs (KASLR visible) */
 	const char *audit_log;       /* NULL: OUTPUT/audit.log */

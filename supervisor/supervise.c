@@ -77,7 +77,9 @@ struct supervisor {
 	int symbols_fd[2];       /* socketpair: [0] the loader's end, [1] the exporter's */
 	int tls_fd[3];           /* --otlp-ca, --otlp-client-cert, --otlp-client-key; -1: none */
 	int headers_fd;          /* --otlp-headers-file; -1: none */
-	struct privdrop_user user; /* controller, unwinder and exporter run as this user */
+	struct privdrop_user user; /* --user: the exporter (and by default the other two) */
+	struct privdrop_user controller_user; /* --controller-user, else --user */
+	struct privdrop_user unwinder_user;   /* --unwinder-user, else --user */
 	char pin_dir[256];       /* this run's bpffs pins; "" when pinning is unavailable */
 	int64_t started_ms;
 	int64_t sampling_since_ms; /* loader and exporter first ready, -1 before */
@@ -118,7 +120,7 @@ static void supervise_build_components(struct supervisor *sv)
 	supervise_argv_begin(ld, "lowprof-loader", o);
 	/* Only the controller's uid may speak on the control socket, the exporter's on
 	 * the symbol socket. */
-	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->user.uid);
+	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->controller_user.uid);
 	component_add_arg(ld, "--exporter-uid=%u", (unsigned)sv->user.uid);
 	component_add_arg(ld, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ld, "--ringbuf-kb=%u", o->ringbuf_kb);
@@ -153,7 +155,7 @@ static void supervise_build_components(struct supervisor *sv)
 	 * in recvmsg between requests, so it sends no liveness pings. */
 	supervise_argv_begin(uw, "lowprof-unwinder", o);
 	component_add_fd(uw, sv->unwind_fd[1], LOWPROF_FD_UNWIND);
-	uw->run_as = &sv->user;
+	uw->run_as = &sv->unwinder_user;
 	uw->pings = false;
 
 	supervise_argv_begin(ct, "lowprof-controller", o);
@@ -172,7 +174,7 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ct, "--off-cpu-probability=%g", o->off_cpu_prob_pct);
 	}
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
-	ct->run_as = &sv->user;
+	ct->run_as = &sv->controller_user;
 
 	supervise_argv_begin(ex, "lowprof-exporter", o);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
@@ -301,6 +303,19 @@ static void supervisor_audit_reopen(struct supervisor *sv)
 		log_info("SIGHUP: audit log %s reopened", sv->audit.path);
 }
 
+/* NAME (or fallback when NAME is NULL) from the user database, for OPTION. */
+static int supervise_lookup_user(const char *option, const char *name, const char *fallback,
+				 struct privdrop_user *out)
+{
+	char err[256];
+
+	if (privdrop_lookup(name != NULL ? name : fallback, out, err, sizeof(err)) != 0) {
+		log_error("%s: %s", option, err);
+		return -1;
+	}
+	return 0;
+}
+
 static int supervise_setup(struct supervisor *sv)
 {
 	static const char *const programs[COMP_COUNT] = {"lowprof-exporter", "lowprof-unwinder",
@@ -314,10 +329,12 @@ static int supervise_setup(struct supervisor *sv)
 	restart_settings_default(&sv->restart);
 	sv->restart.backoff_floor_ms = sv->opt->restart_floor_ms;
 	sv->restart.backoff_cap_ms = sv->opt->restart_cap_ms;
-	if (privdrop_lookup(sv->opt->user, &sv->user, err, sizeof(err)) != 0) {
-		log_error("--user: %s", err);
+	if (supervise_lookup_user("--user", sv->opt->user, sv->opt->user, &sv->user) != 0 ||
+	    supervise_lookup_user("--controller-user", sv->opt->controller_user, sv->opt->user,
+				  &sv->controller_user) != 0 ||
+	    supervise_lookup_user("--unwinder-user", sv->opt->unwinder_user, sv->opt->user,
+				  &sv->unwinder_user) != 0)
 		return -1;
-	}
 	for (i = 0; i < COMP_COUNT; i++) {
 		component_init(&sv->comp[i], names[i], &sv->restart);
 		if (component_find_binary(programs[i], LOWPROF_LIBEXECDIR, sv->comp[i].path,

@@ -1,9 +1,11 @@
 #!/bin/sh
 # The Debian package on this machine: `cpack -G DEB` builds it, dpkg -i
-# installs it (the lowprof user, /var/lib/lowprof, the conffile), the
+# installs it (the lowprof, lowprof-controller and lowprof-unwinder users,
+# /var/lib/lowprof, the conffile), the
 # installed lowprof answers --version and profiles a few seconds the way the
 # packaged unit starts it (its helpers found in /usr/libexec/lowprof), and
 # dpkg --purge leaves nothing behind: no user, group, directory or file.
+# The unit runs the exporter, the controller and the unwinder each as its own user.
 #   usage: test_deb_package.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 for tool in dpkg dpkg-deb dpkg-shlibdeps cpack; do
@@ -29,7 +31,9 @@ dpkg-deb -f "$deb" Depends | grep -q "libbpf1" || fail "Depends lacks the librar
 dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || fail "dpkg -i: $(cat "$work/dpkg.log")"
 echo "ok: installed $(basename "$deb") (Depends: $(dpkg-deb -f "$deb" Depends))"
 
-getent passwd lowprof >/dev/null || fail "no lowprof user after install"
+for u in lowprof lowprof-controller lowprof-unwinder; do
+	getent passwd "$u" >/dev/null || fail "no $u user after install"
+done
 [ "$(stat -c %U:%G "/var/lib/lowprof")" = root:lowprof ] || fail "/var/lib/lowprof: $(stat -c %U:%G /var/lib/lowprof)"
 dpkg-query -W -f='${Conffiles}' lowprof | grep -q /etc/lowprof/lowprof.conf ||
 	fail "/etc/lowprof/lowprof.conf is not a conffile"
@@ -46,8 +50,17 @@ case "$exec_start" in
 esac
 busy_cpu 20
 # shellcheck disable=SC2086 # the unit's words
-$exec_start --duration 4 --interval 2 --run-dir "$work/run" 2>"$work/stderr" ||
-	fail "the packaged lowprof exited $?: $(cat "$work/stderr")"
+$exec_start --duration 4 --interval 2 --run-dir "$work/run" 2>"$work/stderr" &
+sup=$!
+wait_profiling "$work/stderr"
+users=""
+for c in lowprof-exporter lowprof-controller lowprof-unwinder; do
+	users="$users $c=$(ps -o user= -p "$(child_pid "$c")" | tr -d ' ')"
+done
+wait "$sup" || fail "the packaged lowprof exited $?: $(cat "$work/stderr")"
+[ "$users" = " lowprof-exporter=lowprof lowprof-controller=lowprof-controller lowprof-unwinder=lowprof-unwinder" ] ||
+	fail "the components ran as:$users"
+echo "ok: one user per component:$users"
 [ -s /var/lib/lowprof/profile.pb.gz ] && [ -s /var/lib/lowprof/flamegraph.svg ] ||
 	fail "no profile in /var/lib/lowprof: $(ls -l /var/lib/lowprof)"
 n=$(json_value /var/lib/lowprof/summary.json samples)
@@ -56,8 +69,10 @@ echo "ok: '$exec_start' profiled $n samples into /var/lib/lowprof"
 
 dpkg --purge lowprof >"$work/purge.log" 2>&1 || fail "dpkg --purge: $(cat "$work/purge.log")"
 left=""
-getent passwd lowprof >/dev/null && left="$left user"
-getent group lowprof >/dev/null && left="$left group"
+for u in lowprof lowprof-controller lowprof-unwinder; do
+	getent passwd "$u" >/dev/null && left="$left user:$u"
+	getent group "$u" >/dev/null && left="$left group:$u"
+done
 for p in /var/lib/lowprof /etc/lowprof /run/lowprof /usr/libexec/lowprof /usr/share/doc/lowprof \
 	/usr/bin/lowprof /lib/systemd/system/lowprof.service; do
 	[ ! -e "$p" ] || left="$left $p"

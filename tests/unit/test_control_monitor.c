@@ -58,7 +58,8 @@ static int fake_counters(void *arg, struct control_counters *out)
 	return 0;
 }
 
-static void start(struct fx *f, uid_t expected_uid, unsigned rate)
+/* The server, checking its sender's uid, parent and (unless NULL) program. */
+static void start_expecting(struct fx *f, uid_t expected_uid, unsigned rate, const char *exe)
 {
 	struct control_server_config cfg;
 	struct control_ops ops = {fake_apply, fake_counters, NULL};
@@ -81,10 +82,16 @@ static void start(struct fx *f, uid_t expected_uid, unsigned rate)
 	cfg.check_peer = true;
 	cfg.expected_uid = expected_uid;
 	cfg.expected_ppid = getppid(); /* the test itself is the "controller" */
+	cfg.expected_exe = exe;
 	cfg.rate_per_s = rate;
 	cfg.rate_burst = rate;
 	ops.arg = f;
 	control_server_init(&f->cs, sv[0], &cfg, &ops, &healthy, 10 * SEC);
+}
+
+static void start(struct fx *f, uid_t expected_uid, unsigned rate)
+{
+	start_expecting(f, expected_uid, rate, NULL);
 }
 
 static void stop(struct fx *f)
@@ -257,6 +264,28 @@ static void test_wrong_parent_cut_off(void **state)
 	stop(&f);
 }
 
+/* Right uid and parent (the test is its own "supervisor"'s child), but not
+ * lowprof-controller: a sibling component that got the socket is cut off. */
+static void test_wrong_program_cut_off(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	start_expecting(&f, getuid(), 0, "lowprof-controller");
+	send_hello(&f);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
+	assert_int_equal(test_audit_count(f.audit, ", not lowprof-controller"), 1);
+	assert_int_equal(f.cs.mon.fd, -1);
+	stop(&f);
+
+	/* The same sender passes once its program is the one expected. */
+	start_expecting(&f, getuid(), 0, "test_control_monitor");
+	send_hello(&f);
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	assert_int_not_equal(f.cs.mon.fd, -1);
+	stop(&f);
+}
+
 /* A killed controller's last message, read after it was reaped (a slow
  * loader start): dropped on the record, the channel kept for the next. */
 static void test_exited_sender_dropped(void **state)
@@ -373,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_flood_rate_limited),
 		cmocka_unit_test(test_wrong_uid_cut_off),
 		cmocka_unit_test(test_wrong_parent_cut_off),
+		cmocka_unit_test(test_wrong_program_cut_off),
 		cmocka_unit_test(test_exited_sender_dropped),
 		cmocka_unit_test(test_fd_cut_off),
 		cmocka_unit_test(test_ctrunc_cut_off),
