@@ -191,3 +191,27 @@ tapped_lowprof() {
 	track "$tap"
 	sleep 1
 }
+
+# The ids of the sched_switch raw tracepoint links lowprof_offcpu_switch holds.
+offcpu_links() {
+	bpftool link list -j | python3 -c '
+import json, subprocess, sys
+for l in json.load(sys.stdin):
+    if l.get("type") != "raw_tracepoint" or l.get("tp_name") != "sched_switch":
+        continue
+    p = json.loads(subprocess.run(["bpftool", "prog", "show", "id", str(l["prog_id"]), "-j"],
+                                  capture_output=True, text=True).stdout or "{}")
+    if p.get("name") == "lowprof_offcpu_switch":
+        print(l["id"])'
+}
+
+# wait_offcpu_link: until the switch program is attached (a loaded host can
+# take seconds to verify the programs: up to 12 s), or fail.
+wait_offcpu_link() {
+	i=0
+	while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
+}

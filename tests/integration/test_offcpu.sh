@@ -20,30 +20,6 @@ require_bpf
 
 work_dir offcpu
 
-# The ids of the sched_switch raw tracepoint links lowprof_offcpu_switch holds.
-offcpu_links() {
-	bpftool link list -j | python3 -c '
-import json, subprocess, sys
-for l in json.load(sys.stdin):
-    if l.get("type") != "raw_tracepoint" or l.get("tp_name") != "sched_switch":
-        continue
-    p = json.loads(subprocess.run(["bpftool", "prog", "show", "id", str(l["prog_id"]), "-j"],
-                                  capture_output=True, text=True).stdout or "{}")
-    if p.get("name") == "lowprof_offcpu_switch":
-        print(l["id"])'
-}
-
-# wait_offcpu_link: until the switch program is attached (a loaded host can
-# take seconds to verify the programs: up to 12 s), or fail.
-wait_offcpu_link() {
-	i=0
-	while [ -z "$(offcpu_links)" ] && [ $i -lt 24 ]; do
-		sleep 0.5
-		i=$((i + 1))
-	done
-	[ -n "$(offcpu_links)" ] || fail "no sched_switch program attached with --off-cpu"
-}
-
 # 1. Off by default.
 "$BIN/lowprof" --duration 3 --output "$work/off" 2>"$work/off.stderr" &
 sup=$!
@@ -149,17 +125,22 @@ sup=
 python3 - "$work/short" <<'PY' || fail "the off-CPU threshold"
 import json, sys
 d = sys.argv[1]
-c = json.load(open(d + "/summary.json"))["off_cpu"]["collection"]
+s = json.load(open(d + "/summary.json"))["off_cpu"]
+c = s["collection"]
 storm_us = sum(int(l.rsplit(" ", 1)[1]) for l in open(d + "/offcpu.folded")
                if l.startswith("switch_storm;"))
 # Recorded at a 1 us threshold, the two threads' blocked time would be about
-# 2 s; at 1 ms only the odd period a thread really waited that long counts
-# (a wake-up delayed by other work: a few ms in all).
-print(f"below the threshold: {c['below_threshold']}, records: {c['records']}, "
-      f"storm off CPU: {storm_us / 1e6:.3f} s")
-if storm_us > 300000:
-    sys.exit(f"FAIL: {storm_us / 1e6:.3f} s of the storm's microsecond periods recorded under --off-cpu-min-us")
-if c["below_threshold"] < 100000:
+# 2 s. At 1 ms a period is recorded only when a thread really waited that
+# long (a wake-up delayed by other work: a few ms in all on a quiet host,
+# tenths of a second on a busy one), so what holds whatever the load is that
+# every record weighs at least the threshold (probability 100%: the weight is
+# the blocked time): their mean is at least 1 ms.
+mean_us = s["off_cpu_ns"] / 1000 / max(1, s["records"])
+print(f"below the threshold: {c['below_threshold']}, records: {s['records']} "
+      f"(mean {mean_us:.0f} us), storm off CPU: {storm_us / 1e6:.3f} s")
+if s["records"] and mean_us < 1000:
+    sys.exit(f"FAIL: records of {mean_us:.0f} us on average: periods under --off-cpu-min-us were recorded")
+if c["below_threshold"] < 100000 or c["below_threshold"] < 20 * s["records"]:
     sys.exit(f"FAIL: the storm's short periods were not counted below the threshold: {c}")
 PY
 
