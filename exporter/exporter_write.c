@@ -7,6 +7,7 @@
  */
 #include "exporter/exporter_loop.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "exporter/formats/archive.h"
 #include "exporter/formats/offcpu_outputs.h"
 #include "exporter/formats/outputs.h"
+#include "exporter/formats/window_split_file.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/otlp/process_info.h"
 #include "exporter/profile/profile.h"
@@ -391,6 +393,31 @@ static void exporter_outputs_context(struct exporter *ex, struct outputs_context
 	ctx->progress_arg = ex;
 }
 
+/*
+ * Beside profile.pb.gz, from the same merge: its split by interval, so that
+ * a restarted exporter lets the reloaded intervals leave one by one. Small
+ * (a few bytes per stack of each interval) and written with the file it
+ * describes, sharing the pass's directory fsync. A split not had or not
+ * written is removed: a stale one would not match the new profile.pb.gz
+ * (the restarted exporter would refuse it all the same, and count it).
+ */
+static void exporter_split_written(struct exporter *ex)
+{
+	const struct window_split *split = profile_window_split(ex->window);
+	char err[320];
+
+	if (ex->state_fd < 0) /* nothing is reloaded without the state file */
+		return;
+	if (split != NULL && window_split_write_file(LOWPROF_FD_OUTDIR, split, err, sizeof(err)) == 0)
+		return;
+	ex->split_failures++;
+	if ((ex->split_failures & (ex->split_failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
+		log_warn("%s: %s; a restart would keep the reloaded window whole", WINDOW_SPLIT_FILE,
+			 split != NULL ? err : "out of memory");
+	if (unlinkat(LOWPROF_FD_OUTDIR, WINDOW_SPLIT_FILE, 0) != 0 && errno != ENOENT)
+		log_warn("removing %s: %s", WINDOW_SPLIT_FILE, strerror(errno));
+}
+
 /* profile.pb.gz is what a restart reloads: the state file says so once it is written. */
 static void exporter_pprof_written(struct exporter *ex)
 {
@@ -489,6 +516,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		break;
 	case OUTPUT_PACE_PPROF:
 		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0) {
+			exporter_split_written(ex);
 			exporter_pprof_written(ex);
 			ex->file_changes[job] = ex->merge_changes;
 		}
