@@ -285,6 +285,12 @@ int window_split_load_file(int dirfd, struct window_split **out, char *err, size
 		close(fd);
 		return errbuf_fail(-EINVAL, err, errlen, "%s: not a regular file", WINDOW_SPLIT_FILE);
 	}
+	/* Refused on its size, before reading it. */
+	if ((uint64_t)sb.st_size > WINDOW_SPLIT_MAX_BYTES) {
+		close(fd);
+		return errbuf_fail(-EFBIG, err, errlen, "%s: more than %u MiB", WINDOW_SPLIT_FILE,
+				   WINDOW_SPLIT_MAX_BYTES >> 20);
+	}
 	rc = file_read_fd(fd, WINDOW_SPLIT_FILE, WINDOW_SPLIT_MAX_BYTES, &buf, &len, err, errlen);
 	close(fd);
 	if (rc == 0)
