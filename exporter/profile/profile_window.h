@@ -58,8 +58,9 @@ struct profile *profile_window_current(struct profile_window *pw);
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns);
 
 /*
- * Takes p (a profile reloaded at restart, covering [start_ns, end_ns)) as the
- * window's oldest closed interval. It cannot be cut by time, so it stays
+ * Takes p (a profile reloaded at restart, covering [start_ns, end_ns), with
+ * no split that matches it: profile_window_restore is the way with one) as
+ * the window's oldest closed interval. It cannot be cut by time, so it stays
  * while its newest part is in the window, end_ns + window (end_ns counted as
  * at most start_ns + window): after a restart the files may cover up to two
  * windows, and say so in their times, rather than lose at the first roll
