@@ -29,6 +29,7 @@
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
+#include "exporter/profile/window_split.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
@@ -403,12 +404,19 @@ static void exporter_outputs_context(struct exporter *ex, struct outputs_context
  */
 static void exporter_split_written(struct exporter *ex)
 {
-	const struct window_split *split = profile_window_split(ex->window);
+	/* Taken: profile.pb.gz is not written again from this merge (held at
+	 * rest, exporter_hold_unchanged), so the split is not kept till the next. */
+	struct window_split *split = profile_window_take_split(ex->window);
 	char err[320];
+	int rc;
 
-	if (ex->state_fd < 0) /* nothing is reloaded without the state file */
+	if (ex->state_fd < 0) { /* nothing is reloaded without the state file */
+		window_split_free(split);
 		return;
-	if (split != NULL && window_split_write_file(LOWPROF_FD_OUTDIR, split, err, sizeof(err)) == 0)
+	}
+	rc = split != NULL ? window_split_write_file(LOWPROF_FD_OUTDIR, split, err, sizeof(err)) : -ENOMEM;
+	window_split_free(split);
+	if (rc == 0)
 		return;
 	ex->split_failures++;
 	if ((ex->split_failures & (ex->split_failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */

@@ -535,6 +535,14 @@ const struct window_split *profile_window_split(const struct profile_window *pw)
 	return pw->split;
 }
 
+struct window_split *profile_window_take_split(struct profile_window *pw)
+{
+	struct window_split *s = pw->split;
+
+	pw->split = NULL;
+	return s;
+}
+
 /* The merge of the closed intervals, and of the current one when with_current,
  * timed from the oldest start to end_ns; and its split (pw->split) by interval. */
 static struct profile *profile_window_merge(struct profile_window *pw, bool with_current,

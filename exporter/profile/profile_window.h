@@ -98,6 +98,9 @@ int profile_window_push_closed(struct profile_window *pw, struct profile *p, uin
  * had (out of memory). Owned by the window, valid until the next merge.
  */
 const struct window_split *profile_window_split(const struct profile_window *pw);
+/* The same, handed over (the caller frees it): written once beside the
+ * merge's file, it need not be held until the next merge. */
+struct window_split *profile_window_take_split(struct profile_window *pw);
 
 /*
  * The merge of the window's intervals and the current one, as of now_ns,
