@@ -408,19 +408,26 @@ static void profile_window_split_close_part(struct window_split *split,
 }
 
 /* Merges src (an interval kept as collected) into m, and its stacks into the
- * split's part as the merge's. */
+ * split's part as the merge's. Without room or memory for them the split
+ * goes (*split NULL), the merge goes on. */
 static int profile_window_merge_part(struct profile *m, const struct profile *src,
-				     struct window_split *split, struct window_split_part *part)
+				     struct window_split **splitp, struct window_split_part *part)
 {
+	struct window_split *split = *splitp;
 	size_t n = profile_stack_count(src), i;
-	uint32_t *map;
+	uint32_t *map = NULL;
 	int rc;
 
-	if (split == NULL)
+	/* The room was counted when the merge began: an interval added to
+	 * since (none is: the merge's pauses add to the current interval only
+	 * when it is not merged) would not fit. */
+	if (split != NULL && n <= split->refs_cap - split->nrefs)
+		map = malloc((n ? n : 1) * sizeof(*map));
+	if (map == NULL) {
+		window_split_free(split);
+		*splitp = NULL;
 		return profile_merge(m, src);
-	map = malloc((n ? n : 1) * sizeof(*map));
-	if (map == NULL)
-		return -ENOMEM;
+	}
 	rc = profile_merge_mapped(m, src, false, NULL, map);
 	part->refs = split->refs + split->nrefs;
 	part->nrefs = 0;
@@ -604,7 +611,7 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 			profile_window_split_close_part(split, part);
 			continue;
 		}
-		if (profile_window_merge_part(m, s->p, split, part) != 0)
+		if (profile_window_merge_part(m, s->p, &split, part) != 0)
 			goto fail;
 		if (pw->progress != NULL)
 			pw->progress(pw->progress_arg);
@@ -615,7 +622,7 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 			part->start_ns = pw->cur.start_ns;
 			part->end_ns = end_ns;
 		}
-		if (profile_window_merge_part(m, pw->cur.p, split, part) != 0)
+		if (profile_window_merge_part(m, pw->cur.p, &split, part) != 0)
 			goto fail;
 	}
 	if (pw->count > 0)

@@ -20,6 +20,7 @@ struct window_split *window_split_new(size_t nparts, size_t nrefs)
 		return NULL;
 	}
 	s->nparts = nparts;
+	s->refs_cap = nrefs;
 	return s;
 }
 

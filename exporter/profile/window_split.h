@@ -37,6 +37,7 @@ struct window_split {
 	uint64_t start_ns, end_ns; /* the merge's time range (the pprof's) */
 	uint32_t nstacks;          /* the merge's stacks (the pprof's samples) */
 	size_t nparts, nrefs;
+	size_t refs_cap;                 /* room in refs (window_split_new's nrefs) */
 	struct window_split_part *parts; /* oldest first, none overlapping */
 	struct window_split_ref *refs;   /* every part's, in part order */
 };
