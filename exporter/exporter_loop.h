@@ -67,6 +67,7 @@ struct exporter {
 	struct profile_window *offcpu_window;
 	struct profile *offcpu;
 	struct profile *offcpu_restored;
+	struct window_split *offcpu_restored_split;
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;
@@ -162,7 +163,7 @@ void exporter_print_summary(struct exporter *ex);
  * its split by interval into ex->restored_split when it matches (else moved
  * aside and counted: the window is then kept whole), the checkpoint of the
  * interval being collected into ex->restored_tail,
- * and offcpu.pb.gz into ex->offcpu_restored with --off-cpu,
+ * and offcpu.pb.gz into ex->offcpu_restored with --off-cpu (its split likewise),
  * takes the run's start time back, and counts the samples the previous
  * exporter read but never wrote into ex->state.lost_total. Never fatal.
  */

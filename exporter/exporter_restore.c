@@ -49,6 +49,12 @@ static bool exporter_file_exists(const char *name)
 	return fd >= 0 || errno != ENOENT;
 }
 
+static void exporter_remove(const char *name)
+{
+	if (unlinkat(LOWPROF_FD_OUTDIR, name, 0) != 0 && errno != ENOENT)
+		log_warn("removing %s: %s", name, strerror(errno));
+}
+
 /* A window file the previous exporter wrote (its time_nanos start_ns), or NULL:
  * a file refused or replaced by hand since is moved aside, never overwritten. */
 static struct profile *exporter_reload_file(struct exporter *ex, const char *name,
@@ -100,19 +106,26 @@ static uint64_t exporter_reload_checkpoint(struct exporter *ex, const struct exp
 }
 
 /*
- * The split of the reloaded profile.pb.gz by interval, when it is that
- * file's (window_split_check): the window then goes on interval by
- * interval. Without one the reloaded window is kept whole until its newest
- * part leaves; one that does not match (malformed, or left by an exporter
- * killed between its two writes) is moved aside and counted.
+ * The split of a reloaded profile (profile.pb.gz, offcpu.pb.gz) by interval,
+ * name, when it is that file's (window_split_check): the window then goes on
+ * interval by interval. Without one the reloaded window is kept whole until
+ * its newest part leaves; one that does not match (malformed, or left by an
+ * exporter killed between its two writes) is moved aside and counted.
  */
-static struct window_split *exporter_reload_split(struct exporter *ex, const struct profile *restored)
+static struct window_split *exporter_reload_split(struct exporter *ex, const char *name,
+						  const struct profile *restored)
 {
 	struct window_split *split = NULL;
 	char err[256];
 	int rc;
 
-	rc = window_split_load_file(LOWPROF_FD_OUTDIR, &split, err, sizeof(err));
+	if (restored == NULL) {
+		/* The split of a file not reloaded: not to be overwritten unseen. */
+		if (exporter_file_exists(name))
+			exporter_set_aside(ex, name);
+		return NULL;
+	}
+	rc = window_split_load_file(LOWPROF_FD_OUTDIR, name, &split, err, sizeof(err));
 	if (rc == 0)
 		rc = window_split_check(split, restored, err, sizeof(err));
 	if (rc == 0)
@@ -120,18 +133,18 @@ static struct window_split *exporter_reload_split(struct exporter *ex, const str
 	window_split_free(split);
 	if (rc == -ENOENT) {
 		log_warn("restart: no %s: the reloaded window is kept whole until its newest part leaves",
-			 WINDOW_SPLIT_FILE);
+			 name);
 		return NULL;
 	}
 	log_error("restart: %s refused (%s): the reloaded window is kept whole until its newest part leaves",
-		  WINDOW_SPLIT_FILE, err);
+		  name, err);
 	if (rc != -ENOMEM)
-		exporter_set_aside(ex, WINDOW_SPLIT_FILE);
+		exporter_set_aside(ex, name);
 	return NULL;
 }
 
-/* The previous exporter's windows: into ex->restored (and its split,
- * ex->offcpu_restored), to join the new windows. Returns the samples of its
+/* The previous exporter's windows: into ex->restored and ex->offcpu_restored
+ * (with their splits), to join the new windows. Returns the samples of its
  * checkpoint kept. */
 static uint64_t exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
 {
@@ -140,19 +153,20 @@ static uint64_t exporter_reload_profile(struct exporter *ex, const struct export
 
 	if (old->flushes > 0) /* else it died before writing the files */
 		ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
-	if (ex->restored != NULL)
-		ex->restored_split = exporter_reload_split(ex, ex->restored);
-	else if (exporter_file_exists(WINDOW_SPLIT_FILE))
-		exporter_set_aside(ex, WINDOW_SPLIT_FILE); /* the split of a file not reloaded */
+	ex->restored_split = exporter_reload_split(ex, WINDOW_SPLIT_FILE, ex->restored);
 	tail = exporter_reload_checkpoint(ex, old);
 	if (ex->restored != NULL) {
 		profile_get_totals(ex->restored, &totals);
 		ex->reloaded_samples = totals.samples;
 	}
 	ex->reloaded_samples += tail;
-	if (ex->opt.off_cpu && old->flushes > 0 && old->offcpu_window_start_ns != 0)
+	if (!ex->opt.off_cpu)
+		return tail;
+	if (old->flushes > 0 && old->offcpu_window_start_ns != 0)
 		ex->offcpu_restored = exporter_reload_file(ex, OUTPUT_FILE_OFFCPU_PPROF,
 							   old->offcpu_window_start_ns);
+	ex->offcpu_restored_split = exporter_reload_split(ex, OFFCPU_WINDOW_SPLIT_FILE,
+							  ex->offcpu_restored);
 	return tail;
 }
 
@@ -231,8 +245,8 @@ void exporter_restore(struct exporter *ex)
 	} else {
 		/* An earlier run's: not this one's to take back. */
 		exporter_checkpoint_remove();
-		if (unlinkat(LOWPROF_FD_OUTDIR, WINDOW_SPLIT_FILE, 0) != 0 && errno != ENOENT)
-			log_warn("removing %s: %s", WINDOW_SPLIT_FILE, strerror(errno));
+		exporter_remove(WINDOW_SPLIT_FILE);
+		exporter_remove(OFFCPU_WINDOW_SPLIT_FILE);
 	}
 	ex->state.pos_before = ex->state.pos_after = pos;
 	ex->state.accepted_before = ex->state.accepted_after = ex->samples_base;
@@ -302,7 +316,6 @@ static struct profile_window *exporter_new_window(struct exporter *ex, struct pr
 void exporter_window_start(struct exporter *ex)
 {
 	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
-	struct window_split *no_split = NULL;
 	struct profile *no_tail = NULL;
 	char err[256];
 	int rc;
@@ -310,8 +323,8 @@ void exporter_window_start(struct exporter *ex)
 	ex->window = exporter_new_window(ex, &ex->restored, &ex->restored_split,
 					 &ex->restored_tail, now_unix);
 	if (ex->opt.off_cpu)
-		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored, &no_split,
-							&no_tail, now_unix);
+		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored,
+							&ex->offcpu_restored_split, &no_tail, now_unix);
 	if (ex->opt.window.archive) {
 		rc = archive_open(LOWPROF_FD_OUTDIR,
 				  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,

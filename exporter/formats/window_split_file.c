@@ -251,7 +251,8 @@ static int split_write(FILE *f, void *arg)
 	return fwrite(c->buf, 1, c->len, f) == c->len ? 0 : -EIO;
 }
 
-int window_split_write_file(int dirfd, const struct window_split *s, char *err, size_t errlen)
+int window_split_write_file(int dirfd, const char *name, const struct window_split *s, char *err,
+			    size_t errlen)
 {
 	struct split_write_ctx c;
 	uint8_t *buf;
@@ -259,14 +260,15 @@ int window_split_write_file(int dirfd, const struct window_split *s, char *err, 
 
 	rc = window_split_encode(s, &buf, &c.len);
 	if (rc != 0)
-		return errbuf_fail(rc, err, errlen, "%s: %s", WINDOW_SPLIT_FILE, strerror(-rc));
+		return errbuf_fail(rc, err, errlen, "%s: %s", name, strerror(-rc));
 	c.buf = buf;
-	rc = output_file_write_atomic(dirfd, WINDOW_SPLIT_FILE, split_write, &c, err, errlen);
+	rc = output_file_write_atomic(dirfd, name, split_write, &c, err, errlen);
 	free(buf);
 	return rc;
 }
 
-int window_split_load_file(int dirfd, struct window_split **out, char *err, size_t errlen)
+int window_split_load_file(int dirfd, const char *name, struct window_split **out, char *err,
+			   size_t errlen)
 {
 	struct stat sb;
 	char *buf = NULL;
@@ -275,23 +277,23 @@ int window_split_load_file(int dirfd, struct window_split **out, char *err, size
 
 	*out = NULL;
 	/* Non-blocking: a FIFO put in its place must not hang the start. */
-	fd = openat(dirfd, WINDOW_SPLIT_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
-		errbuf_set(err, errlen, "%s: %s", WINDOW_SPLIT_FILE, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", name, strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		close(fd);
-		return errbuf_fail(-EINVAL, err, errlen, "%s: not a regular file", WINDOW_SPLIT_FILE);
+		return errbuf_fail(-EINVAL, err, errlen, "%s: not a regular file", name);
 	}
 	/* Refused on its size, before reading it. */
 	if ((uint64_t)sb.st_size > WINDOW_SPLIT_MAX_BYTES) {
 		close(fd);
-		return errbuf_fail(-EFBIG, err, errlen, "%s: more than %u MiB", WINDOW_SPLIT_FILE,
+		return errbuf_fail(-EFBIG, err, errlen, "%s: more than %u MiB", name,
 				   WINDOW_SPLIT_MAX_BYTES >> 20);
 	}
-	rc = file_read_fd(fd, WINDOW_SPLIT_FILE, WINDOW_SPLIT_MAX_BYTES, &buf, &len, err, errlen);
+	rc = file_read_fd(fd, name, WINDOW_SPLIT_MAX_BYTES, &buf, &len, err, errlen);
 	close(fd);
 	if (rc == 0)
 		rc = window_split_decode((const uint8_t *)buf, len, out, err, errlen);

@@ -1,8 +1,9 @@
 /*
  * The window's split into its intervals (exporter/profile/window_split.h) on
- * disk, beside profile.pb.gz as `.lowprof-window-split`: written right after
- * each profile.pb.gz, from the same merge, so that a restarted exporter lets
- * the reloaded window's intervals leave one by one.
+ * disk, beside profile.pb.gz as `.lowprof-window-split` (and beside
+ * offcpu.pb.gz as `.lowprof-offcpu-window-split`): written right after each
+ * such file, from the same merge, so that a restarted exporter lets the
+ * reloaded window's intervals leave one by one.
  *
  * Format (little-endian, no padding):
  *   magic "LPWSPL01"
@@ -35,6 +36,8 @@
 struct window_split;
 
 #define WINDOW_SPLIT_FILE OUTPUT_FILE_WINDOW_SPLIT
+/* offcpu.pb.gz's (--off-cpu), written beside it likewise. */
+#define OFFCPU_WINDOW_SPLIT_FILE OUTPUT_FILE_OFFCPU_WINDOW_SPLIT
 /* The window's ring: its intervals, a restored one and a late roll's. */
 #define WINDOW_SPLIT_MAX_PARTS (SETTINGS_WINDOW_MAX_INTERVALS + 8)
 /* A full default window (60 intervals) of 10000 distinct stacks each is
@@ -50,11 +53,14 @@ int window_split_encode(const struct window_split *s, uint8_t **out, size_t *len
 int window_split_decode(const uint8_t *buf, size_t len, struct window_split **out, char *err,
 			size_t errlen);
 
-/* window_split_encode into dirfd/WINDOW_SPLIT_FILE, atomically (output_file.h).
- * 0, or a negative errno with the reason in err. */
-int window_split_write_file(int dirfd, const struct window_split *s, char *err, size_t errlen);
+/* window_split_encode into dirfd/name (WINDOW_SPLIT_FILE or
+ * OFFCPU_WINDOW_SPLIT_FILE), atomically (output_file.h). 0, or a negative
+ * errno with the reason in err. */
+int window_split_write_file(int dirfd, const char *name, const struct window_split *s, char *err,
+			    size_t errlen);
 
-/* window_split_decode of dirfd/WINDOW_SPLIT_FILE; -ENOENT when there is none. */
-int window_split_load_file(int dirfd, struct window_split **out, char *err, size_t errlen);
+/* window_split_decode of dirfd/name; -ENOENT when there is none. */
+int window_split_load_file(int dirfd, const char *name, struct window_split **out, char *err,
+			   size_t errlen);
 
 #endif

@@ -7,7 +7,8 @@
 # (the window's start moves through their starts) instead of staying as one
 # block until its newest part leaves (files covering up to two windows).
 # A profile.pb.gz without its .lowprof-window-split (or with a split of
-# another file) is then reloaded whole, the split moved aside and counted.
+# another file) is then reloaded whole, the split moved aside and counted;
+# the off-CPU window (--off-cpu) is taken back by its own split.
 #   usage: test_exporter_restart_window.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -143,16 +144,18 @@ print("before the kill: start_s %.3f, %d intervals; after it: starts %s, max cov
 PY
 
 # ---- a split that does not match: moved aside, the window reloaded whole ----
+# With --off-cpu: the off-CPU window has its own split, which is taken back.
 out="$work/out2"
 mkdir "$out"
 "$BIN/lowprof" --pid "$wl" --duration 14 --frequency 99 --interval 2 --window 8 \
 	--cpu-budget 100 --output "$out" --no-throttle --run-dir "$work/run2" --unwind fp \
-	2>"$work/stderr2" &
+	--off-cpu 2>"$work/stderr2" &
 sup=$!
 track "$sup"
 wait_profiling "$work/stderr2"
 sleep 7
 [ -f "$out/.lowprof-window-split" ] || fail "no .lowprof-window-split beside profile.pb.gz"
+[ -f "$out/.lowprof-offcpu-window-split" ] || fail "no .lowprof-offcpu-window-split beside offcpu.pb.gz"
 # Stop the exporter first, then spoil the split (one byte flipped) and let
 # the supervisor start the next one.
 pid=$(child_pid lowprof-exporter)
@@ -169,6 +172,8 @@ grep -q "restart: .lowprof-window-split refused (.*): the reloaded window is kep
 	fail "a spoilt split was not refused: $(grep restart "$work/stderr2")"
 [ -f "$out/.lowprof-window-split.aside.1" ] || fail "the refused split was not moved aside"
 grep -q "restart: reloaded" "$work/stderr2" || fail "profile.pb.gz was not reloaded whole"
+[ "$(grep -c "restart: the reloaded window's [0-9]* intervals taken back" "$work/stderr2")" -eq 1 ] ||
+	fail "the off-CPU window was not taken back by interval: $(grep restart "$work/stderr2")"
 python3 - "$out/summary.json" <<'PY' || fail "the set-aside count"
 import json, sys
 d = json.load(open(sys.argv[1]))

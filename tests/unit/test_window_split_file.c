@@ -396,9 +396,9 @@ static void test_file(void **state)
 	assert_non_null(mkdtemp(dir));
 	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
 	assert_true(dirfd >= 0);
-	assert_int_equal(window_split_load_file(dirfd, &back, err, sizeof(err)), -ENOENT);
-	assert_int_equal(window_split_write_file(dirfd, s, err, sizeof(err)), 0);
-	assert_int_equal(window_split_load_file(dirfd, &back, err, sizeof(err)), 0);
+	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -ENOENT);
+	assert_int_equal(window_split_write_file(dirfd, WINDOW_SPLIT_FILE, s, err, sizeof(err)), 0);
+	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), 0);
 	assert_split_equal(s, back);
 	window_split_free(back);
 	/* Grown past the cap (a sparse file: no disk used). */
@@ -406,12 +406,12 @@ static void test_file(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)WINDOW_SPLIT_MAX_BYTES + 4096), 0);
 	close(fd);
-	assert_int_equal(window_split_load_file(dirfd, &back, err, sizeof(err)), -EFBIG);
+	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -EFBIG);
 	assert_null(back);
 	assert_int_equal(unlinkat(dirfd, WINDOW_SPLIT_FILE, 0), 0);
 	/* Not a regular file. */
 	assert_int_equal(mkdirat(dirfd, WINDOW_SPLIT_FILE, 0700), 0);
-	assert_int_equal(window_split_load_file(dirfd, &back, err, sizeof(err)), -EINVAL);
+	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -EINVAL);
 	assert_int_equal(unlinkat(dirfd, WINDOW_SPLIT_FILE, AT_REMOVEDIR), 0);
 	close(dirfd);
 	assert_int_equal(rmdir(dir), 0);
