@@ -57,12 +57,17 @@ struct exporter {
 	struct profile_window *window; /* the interval profiles the files are merged from */
 	struct profile *profile;      /* the merge last written (the window's), NULL before */
 	struct profile *restored;     /* the previous exporter's window, until it joins ours */
+	/* ... its split by interval (NULL: none that matched; the window is then
+	 * kept whole), and the checkpoint of the interval it was collecting */
+	struct window_split *restored_split;
+	struct profile *restored_tail;
 	struct archive *archive;      /* NULL without --archive */
 	/* --off-cpu: the off-CPU profile's window (NULL without the flag), windowed
 	 * like the on-CPU one; its merge last written; the previous exporter's. */
 	struct profile_window *offcpu_window;
 	struct profile *offcpu;
 	struct profile *offcpu_restored;
+	struct window_split *offcpu_restored_split;
 	struct otlp_export *otlp;     /* NULL without --otlp-endpoint */
 	struct lowprof_loader_stats loader;
 	bool have_loader_stats;
@@ -101,6 +106,7 @@ struct exporter {
 	uint64_t samples_base;        /* samples of this run accepted before this exporter */
 	struct exporter_state state;
 	struct exporter_checkpoint checkpoint; /* the interval being collected, on disk */
+	uint64_t split_failures;      /* .lowprof-window-split writes that failed */
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
 	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;
@@ -154,14 +160,18 @@ void exporter_print_summary(struct exporter *ex);
  * At start, after the ring is attached (exporter_restore.c): opens the state
  * file; when it names this run, reloads the profile.pb.gz the previous
  * exporter wrote into ex->restored (a refused one is moved aside and counted),
- * and offcpu.pb.gz into ex->offcpu_restored with --off-cpu,
+ * its split by interval into ex->restored_split when it matches (else moved
+ * aside and counted: the window is then kept whole), the checkpoint of the
+ * interval being collected into ex->restored_tail,
+ * and offcpu.pb.gz into ex->offcpu_restored with --off-cpu (its split likewise),
  * takes the run's start time back, and counts the samples the previous
  * exporter read but never wrote into ex->state.lost_total. Never fatal.
  */
 void exporter_restore(struct exporter *ex);
 
-/* After exporter_restore: the window (the restored profile its oldest
- * interval) and the archive. Fatal when out of memory. */
+/* After exporter_restore: the window (the restored profile's intervals, or
+ * the restored profile as its oldest interval when it has no split; the
+ * checkpoint the newest closed one) and the archive. Fatal when out of memory. */
 void exporter_window_start(struct exporter *ex);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * A restarted exporter takes over from the one that died (exporter_state.h):
- * the window it last wrote, the run's start time, and the count of the
+ * the window it last wrote (interval by interval, with the split written
+ * beside it), the run's start time, and the count of the
  * samples it had read but not yet written. What it cannot take back (a
  * malformed state file, a profile.pb.gz refused by the reader's limits) is
  * moved aside and counted, never overwritten unseen.
@@ -8,6 +9,7 @@
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,8 +18,10 @@
 #include "exporter/exporter_checkpoint.h"
 #include "exporter/formats/archive.h"
 #include "exporter/formats/pprof_reader.h"
+#include "exporter/formats/window_split_file.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
+#include "exporter/profile/window_split.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
 
@@ -32,6 +36,23 @@ static int exporter_set_aside(struct exporter *ex, const char *name)
 	ex->state.set_aside++;
 	log_warn("restart: %s moved aside to %s.aside.1", name, name);
 	return 0;
+}
+
+/* name is in the output directory (whatever it is: a symlink too). openat,
+ * not faccessat: the exporter's filter answers that one EACCES. */
+static bool exporter_file_exists(const char *name)
+{
+	int fd = openat(LOWPROF_FD_OUTDIR, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || errno != ENOENT;
+}
+
+static void exporter_remove(const char *name)
+{
+	if (unlinkat(LOWPROF_FD_OUTDIR, name, 0) != 0 && errno != ENOENT)
+		log_warn("removing %s: %s", name, strerror(errno));
 }
 
 /* A window file the previous exporter wrote (its time_nanos start_ns), or NULL:
@@ -63,42 +84,68 @@ static struct profile *exporter_reload_file(struct exporter *ex, const char *nam
 }
 
 /* The checkpoint of the interval the previous exporter was collecting, when it
- * follows the window reloaded (or the run's start, without one): joined to
- * ex->restored. Returns its samples. */
+ * follows the window reloaded (or the run's start, without one): into
+ * ex->restored_tail, to join the window as its newest closed interval.
+ * Returns its samples. */
 static uint64_t exporter_reload_checkpoint(struct exporter *ex, const struct exporter_state *old)
 {
-	uint64_t start, end, window_end = old->start_unix_ns, samples;
+	uint64_t start, window_end = old->start_unix_ns;
 	struct profile_totals totals;
-	struct profile *tail;
 	bool refused;
 
 	if (ex->restored != NULL)
 		profile_get_time(ex->restored, &start, &window_end);
-	tail = exporter_checkpoint_reload(window_end, old->start_unix_ns, exporter_unix_ns(),
-					  &refused);
+	ex->restored_tail = exporter_checkpoint_reload(window_end, old->start_unix_ns,
+						       exporter_unix_ns(), &refused);
 	if (refused)
 		exporter_set_aside(ex, OUTPUT_FILE_CHECKPOINT);
-	if (tail == NULL)
+	if (ex->restored_tail == NULL)
 		return 0;
-	profile_get_totals(tail, &totals);
-	samples = totals.samples;
-	profile_get_time(tail, NULL, &end);
-	if (ex->restored == NULL) {
-		ex->restored = tail;
-		return samples;
-	}
-	if (profile_merge(ex->restored, tail) != 0) {
-		log_warn("restart: out of memory: the checkpoint of the last interval was not kept");
-		profile_free(tail);
-		return 0;
-	}
-	profile_set_time(ex->restored, start, end);
-	profile_free(tail);
-	return samples;
+	profile_get_totals(ex->restored_tail, &totals);
+	return totals.samples;
 }
 
-/* The previous exporter's windows: into ex->restored (and ex->offcpu_restored),
- * to join the new windows. Returns the samples of its checkpoint kept. */
+/*
+ * The split of a reloaded profile (profile.pb.gz, offcpu.pb.gz) by interval,
+ * name, when it is that file's (window_split_check): the window then goes on
+ * interval by interval. Without one the reloaded window is kept whole until
+ * its newest part leaves; one that does not match (malformed, or left by an
+ * exporter killed between its two writes) is moved aside and counted.
+ */
+static struct window_split *exporter_reload_split(struct exporter *ex, const char *name,
+						  const struct profile *restored)
+{
+	struct window_split *split = NULL;
+	char err[256];
+	int rc;
+
+	if (restored == NULL) {
+		/* The split of a file not reloaded: not to be overwritten unseen. */
+		if (exporter_file_exists(name))
+			exporter_set_aside(ex, name);
+		return NULL;
+	}
+	rc = window_split_load_file(LOWPROF_FD_OUTDIR, name, &split, err, sizeof(err));
+	if (rc == 0)
+		rc = window_split_check(split, restored, err, sizeof(err));
+	if (rc == 0)
+		return split;
+	window_split_free(split);
+	if (rc == -ENOENT) {
+		log_warn("restart: no %s: the reloaded window is kept whole until its newest part leaves",
+			 name);
+		return NULL;
+	}
+	log_error("restart: %s refused (%s): the reloaded window is kept whole until its newest part leaves",
+		  name, err);
+	if (rc != -ENOMEM)
+		exporter_set_aside(ex, name);
+	return NULL;
+}
+
+/* The previous exporter's windows: into ex->restored and ex->offcpu_restored
+ * (with their splits), to join the new windows. Returns the samples of its
+ * checkpoint kept. */
 static uint64_t exporter_reload_profile(struct exporter *ex, const struct exporter_state *old)
 {
 	struct profile_totals totals;
@@ -106,14 +153,20 @@ static uint64_t exporter_reload_profile(struct exporter *ex, const struct export
 
 	if (old->flushes > 0) /* else it died before writing the files */
 		ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
+	ex->restored_split = exporter_reload_split(ex, WINDOW_SPLIT_FILE, ex->restored);
 	tail = exporter_reload_checkpoint(ex, old);
 	if (ex->restored != NULL) {
 		profile_get_totals(ex->restored, &totals);
 		ex->reloaded_samples = totals.samples;
 	}
-	if (ex->opt.off_cpu && old->flushes > 0 && old->offcpu_window_start_ns != 0)
+	ex->reloaded_samples += tail;
+	if (!ex->opt.off_cpu)
+		return tail;
+	if (old->flushes > 0 && old->offcpu_window_start_ns != 0)
 		ex->offcpu_restored = exporter_reload_file(ex, OUTPUT_FILE_OFFCPU_PPROF,
 							   old->offcpu_window_start_ns);
+	ex->offcpu_restored_split = exporter_reload_split(ex, OFFCPU_WINDOW_SPLIT_FILE,
+							  ex->offcpu_restored);
 	return tail;
 }
 
@@ -176,7 +229,7 @@ void exporter_restore(struct exporter *ex)
 		ex->state.written_samples = old.written_samples;
 		ex->state.window_start_ns = old.window_start_ns;
 		ex->state.offcpu_window_start_ns = old.offcpu_window_start_ns;
-		if (ex->restored != NULL) {
+		if (ex->restored != NULL || ex->restored_tail != NULL) {
 			/* The run's clock: durations and the timeline count from its start. */
 			now_unix = exporter_unix_ns();
 			now_mono = mono_ns();
@@ -190,7 +243,10 @@ void exporter_restore(struct exporter *ex)
 			 (unsigned long long)ex->reloaded_samples, (unsigned long long)tail,
 			 (unsigned long long)lost);
 	} else {
-		exporter_checkpoint_remove(); /* an earlier run's: not this one's to take back */
+		/* An earlier run's: not this one's to take back. */
+		exporter_checkpoint_remove();
+		exporter_remove(WINDOW_SPLIT_FILE);
+		exporter_remove(OFFCPU_WINDOW_SPLIT_FILE);
 	}
 	ex->state.pos_before = ex->state.pos_after = pos;
 	ex->state.accepted_before = ex->state.accepted_after = ex->samples_base;
@@ -199,19 +255,30 @@ void exporter_restore(struct exporter *ex)
 		log_warn("%s: %s", EXPORTER_STATE_FILE, strerror(-rc));
 }
 
-/* A window of the run's shape; *restored (taken) its oldest interval. */
-static struct profile_window *exporter_new_window(struct exporter *ex, struct profile **restored,
-						  uint64_t now_unix)
+/* *restored (taken) as the window's intervals by *split (taken), or whole as
+ * its oldest interval without one; *tail (taken) its newest closed interval. */
+static void exporter_window_restore(struct profile_window *w, struct profile **restored,
+				    struct window_split **split, struct profile **tail,
+				    uint64_t now_unix)
 {
-	struct profile_window *w;
+	struct profile_window_stats ws;
 	uint64_t start, end;
+	int rc = -EINVAL;
 
-	/* A fresh run's window starts with it; a restart's, now, after the one reloaded. */
-	w = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
-			       (uint64_t)ex->opt.interval_s * NSEC_PER_SEC, ex->opt.window.max_stacks,
-			       *restored != NULL ? now_unix : ex->start_unix_ns);
-	if (w == NULL)
-		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	if (*restored != NULL && *split != NULL) {
+		rc = profile_window_restore(w, *restored, *split);
+		if (rc == 0) {
+			profile_window_get_stats(w, &ws);
+			log_info("restart: the reloaded window's %zu intervals taken back (%zu still in the window): they leave one by one",
+				 (*split)->nparts, ws.intervals);
+			*restored = NULL;
+		} else {
+			log_warn("restart: the reloaded window's intervals could not be taken back (%s): it is kept whole",
+				 strerror(-rc));
+		}
+	}
+	window_split_free(*split);
+	*split = NULL;
 	if (*restored != NULL) {
 		profile_get_time(*restored, &start, &end);
 		if (end < start || end > now_unix)
@@ -220,18 +287,44 @@ static struct profile_window *exporter_new_window(struct exporter *ex, struct pr
 			log_warn("restart: the reloaded window could not be kept");
 		*restored = NULL;
 	}
+	if (*tail != NULL) {
+		profile_get_time(*tail, &start, &end);
+		if (profile_window_push_closed(w, *tail, start, end) != 0)
+			log_warn("restart: the checkpoint of the last interval could not be kept");
+		*tail = NULL;
+	}
+}
+
+/* A window of the run's shape, the previous exporter's in it. */
+static struct profile_window *exporter_new_window(struct exporter *ex, struct profile **restored,
+						  struct window_split **split,
+						  struct profile **tail, uint64_t now_unix)
+{
+	struct profile_window *w;
+	bool restart = *restored != NULL || *tail != NULL;
+
+	/* A fresh run's window starts with it; a restart's, now, after the one reloaded. */
+	w = profile_window_new((uint64_t)ex->opt.window.window_s * NSEC_PER_SEC,
+			       (uint64_t)ex->opt.interval_s * NSEC_PER_SEC, ex->opt.window.max_stacks,
+			       restart ? now_unix : ex->start_unix_ns);
+	if (w == NULL)
+		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	exporter_window_restore(w, restored, split, tail, now_unix);
 	return w;
 }
 
 void exporter_window_start(struct exporter *ex)
 {
 	uint64_t now_unix = ex->start_unix_ns + (mono_ns() - ex->start_mono_ns);
+	struct profile *no_tail = NULL;
 	char err[256];
 	int rc;
 
-	ex->window = exporter_new_window(ex, &ex->restored, now_unix);
+	ex->window = exporter_new_window(ex, &ex->restored, &ex->restored_split,
+					 &ex->restored_tail, now_unix);
 	if (ex->opt.off_cpu)
-		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored, now_unix);
+		ex->offcpu_window = exporter_new_window(ex, &ex->offcpu_restored,
+							&ex->offcpu_restored_split, &no_tail, now_unix);
 	if (ex->opt.window.archive) {
 		rc = archive_open(LOWPROF_FD_OUTDIR,
 				  (uint64_t)ex->opt.window.archive_max_age_s * NSEC_PER_SEC,

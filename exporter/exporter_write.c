@@ -7,6 +7,7 @@
  */
 #include "exporter/exporter_loop.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,16 +18,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/formats/archive.h"
 #include "exporter/formats/offcpu_outputs.h"
 #include "exporter/formats/outputs.h"
+#include "exporter/formats/window_split_file.h"
 #include "exporter/otlp/otlp_export.h"
 #include "exporter/otlp/process_info.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
 #include "exporter/profile/timeline.h"
+#include "exporter/profile/window_split.h"
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
@@ -391,6 +395,41 @@ static void exporter_outputs_context(struct exporter *ex, struct outputs_context
 	ctx->progress_arg = ex;
 }
 
+/*
+ * Beside profile.pb.gz (offcpu.pb.gz), from the same merge of window w: its
+ * split by interval, name, so that a restarted exporter lets the reloaded
+ * intervals leave one by one. Small (a few bytes per stack of each interval)
+ * and written with the file it describes, sharing the pass's directory
+ * fsync. A split not had or not written is removed: a stale one would not
+ * match the new file (the restarted exporter would refuse it all the same,
+ * and count it).
+ */
+static void exporter_split_written(struct exporter *ex, struct profile_window *w, const char *name)
+{
+	/* Taken: the file is not written again from this merge (held at rest,
+	 * exporter_hold_unchanged), so the split is not kept till the next. */
+	struct window_split *split = profile_window_take_split(w);
+	char err[320];
+	int rc;
+
+	if (ex->state_fd < 0) { /* nothing is reloaded without the state file */
+		window_split_free(split);
+		return;
+	}
+	if (split != NULL)
+		rc = window_split_write_file(LOWPROF_FD_OUTDIR, name, split, err, sizeof(err));
+	else
+		rc = errbuf_fail(-ENOMEM, err, sizeof(err), "out of memory");
+	window_split_free(split);
+	if (rc == 0)
+		return;
+	ex->split_failures++;
+	if ((ex->split_failures & (ex->split_failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
+		log_warn("%s: %s; a restart would keep the reloaded window whole", name, err);
+	if (unlinkat(LOWPROF_FD_OUTDIR, name, 0) != 0 && errno != ENOENT)
+		log_warn("removing %s: %s", name, strerror(errno));
+}
+
 /* profile.pb.gz is what a restart reloads: the state file says so once it is written. */
 static void exporter_pprof_written(struct exporter *ex)
 {
@@ -489,6 +528,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		break;
 	case OUTPUT_PACE_PPROF:
 		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0) {
+			exporter_split_written(ex, ex->window, WINDOW_SPLIT_FILE);
 			exporter_pprof_written(ex);
 			ex->file_changes[job] = ex->merge_changes;
 		}
@@ -507,8 +547,10 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		ex->offcpu = profile_window_merged(ex->offcpu_window, now_unix);
 		if (ex->offcpu == NULL)
 			log_error("out of memory: the off-CPU profile was not written");
-		else if (offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR) == 0)
+		else if (offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR) == 0) {
+			exporter_split_written(ex, ex->offcpu_window, OFFCPU_WINDOW_SPLIT_FILE);
 			profile_get_time(ex->offcpu, &ex->state.offcpu_window_start_ns, NULL);
+		}
 		break;
 	case OUTPUT_PACE_SUMMARY:
 		if (ex->profile != NULL)

@@ -18,6 +18,11 @@
 #define OUTPUT_FILE_EXPORTER_STATE ".lowprof-exporter-state"
 /* The interval being collected, for a restarted exporter (exporter/exporter_checkpoint.h). */
 #define OUTPUT_FILE_CHECKPOINT ".lowprof-interval.pb.gz"
+/* profile.pb.gz's split into its intervals, for a restarted exporter
+ * (exporter/formats/window_split_file.h). */
+#define OUTPUT_FILE_WINDOW_SPLIT ".lowprof-window-split"
+/* offcpu.pb.gz's, likewise. */
+#define OUTPUT_FILE_OFFCPU_WINDOW_SPLIT ".lowprof-offcpu-window-split"
 /* Each file is written as NAME.tmp, then renamed over NAME. */
 #define OUTPUT_FILE_TMP_SUFFIX ".tmp"
 
@@ -25,6 +30,7 @@
 #define OUTPUT_FILES_ALL                                                                        \
 	{OUTPUT_FILE_PPROF, OUTPUT_FILE_FOLDED, OUTPUT_FILE_SVG, OUTPUT_FILE_SUMMARY,            \
 	 OUTPUT_FILE_OFFCPU_PPROF, OUTPUT_FILE_OFFCPU_FOLDED, OUTPUT_FILE_OFFCPU_SVG,              \
-	 OUTPUT_FILE_EXPORTER_STATE, OUTPUT_FILE_CHECKPOINT, NULL}
+	 OUTPUT_FILE_EXPORTER_STATE, OUTPUT_FILE_CHECKPOINT, OUTPUT_FILE_WINDOW_SPLIT,        \
+	 OUTPUT_FILE_OFFCPU_WINDOW_SPLIT, NULL}
 
 #endif /* LOWPROF_IPC_OUTPUT_FILES_H */

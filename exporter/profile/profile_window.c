@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exporter/profile/profile.h"
+#include "exporter/profile/window_split.h"
 
 /*
  * How the window holds its intervals. The interval being collected and the
@@ -48,6 +49,7 @@ struct profile_window {
 	struct profile *store;  /* the moved intervals' stacks */
 	size_t store_empty;     /* its stacks with no samples left */
 	struct profile *merged;
+	struct window_split *split; /* merged's, by interval; NULL when it could not be had */
 	uint64_t window_ns, interval_ns, expired;
 	/* Changes to what the closed intervals hold (profile_window_stats.changes). */
 	uint64_t changes;
@@ -146,6 +148,7 @@ void profile_window_free(struct profile_window *pw)
 	profile_free(pw->cur.p);
 	profile_free(pw->store);
 	profile_free(pw->merged);
+	window_split_free(pw->split);
 	free(pw->ring);
 	free(pw);
 }
@@ -377,47 +380,267 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 	return 0;
 }
 
+static int profile_window_ref_cmp_stack(const void *a, const void *b)
+{
+	const struct window_split_ref *x = a, *y = b;
+
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Closes the split's part being filled (its refs from split->nrefs on):
+ * sorted by the merge's stack, those landing on one stack summed. */
+static void profile_window_split_close_part(struct window_split *split,
+					    struct window_split_part *part)
+{
+	size_t i, out = 0;
+
+	qsort(part->refs, part->nrefs, sizeof(*part->refs), profile_window_ref_cmp_stack);
+	for (i = 0; i < part->nrefs; i++) {
+		if (out > 0 && part->refs[out - 1].stack == part->refs[i].stack) {
+			part->refs[out - 1].count += part->refs[i].count;
+			part->refs[out - 1].cpu_ns += part->refs[i].cpu_ns;
+		} else {
+			part->refs[out++] = part->refs[i];
+		}
+	}
+	part->nrefs = out;
+	split->nrefs += out;
+}
+
+/* Merges src (an interval kept as collected) into m, and its stacks into the
+ * split's part as the merge's. Without room or memory for them the split
+ * goes (*split NULL), the merge goes on. */
+static int profile_window_merge_part(struct profile *m, const struct profile *src,
+				     struct window_split **splitp, struct window_split_part *part)
+{
+	struct window_split *split = *splitp;
+	size_t n = profile_stack_count(src), i;
+	uint32_t *map = NULL;
+	int rc;
+
+	/* The room was counted when the merge began: an interval added to
+	 * since (none is: the merge's pauses add to the current interval only
+	 * when it is not merged) would not fit. */
+	if (split != NULL && n <= split->refs_cap - split->nrefs)
+		map = malloc((n ? n : 1) * sizeof(*map));
+	if (map == NULL) {
+		window_split_free(split);
+		*splitp = NULL;
+		return profile_merge(m, src);
+	}
+	rc = profile_merge_mapped(m, src, false, NULL, map);
+	part->refs = split->refs + split->nrefs;
+	part->nrefs = 0;
+	for (i = 0; rc == 0 && i < n; i++) {
+		const struct profile_stack *st = profile_stack_at(src, i);
+
+		if (map[i] == PROFILE_NO_STACK || st->count == 0)
+			continue;
+		part->refs[part->nrefs++] = (struct window_split_ref){ map[i], st->count, st->cpu_ns };
+	}
+	profile_window_split_close_part(split, part);
+	free(map);
+	return rc;
+}
+
+/* The split of a merge: one part per closed interval (and the current one),
+ * room for every ref they may have. NULL when out of memory. */
+static struct window_split *profile_window_split_new(const struct profile_window *pw,
+						     bool with_current)
+{
+	size_t i, nrefs = with_current ? profile_stack_count(pw->cur.p) : 0;
+
+	for (i = 0; i < pw->count; i++) {
+		const struct profile_window_slot *s = profile_window_at(pw, i);
+
+		nrefs += s->p != NULL ? profile_stack_count(s->p) : s->nrefs;
+	}
+	return window_split_new(pw->count + (with_current ? 1 : 0), nrefs);
+}
+
+int profile_window_restore(struct profile_window *pw, struct profile *p,
+			   const struct window_split *split)
+{
+	struct profile_window_ref **refs;
+	struct profile_window_slot s;
+	size_t i, k;
+
+	if (pw->count != 0 || profile_stack_count(pw->store) != 0 ||
+	    split->nstacks != profile_stack_count(p))
+		return -EINVAL;
+	/* Every allocation first: a restore is whole or not at all. */
+	refs = calloc(split->nparts ? split->nparts : 1, sizeof(*refs));
+	if (refs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < split->nparts; i++) {
+		refs[i] = malloc((split->parts[i].nrefs ? split->parts[i].nrefs : 1) * sizeof(**refs));
+		if (refs[i] == NULL) {
+			while (i > 0)
+				free(refs[--i]);
+			free(refs);
+			return -ENOMEM;
+		}
+	}
+	/* The reloaded window is the store: its stacks are the split's (the
+	 * pprof's samples, in order), each interval its refs there. */
+	profile_free(pw->store);
+	pw->store = p;
+	pw->store_empty = 0;
+	profile_set_max_stacks(p, pw->max_stacks * PROFILE_WINDOW_STORE_CAP_FACTOR);
+	profile_seal(p);
+	for (i = 0; i < split->nparts; i++) {
+		const struct window_split_part *part = &split->parts[i];
+
+		memset(&s, 0, sizeof(s));
+		s.refs = refs[i];
+		s.nrefs = part->nrefs;
+		for (k = 0; k < part->nrefs; k++) {
+			s.refs[k].stack = part->refs[k].stack;
+			s.refs[k].count = part->refs[k].count;
+			s.refs[k].cpu_ns = part->refs[k].cpu_ns;
+		}
+		s.start_ns = part->start_ns;
+		s.end_ns = part->end_ns;
+		s.leave_ns = part->start_ns + pw->window_ns;
+		s.has_samples = part->nrefs > 0;
+		profile_window_push(pw, &s);
+	}
+	free(refs);
+	pw->changes++;
+	/* What left the window while no exporter ran leaves now. */
+	profile_window_expire(pw, pw->cur.start_ns);
+	return 0;
+}
+
+int profile_window_push_closed(struct profile_window *pw, struct profile *p, uint64_t start_ns,
+			       uint64_t end_ns)
+{
+	struct profile_window_slot s = { .p = p };
+	uint64_t newest = pw->count > 0 ? profile_window_at(pw, pw->count - 1)->end_ns : 0;
+
+	/* Never overlapping the intervals before it nor the current one. */
+	s.start_ns = start_ns > newest ? start_ns : newest;
+	s.end_ns = end_ns < pw->cur.start_ns ? end_ns : pw->cur.start_ns;
+	if (s.end_ns < s.start_ns) {
+		profile_free(p);
+		return -EINVAL;
+	}
+	s.leave_ns = s.start_ns + pw->window_ns;
+	profile_set_time(p, s.start_ns, s.end_ns);
+	profile_set_max_stacks(p, pw->max_stacks);
+	profile_seal(p);
+	s.has_samples = profile_window_holds_something(p);
+	if (s.has_samples)
+		pw->changes++;
+	profile_window_push(pw, &s);
+	profile_window_expire(pw, pw->cur.start_ns);
+	return 0;
+}
+
+const struct window_split *profile_window_split(const struct profile_window *pw)
+{
+	return pw->split;
+}
+
+struct window_split *profile_window_take_split(struct profile_window *pw)
+{
+	struct window_split *s = pw->split;
+
+	pw->split = NULL;
+	return s;
+}
+
 /* The merge of the closed intervals, and of the current one when with_current,
- * timed from the oldest start to end_ns. */
+ * timed from the oldest start to end_ns; and its split (pw->split) by interval. */
 static struct profile *profile_window_merge(struct profile_window *pw, bool with_current,
 					    uint64_t end_ns)
 {
+	struct window_split *split;
+	struct window_split_part *part;
 	struct profile *m;
 	uint64_t start = pw->cur.start_ns;
-	size_t i;
+	uint32_t *store_map = NULL;
+	size_t i, k;
 
 	profile_free(pw->merged);
 	pw->merged = NULL;
+	window_split_free(pw->split);
+	pw->split = NULL;
 	m = profile_window_new_profile(pw);
 	if (m == NULL)
 		return NULL;
+	/* The split is a by-product: without memory for it the merge goes on. */
+	split = profile_window_split_new(pw, with_current);
+	if (split != NULL) {
+		store_map = malloc((profile_stack_count(pw->store) + 1) * sizeof(*store_map));
+		if (store_map == NULL) {
+			window_split_free(split);
+			split = NULL;
+		}
+	}
 	/* The store (the older intervals, oldest first), then the intervals not
 	 * moved into it yet, newer: the run's order. A part at a time: the
 	 * caller may pause after each (nothing merged here changes meanwhile,
 	 * only the current interval is added to). */
-	if (profile_merge(m, pw->store) != 0)
+	if ((split != NULL ? profile_merge_mapped(m, pw->store, false, NULL, store_map)
+			   : profile_merge(m, pw->store)) != 0)
 		goto fail;
 	if (pw->progress != NULL)
 		pw->progress(pw->progress_arg);
 	for (i = 0; i < pw->count; i++) {
-		const struct profile *p = profile_window_at(pw, i)->p;
+		const struct profile_window_slot *s = profile_window_at(pw, i);
 
-		if (p == NULL)
+		part = split != NULL ? &split->parts[i] : NULL;
+		if (part != NULL) {
+			part->start_ns = s->start_ns;
+			part->end_ns = s->end_ns;
+		}
+		if (s->p == NULL) {
+			/* In the store, merged above: its refs as the merge's stacks. */
+			if (part == NULL)
+				continue;
+			part->refs = split->refs + split->nrefs;
+			part->nrefs = 0;
+			for (k = 0; k < s->nrefs; k++) {
+				uint32_t to = store_map[s->refs[k].stack];
+
+				if (to != PROFILE_NO_STACK && s->refs[k].count > 0)
+					part->refs[part->nrefs++] = (struct window_split_ref){
+						to, s->refs[k].count, s->refs[k].cpu_ns };
+			}
+			profile_window_split_close_part(split, part);
 			continue;
-		if (profile_merge(m, p) != 0)
+		}
+		if (profile_window_merge_part(m, s->p, &split, part) != 0)
 			goto fail;
 		if (pw->progress != NULL)
 			pw->progress(pw->progress_arg);
 	}
-	if (with_current && profile_merge(m, pw->cur.p) != 0)
-		goto fail;
+	if (with_current) {
+		part = split != NULL ? &split->parts[pw->count] : NULL;
+		if (part != NULL) {
+			part->start_ns = pw->cur.start_ns;
+			part->end_ns = end_ns;
+		}
+		if (profile_window_merge_part(m, pw->cur.p, &split, part) != 0)
+			goto fail;
+	}
 	if (pw->count > 0)
 		start = profile_window_at(pw, 0)->start_ns;
 	profile_set_time(m, start, end_ns);
 	profile_seal(m);
+	if (split != NULL) {
+		split->start_ns = start;
+		split->end_ns = end_ns;
+		split->nstacks = (uint32_t)profile_stack_count(m);
+	}
+	free(store_map);
 	pw->merged = m;
+	pw->split = split;
 	return m;
 fail:
+	free(store_map);
+	window_split_free(split);
 	profile_free(m);
 	return NULL;
 }
@@ -464,4 +687,5 @@ void profile_window_get_stats(const struct profile_window *pw, struct profile_wi
 		profile_get_totals(pw->merged, &t);
 		out->memory_bytes += t.memory_bytes;
 	}
+	out->memory_bytes += window_split_bytes(pw->split);
 }

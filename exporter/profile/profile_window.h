@@ -26,6 +26,7 @@
 
 struct profile;
 struct profile_window;
+struct window_split;
 
 struct profile_window_stats {
 	size_t intervals;          /* closed intervals held */
@@ -57,8 +58,9 @@ struct profile *profile_window_current(struct profile_window *pw);
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns);
 
 /*
- * Takes p (a profile reloaded at restart, covering [start_ns, end_ns)) as the
- * window's oldest closed interval. It cannot be cut by time, so it stays
+ * Takes p (a profile reloaded at restart, covering [start_ns, end_ns), with
+ * no split that matches it: profile_window_restore is the way with one) as
+ * the window's oldest closed interval. It cannot be cut by time, so it stays
  * while its newest part is in the window, end_ns + window (end_ns counted as
  * at most start_ns + window): after a restart the files may cover up to two
  * windows, and say so in their times, rather than lose at the first roll
@@ -66,6 +68,39 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
  */
 int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t start_ns,
 			 uint64_t end_ns);
+
+/*
+ * Takes back a window a previous exporter wrote, interval by interval: p (its
+ * reloaded profile.pb.gz) becomes the store of the closed intervals, and
+ * each part of split (its .lowprof-window-split, window_split_check'd
+ * against p) one closed interval holding its counts there, leaving the
+ * window when its own start does, as if no restart had happened. Those that
+ * left it already (the exporter was down a while) leave at once. Only on a
+ * window with no closed interval yet. 0 (p taken), or -EINVAL / -ENOMEM
+ * (nothing changed, p still the caller's).
+ */
+int profile_window_restore(struct profile_window *pw, struct profile *p,
+			   const struct window_split *split);
+
+/*
+ * Adds p, covering [start_ns, end_ns), as the newest closed interval (cut so
+ * as not to overlap the others nor the current one): the checkpoint of the
+ * interval a previous exporter was collecting when it died. 0 (p taken), or
+ * -EINVAL (p freed: it ends before the newest closed interval).
+ */
+int profile_window_push_closed(struct profile_window *pw, struct profile *p, uint64_t start_ns,
+			       uint64_t end_ns);
+
+/*
+ * The split by interval of the last merge (profile_window_merged or
+ * _merged_closed): which of the merge's stacks, and how much of each, every
+ * interval holds, for the file written beside it. NULL when it could not be
+ * had (out of memory). Owned by the window, valid until the next merge.
+ */
+const struct window_split *profile_window_split(const struct profile_window *pw);
+/* The same, handed over (the caller frees it): written once beside the
+ * merge's file, it need not be held until the next merge. */
+struct window_split *profile_window_take_split(struct profile_window *pw);
 
 /*
  * The merge of the window's intervals and the current one, as of now_ns,

@@ -101,9 +101,17 @@ until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["resta
 	[ "$i" -le 100 ] || fail "the restarted exporter wrote no summary.json: $(cat "$work/stderr2")"
 	sleep 0.1
 done
-after=$(folded_total "$sup_out/profile.folded")
 # summary.json's samples: those of the merge profile.pb.gz was written from.
-merged_after=$(json_value "$sup_out/summary.json" samples)
+# Read around profile.folded, again until both reads agree: the next roll's
+# files may be written between the reads (a loaded host's python is slow).
+i=0
+while :; do
+	merged_after=$(json_value "$sup_out/summary.json" samples)
+	after=$(folded_total "$sup_out/profile.folded")
+	[ "$(json_value "$sup_out/summary.json" samples)" != "$merged_after" ] || break
+	i=$((i + 1))
+	[ "$i" -le 10 ] || fail "summary.json changes at every read"
+done
 echo "window of 6 s: $before samples in profile.folded before the kill, $after (summary $merged_after) in the first files after it"
 [ "$before" -ge 99 ] || fail "hardly sampled before the kill: $before"
 # The interval in progress at the kill is lost and the window may slide by
