@@ -34,6 +34,7 @@
 #include "exporter/symbols/symbolizer.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
+#include "ipc/throttle.h"
 #include "settings/defaults.h"
 
 static uint64_t exporter_thread_cpu_ns(void)
@@ -286,6 +287,27 @@ static void exporter_hold_unchanged(struct exporter *ex, uint64_t changes)
 	}
 }
 
+/*
+ * A trickle (at most THROTTLE_QUIET_SAMPLES_PER_S samples a second in the
+ * interval just closed: the throttle's own "quiet") changes the views a
+ * little: profile.folded and flamegraph.svg, which nothing reloads, wait
+ * for a busier interval or for their turn at most OUTPUT_PACE_MAX_EVERY
+ * intervals on (output_pace_rest). profile.pb.gz (what a restart reloads)
+ * and summary.json are written as ever.
+ */
+static void exporter_rest_views(struct exporter *ex, const struct profile *closed)
+{
+	struct profile_totals t;
+
+	if (closed == NULL)
+		return;
+	profile_get_totals(closed, &t);
+	if (t.samples > (uint64_t)THROTTLE_QUIET_SAMPLES_PER_S * ex->opt.interval_s)
+		return;
+	output_pace_rest(&ex->pace, OUTPUT_PACE_FOLDED);
+	output_pace_rest(&ex->pace, OUTPUT_PACE_SVG);
+}
+
 void exporter_roll(struct exporter *ex)
 {
 	struct otlp_client_stats st;
@@ -321,6 +343,7 @@ void exporter_roll(struct exporter *ex)
 		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));
 	output_pace_interval(&ex->pace);
 	exporter_hold_unchanged(ex, ws.changes);
+	exporter_rest_views(ex, closed);
 	/* A roll starts a slot: the jobs it made due begin now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = now_mono;

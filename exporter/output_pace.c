@@ -142,6 +142,16 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job)
 	p->unchanged++;
 }
 
+void output_pace_rest(struct output_pace *p, enum output_pace_job job)
+{
+	struct output_pace_state *j = &p->job[job];
+
+	if (!j->pending || j->since >= p->max_every)
+		return;
+	j->pending = false;
+	p->rested++;
+}
+
 int output_pace_next(const struct output_pace *p)
 {
 	uint64_t cost;
@@ -270,11 +280,12 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 		OUTPUT_PACE_PUT("{\"allowance_ms\": %.3f", (double)p->allowance_ns / 1e6);
 	OUTPUT_PACE_PUT(", \"slots_per_interval\": %u, \"max_every\": %u, \"max_slot_ms\": %.3f, "
 			"\"max_slot_jobs\": %u, \"slots_over\": %llu, \"deferred\": %llu, "
-			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
+			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"rested\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
 			p->slots_per_interval, p->max_every, (double)p->max_slot_ns / 1e6,
 			p->max_slot_jobs, (unsigned long long)p->slots_over,
 			(unsigned long long)p->deferred, (unsigned long long)p->forced,
 			(unsigned long long)p->pieces, (unsigned long long)p->unchanged,
+			(unsigned long long)p->rested,
 			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
 	for (i = OUTPUT_PACE_MERGE + 1; i < OUTPUT_PACE_N; i++) {
 		const struct output_pace_state *j = &p->job[i];

@@ -73,6 +73,7 @@ struct output_pace {
 	uint64_t roll_ns;            /* the last roll's cost (output_pace_charge) */
 	uint64_t pieces;             /* pauses of a job that outlasted its slot */
 	uint64_t unchanged;          /* due writes left out: the file would have been the same */
+	uint64_t rested;             /* due writes of a view left for later: a trickle changed it */
 };
 
 /* The CPU time, in ns, the writes may take per control interval: fraction of
@@ -104,6 +105,15 @@ void output_pace_slot(struct output_pace *p);
  * at which it is not held writes it. Nothing happens to a job not pending. */
 void output_pace_hold(struct output_pace *p, enum output_pace_job job);
 
+/*
+ * The interval just closed brought a trickle (an idle host's odd daemon):
+ * the job, a view of the profile (profile.folded, flamegraph.svg), is left
+ * for a later interval unless it was last written max_every intervals ago
+ * or more; then it runs, so a view is at most max_every intervals stale.
+ * Counted in p->rested. Like output_pace_hold, it stays due.
+ */
+void output_pace_rest(struct output_pace *p, enum output_pace_job job);
+
 /* The next job to run in the current slot, or -1: nothing pending, or the
  * next one's estimate does not fit what is left of the slot's allowance. */
 int output_pace_next(const struct output_pace *p);
@@ -134,7 +144,7 @@ const char *output_pace_name(enum output_pace_job job);
 
 /* summary.json's "outputs": {"allowance_ms": .., "slots_per_interval": ..,
  * "max_every": .., "max_slot_ms": .., "slots_over": .., "deferred": ..,
- * "forced": .., "pauses": .., "unchanged": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
+ * "forced": .., "pauses": .., "unchanged": .., "rested": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
  * never), "every_intervals": .., "cost_ms": .., "max_cost_ms": .., "writes": ..}}}.
  * Returns the length written, or -1 when buf is too small. */
 int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *buf, size_t len);

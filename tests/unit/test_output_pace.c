@@ -231,6 +231,45 @@ static void test_hold(void **state)
 	assert_int_equal(run_slot(&p, cost, 3) & BIT(OUTPUT_PACE_FOLDED), BIT(OUTPUT_PACE_FOLDED));
 }
 
+/* A trickle's interval: the views wait, the pprof and summary do not; a
+ * view waits at most max_every intervals, then runs whatever the trickle. */
+static void test_rest(void **state)
+{
+	static const uint64_t cost[OUTPUT_PACE_N] = {1 * MS, 1 * MS, 1 * MS, 1 * MS, 0, 1 * MS};
+	const unsigned views = BIT(OUTPUT_PACE_FOLDED) | BIT(OUTPUT_PACE_SVG);
+	struct output_pace p;
+	unsigned i, ran;
+
+	(void)state;
+	output_pace_init(&p, 10 * MS, 10, 3);
+	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	output_pace_interval(&p);
+	assert_int_equal(run_slot(&p, cost, 1) & views, views);
+	for (i = 1; i < 3; i++) {
+		output_pace_interval(&p);
+		output_pace_rest(&p, OUTPUT_PACE_FOLDED);
+		output_pace_rest(&p, OUTPUT_PACE_SVG);
+		ran = run_slot(&p, cost, 1 + i);
+		assert_int_equal(ran & views, 0);
+		assert_int_equal(ran, BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF) |
+					      BIT(OUTPUT_PACE_SUMMARY));
+		assert_int_equal(p.rested, 2 * i);
+	}
+	/* The third interval since they were written: they run, rest or not. */
+	output_pace_interval(&p);
+	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
+	output_pace_rest(&p, OUTPUT_PACE_SVG);
+	assert_int_equal(run_slot(&p, cost, 4) & views, views);
+	assert_int_equal(p.rested, 4);
+	/* And the staleness starts again from there. */
+	output_pace_interval(&p);
+	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
+	assert_int_equal(run_slot(&p, cost, 5) & views, BIT(OUTPUT_PACE_SVG));
+	/* Not pending: nothing to rest, nothing counted. */
+	output_pace_rest(&p, OUTPUT_PACE_SVG);
+	assert_int_equal(p.rested, 5);
+}
+
 static void test_json(void **state)
 {
 	struct output_pace p;
@@ -263,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_force),
 		cmocka_unit_test(test_pieces_and_charge),
 		cmocka_unit_test(test_hold),
+		cmocka_unit_test(test_rest),
 		cmocka_unit_test(test_json),
 	};
 
