@@ -40,10 +40,14 @@ int proc_stat_field(pid_t pid, int field, unsigned long long *out)
 	return rc;
 }
 
+#define PROC_EXE_DELETED " (deleted)"
+#define PROC_EXE_DELETED_LEN (sizeof(PROC_EXE_DELETED) - 1)
+
 bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len)
 {
 	char path[64];
 	const char *base;
+	size_t blen;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -54,5 +58,13 @@ bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len)
 	}
 	exe[n] = '\0';
 	base = strrchr(exe, '/');
-	return strcmp(base != NULL ? base + 1 : exe, name) == 0;
+	base = base != NULL ? base + 1 : exe;
+	/* A program replaced on disk while it runs (a package upgrade) is
+	 * "NAME (deleted)": still the program that was started. */
+	blen = strlen(base);
+	if (blen > PROC_EXE_DELETED_LEN &&
+	    strcmp(base + blen - PROC_EXE_DELETED_LEN, PROC_EXE_DELETED) == 0)
+		return strlen(name) == blen - PROC_EXE_DELETED_LEN &&
+		       strncmp(base, name, blen - PROC_EXE_DELETED_LEN) == 0;
+	return strcmp(base, name) == 0;
 }

@@ -19,7 +19,8 @@ int proc_stat_field(pid_t pid, int field, unsigned long long *out);
 
 /*
  * Does pid run a program called name (the last component of /proc/PID/exe,
- * which only an exec changes)? The target, or why unknown, goes into exe.
+ * which only an exec changes; "NAME (deleted)", the program replaced on disk
+ * since it started, counts as NAME)? The target, or why unknown, goes into exe.
  */
 bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len);
 
