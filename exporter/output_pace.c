@@ -146,7 +146,8 @@ void output_pace_rest(struct output_pace *p, enum output_pace_job job)
 {
 	struct output_pace_state *j = &p->job[job];
 
-	if (!j->pending || j->since >= p->max_every)
+	/* Never written: the file is made now, whatever the trickle. */
+	if (!j->pending || j->runs == 0 || j->since >= p->max_every)
 		return;
 	j->pending = false;
 	p->rested++;

@@ -108,8 +108,9 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job);
 /*
  * The interval just closed brought a trickle (an idle host's odd daemon):
  * the job, a view of the profile (profile.folded, flamegraph.svg), is left
- * for a later interval unless it was last written max_every intervals ago
- * or more; then it runs, so a view is at most max_every intervals stale.
+ * for a later interval unless it was never written or was last written
+ * max_every intervals ago or more; then it runs, so a view exists from the
+ * first interval on and is at most max_every intervals stale.
  * Counted in p->rested. Like output_pace_hold, it stays due.
  */
 void output_pace_rest(struct output_pace *p, enum output_pace_job job);

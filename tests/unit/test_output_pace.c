@@ -243,7 +243,11 @@ static void test_rest(void **state)
 	(void)state;
 	output_pace_init(&p, 10 * MS, 10, 3);
 	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	/* Never written: made at the first interval, trickle or not. */
 	output_pace_interval(&p);
+	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
+	output_pace_rest(&p, OUTPUT_PACE_SVG);
+	assert_int_equal(p.rested, 0);
 	assert_int_equal(run_slot(&p, cost, 1) & views, views);
 	for (i = 1; i < 3; i++) {
 		output_pace_interval(&p);
