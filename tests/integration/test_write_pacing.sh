@@ -49,11 +49,15 @@ t = sorted(files[n]["written_s"] for n in ("profile.pb.gz", "profile.folded", "f
 assert t[1] - t[0] >= 0.5 or t[2] - t[1] >= 0.5, t
 # ... and no control interval took the files' whole cost: the costliest one
 # held fewer than all of the files, and when it held files at all, it cost
-# less than they do together. (A costliest slot of no file is the window's
-# roll on a slow moment of the VM: 3.3 ms once in CI, against 0.35 usually.)
+# less than they do together at their costliest (each file's max_cost_ms:
+# a slow moment of the VM makes one slot's job several times its usual
+# cost, 4.3 ms for one job once in CI against 3.6 ms for all of them at
+# their last costs; and a costliest slot of no file is the window's roll on
+# such a moment: 3.3 ms once, against 0.35 usually).
 whole = o["merge_ms"] + sum(files[n]["cost_ms"] for n in files)
+worst = o["merge_ms"] + o["roll_ms"] + sum(files[n]["max_cost_ms"] for n in files)
 assert o["max_slot_jobs"] < len(files), o
-assert o["max_slot_jobs"] == 0 or o["max_slot_ms"] < whole, (o["max_slot_ms"], whole)
+assert o["max_slot_jobs"] == 0 or o["max_slot_ms"] < worst, (o["max_slot_ms"], worst)
 assert o["deferred"] > 0, o
 # SIGHUP wrote every file at once: within a second of each other.
 h = hup["outputs"]
