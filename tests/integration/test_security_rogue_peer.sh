@@ -21,6 +21,13 @@ sup=$!
 track "$sup"
 wait_profiling "$work/stderr"
 sleep 3
+# The first files are paced one job a control interval (a fresh exporter
+# knows no cost yet), summary.json last: on a loaded host it can come later.
+i=0
+while [ ! -s "$work/out/summary.json" ] && [ "$i" -lt 100 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
 exporter=$(child_pid lowprof-exporter)
 loader=$(child_pid lowprof-loader)
 controller=$(child_pid lowprof-controller)
