@@ -118,8 +118,12 @@ int bpf_pins_prepare(const char *dir, char *err, size_t errlen)
 
 int bpf_pins_set_map_paths(struct lowprof_bpf *skel, const char *dir)
 {
-	struct bpf_map *maps[] = {skel->maps.samples, skel->maps.cpu_stats, skel->maps.run_config,
-				  skel->maps.target_pids};
+	/* The unwind tables too (unwind_rows, the array of chunks, and
+	 * unwind_files): a restarted loader takes them over rather than have
+	 * every running program's tables parsed again (unwind_maps_adopt). */
+	struct bpf_map *maps[] = {skel->maps.samples,     skel->maps.cpu_stats,
+				  skel->maps.run_config,  skel->maps.target_pids,
+				  skel->maps.unwind_rows, skel->maps.unwind_files};
 	char path[PATH_MAX];
 	size_t i;
 	int rc;

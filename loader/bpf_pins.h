@@ -7,6 +7,10 @@
  *   samples cpu_stats run_config target_pids   the maps whose contents matter
  *                                              across a restart (pending samples,
  *                                              cumulative counters, settings)
+ *   unwind_rows unwind_files unwind_chunk_<K>  the DWARF tables: the array of
+ *                                              row chunks, the files' entries,
+ *                                              and each chunk (so that the next
+ *                                              loader can map its rows)
  *   link_cpu<N>                                the perf-event link of CPU N; it
  *                                              holds the program and the perf
  *                                              event alive while no loader runs

@@ -266,12 +266,12 @@ int file_tables_open(const char *proc_root, pid_t pid, const struct lowprof_file
 }
 
 /* Files the cache dropped: on the audit record, and out of the registry. */
-static void ft_forget_dropped(struct file_tables *ft)
+static void ft_forget_dropped(struct file_tables *ft, const char *why)
 {
 	size_t i;
 
 	for (i = 0; i < ft->maps.ndropped; i++) {
-		unwind_audit_evict(&ft->maps.dropped[i], "least recently used, or refusal expired");
+		unwind_audit_evict(&ft->maps.dropped[i], why);
 		if (ft->reg != NULL)
 			file_registry_forget(ft->reg, &ft->maps.dropped[i]);
 	}
@@ -327,18 +327,25 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 	ft->st.files_parsed++;
 }
 
-/* An opened file: to the registry (the exporter's symbols), then its table. */
-static void ft_take(struct file_tables *ft, const struct lowprof_file_id *id, int fd,
-		    const char *path)
+/* An opened file to the registry (the exporter's symbols), a dup of fd. */
+static void ft_register(struct file_tables *ft, const struct lowprof_file_id *id, int fd,
+			const char *path)
 {
 	struct lowprof_file_id evicted;
 	int dup_fd;
 
-	if (ft->reg != NULL) {
-		dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (dup_fd >= 0 && file_registry_add(ft->reg, id, dup_fd, path, &evicted) == 1)
-			unwind_audit_evict(&evicted, "file registry full");
-	}
+	if (ft->reg == NULL)
+		return;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup_fd >= 0 && file_registry_add(ft->reg, id, dup_fd, path, &evicted) == 1)
+		unwind_audit_evict(&evicted, "file registry full");
+}
+
+/* An opened file: to the registry, then its table. */
+static void ft_take(struct file_tables *ft, const struct lowprof_file_id *id, int fd,
+		    const char *path)
+{
+	ft_register(ft, id, fd, path);
 	file_tables_build(ft, id, fd, path);
 }
 
@@ -515,6 +522,7 @@ static int ft_scan_overlay(struct ft_scan_item *it, char *path, size_t pathlen)
 static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
 {
 	char path[MAPPED_FILE_PATH_MAX];
+	struct unwind_file *f;
 	struct statfs sfs;
 	struct stat st;
 	int fd;
@@ -529,6 +537,16 @@ static void ft_scan_one(struct file_tables *ft, struct ft_scan_item *it)
 		fd = ft_scan_overlay(it, path, sizeof(path));
 		if (fd < 0)
 			return;
+	}
+	/* A table the previous loader built: the file only needs registering
+	 * (whatever its size: nothing is parsed). */
+	f = unwind_maps_find(&ft->maps, &it->id);
+	if (f != NULL && f->adopted) {
+		ft_register(ft, &it->id, fd, path);
+		f->adopted = false;
+		ft->st.adopted_found++;
+		close(fd);
+		return;
 	}
 	/* A large file can hold the unwinder for its whole time limit: left to
 	 * the walker's request, if it is ever sampled. */
@@ -570,6 +588,38 @@ void file_tables_log_usage(struct file_tables *ft)
 			  ws.vma_failed, ws.vma_cached, ws.vma_text);
 }
 
+/* The previous loader's tables, taken over at init (its pins are ours). */
+static void ft_adopt(struct file_tables *ft)
+{
+	struct unwind_maps_adoption ad;
+	int rc = unwind_maps_adopt(&ft->maps, &ad);
+
+	if (rc != 0)
+		log_warn("taking over the previous loader's unwind tables: %s", strerror(-rc));
+	if (ad.chunks == 0 && ad.files == 0 && ad.entries_dropped == 0 && ad.chunks_dropped == 0)
+		return;
+	ft->st.adopted = ad.files;
+	ft->adopting = ad.files > 0;
+	unwind_audit_adopt(&ad);
+	log_info("took over the previous loader's unwind tables: %" PRIu64 " files, %" PRIu64
+		 " rows in %u chunks (%" PRIu64 " entries and %u chunks refused)",
+		 ad.files, ad.rows, ad.chunks, ad.entries_dropped, ad.chunks_dropped);
+}
+
+/* The start-up scan is over: adopted tables of files no running process
+ * maps go (the walker asks for such a file again, through the process that
+ * maps it: the file registry needs it opened). */
+static void ft_adoption_done(struct file_tables *ft)
+{
+	size_t n = unwind_maps_drop_unseen(&ft->maps);
+
+	ft->adopting = false;
+	ft->st.adopted_dropped += n;
+	ft_forget_dropped(ft, "taken over from the previous loader, mapped by no running process");
+	log_debug("unwind tables taken over: %" PRIu64 " found mapped, %zu dropped",
+		  ft->st.adopted_found, n);
+}
+
 void file_tables_tick(struct file_tables *ft)
 {
 	uint64_t start = mono_ns(), now;
@@ -591,6 +641,8 @@ void file_tables_tick(struct file_tables *ft)
 		ft->scan = NULL;
 		ft->nscan = ft->scan_at = 0;
 	}
+	if (ft->adopting && ft->scan_at >= ft->nscan)
+		ft_adoption_done(ft);
 	if (found > 0)
 		ft->busy = true;
 	now = mono_ns();
@@ -598,7 +650,7 @@ void file_tables_tick(struct file_tables *ft)
 		ft->last_expire_ns = now;
 		unwind_maps_expire(&ft->maps, now);
 	}
-	ft_forget_dropped(ft);
+	ft_forget_dropped(ft, "least recently used, or refusal expired");
 	if (ft->maps.cache_evictions != ft->audited_evictions ||
 	    ft->maps.refused_expired != ft->audited_expired) {
 		unwind_audit_cache(ft->maps.cache_evictions - ft->audited_evictions,
@@ -643,7 +695,7 @@ void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
 
 	/* With --unwind fp too: the files sampled frames lie in are opened and
 	 * registered for the exporter, only no table is built. */
-	if (file_tables_init(ft, sess->skel, reg, err, sizeof(err)) == 0) {
+	if (file_tables_init(ft, sess->skel, reg, sess->pin_dir, err, sizeof(err)) == 0) {
 		ft->active = true;
 		ft->busy = ft->nscan > 0;
 		log_debug("unwind tables (--unwind=%s): %.0f MiB for tables, %zu files of running "
@@ -670,15 +722,16 @@ static int ft_on_event(void *ctx, void *data, size_t size)
 }
 
 int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct file_registry *reg,
-		     char *err, size_t errlen)
+		     const char *pin_dir, char *err, size_t errlen)
 {
 	char cerr[256];
 
 	ft->tick_budget_ns = FT_TICK_BUDGET_NS;
 	ft->last_report_ns = ft->last_expire_ns = mono_ns();
 	ft->reg = reg;
-	if (unwind_maps_init(&ft->maps, skel, err, errlen) != 0)
+	if (unwind_maps_init(&ft->maps, skel, pin_dir, err, errlen) != 0)
 		return -1;
+	ft_adopt(ft);
 	ft->events = ring_buffer__new(bpf_map__fd(skel->maps.unwind_events), ft_on_event, ft, NULL);
 	if (ft->events == NULL) {
 		snprintf(err, errlen, "ring_buffer__new(unwind_events): %s", strerror(errno));

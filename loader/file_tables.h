@@ -50,6 +50,9 @@ struct file_tables_stats {
 	uint64_t scanned;        /* start-up: files of running processes */
 	uint64_t work_ns;        /* time spent in ticks */
 	uint64_t deferred_ticks; /* ticks that stopped at the time budget */
+	uint64_t adopted;        /* tables taken over from the previous loader */
+	uint64_t adopted_found;  /* of those, found mapped by the start-up scan */
+	uint64_t adopted_dropped; /* of those, mapped by no running process: dropped */
 };
 
 /* Files that could not be opened lately, with how often. */
@@ -76,6 +79,7 @@ struct file_tables {
 	bool active;     /* tables in use (DWARF possible) */
 	bool busy;       /* the last tick found work: tick again soon */
 	bool have_client;
+	bool adopting;   /* tables taken over, the start-up scan not over yet */
 	uint64_t audited_evictions, audited_expired; /* the cache's, as last audited */
 	struct ft_miss miss[FT_MISSES];
 };
@@ -93,9 +97,11 @@ unsigned file_tables_unwind_mode(const struct file_tables *ft, unsigned wanted);
  */
 void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
 		       struct file_registry *reg);
-/* The parts of start, for tests. 0, or -1 with err. */
+/* The parts of start, for tests. pin_dir: the session's pin directory
+ * (NULL: none), where a previous loader's tables are taken over from and
+ * this one's chunks are pinned. 0, or -1 with err. */
 int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct file_registry *reg,
-		     char *err, size_t errlen);
+		     const char *pin_dir, char *err, size_t errlen);
 /* Pending files, then the start-up queue, until the tick's time budget.
  * Sets ft->busy when work is left. */
 void file_tables_tick(struct file_tables *ft);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "loader/audit_log.h"
+#include "loader/unwind_maps.h"
 
 void unwind_audit_rows(const char *path, const struct lowprof_file_id *id, uint32_t first_row,
 		       uint32_t nrows, uint64_t evicted_files)
@@ -59,5 +60,23 @@ void unwind_audit_cache(uint64_t evicted, uint64_t expired, uint64_t evicted_tot
 	audit_rec_u64(&r, "evicted_total", evicted_total);
 	audit_rec_u64(&r, "refused_expired_total", expired_total);
 	audit_rec_u64(&r, "entries", entries);
+	audit_rec_end(&r, 0);
+}
+
+void unwind_audit_adopt(const struct unwind_maps_adoption *ad)
+{
+	struct audit_actor me;
+	struct audit_rec r;
+
+	if (!audit_log_enabled())
+		return;
+	audit_actor_self(&me);
+	audit_rec_begin(&r, "unwind_adopt", &me);
+	audit_rec_str(&r, "map", "unwind_files");
+	audit_rec_u64(&r, "files", ad->files);
+	audit_rec_u64(&r, "rows", ad->rows);
+	audit_rec_u64(&r, "chunks", ad->chunks);
+	audit_rec_u64(&r, "entries_refused", ad->entries_dropped);
+	audit_rec_u64(&r, "chunks_refused", ad->chunks_dropped);
 	audit_rec_end(&r, 0);
 }

@@ -10,7 +10,9 @@
  *    the least recently used when the budget or the entry bound is reached,
  *    or a refusal that expired;
  *  - the cache's eviction totals (`unwind_cache_evict`) once per tick that
- *    had any.
+ *    had any;
+ *  - `unwind_adopt` once when a restarted loader takes over the tables its
+ *    predecessor left pinned (how many files, rows and chunks; what it refused).
  * Files arrive at the rate of new binaries, not of new processes: a host
  * starting a thousand processes a second of the same few programs writes
  * nothing for them once their tables are built.
@@ -34,5 +36,10 @@ void unwind_audit_evict(const struct lowprof_file_id *id, const char *why);
  * bounds, refusals expired): one `unwind_cache_evict` record, totals included. */
 void unwind_audit_cache(uint64_t evicted, uint64_t expired, uint64_t evicted_total,
 			uint64_t expired_total, uint64_t entries);
+
+struct unwind_maps_adoption;
+
+/* The previous loader's tables taken over (loader/unwind_maps.h). */
+void unwind_audit_adopt(const struct unwind_maps_adoption *ad);
 
 #endif /* LOWPROF_LOADER_UNWIND_AUDIT_H */

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,34 @@ bool unwind_maps_ready(const struct unwind_maps *um)
 	return um->chunk != NULL;
 }
 
+/* The bpffs path of chunk k's pin. false when there is none (no pin directory). */
+static bool um_chunk_pin_path(const struct unwind_maps *um, uint32_t k, char *path, size_t len)
+{
+	return um->pin_dir != NULL &&
+	       (size_t)snprintf(path, len, "%s/unwind_chunk_%u", um->pin_dir, k) < len;
+}
+
+/* Pin chunk k (fd) for the next loader. A failure costs only the adoption
+ * of its tables (the next loader drops them and builds them again). */
+static void um_chunk_pin(const struct unwind_maps *um, uint32_t k, int fd)
+{
+	char path[PATH_MAX];
+
+	if (!um_chunk_pin_path(um, k, path, sizeof(path)))
+		return;
+	unlink(path); /* a pin a kill left without its slot */
+	if (bpf_obj_pin(fd, path) != 0)
+		log_warn_f("unwind rows: pinning chunk %u at %s: %s", k, path, strerror(errno));
+}
+
+static void um_chunk_unpin(const struct unwind_maps *um, uint32_t k)
+{
+	char path[PATH_MAX];
+
+	if (um_chunk_pin_path(um, k, path, sizeof(path)))
+		unlink(path);
+}
+
 /* A new chunk k: an mmapable array map, then its slot in unwind_rows. 0 or -errno. */
 static int um_chunk_create(struct unwind_maps *um, uint32_t k)
 {
@@ -198,9 +227,13 @@ static int um_chunk_create(struct unwind_maps *um, uint32_t k)
 		close(fd);
 		return rc;
 	}
+	/* Pinned before it is installed: a slot is never without its pin for
+	 * longer than a kill between the two (the next loader checks both). */
+	um_chunk_pin(um, k, fd);
 	/* Installed empty: no process entry points at its rows before they are written. */
 	if (bpf_map_update_elem(um->rows_fd, &k, &fd, BPF_ANY) != 0) {
 		rc = -errno;
+		um_chunk_unpin(um, k);
 		munmap(rows, UM_CHUNK_BYTES);
 		close(fd);
 		return rc;
@@ -249,7 +282,8 @@ static void um_write(struct unwind_maps *um, uint32_t start, const void *src, si
 	}
 }
 
-int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err, size_t errlen)
+int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, const char *pin_dir,
+		     char *err, size_t errlen)
 {
 	uint32_t chunks = bpf_map__max_entries(skel->maps.unwind_rows);
 
@@ -264,6 +298,10 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
 	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
 	um->ncpus = libbpf_num_possible_cpus();
+	if (pin_dir != NULL && (um->pin_dir = strdup(pin_dir)) == NULL) {
+		unwind_maps_fini(um);
+		return errbuf_fail(-ENOMEM, err, errlen, "out of memory");
+	}
 	return 0;
 }
 
@@ -284,6 +322,7 @@ void unwind_maps_fini(struct unwind_maps *um)
 	free(um->files);
 	free(um->free);
 	free(um->dropped);
+	free(um->pin_dir); /* the pins stay: for the next loader, or removed with the directory */
 	memset(um, 0, sizeof(*um));
 	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
 }
@@ -698,6 +737,7 @@ static void um_release_empty_chunks(struct unwind_maps *um)
 			log_warn_f("unwind rows: freeing chunk %u: %s", k, strerror(errno));
 			continue;
 		}
+		um_chunk_unpin(um, k);
 		munmap(um->chunk[k], UM_CHUNK_BYTES);
 		close(um->chunk_fd[k]);
 		um->chunk[k] = NULL;
@@ -765,6 +805,222 @@ void unwind_maps_expire(struct unwind_maps *um, uint64_t now_ns)
 		}
 		i++;
 	}
+}
+
+/* Take [start, start + len) out of the free list: 0, or -EINVAL when some
+ * of it is not free (another entry holds it). */
+static int um_free_take(struct unwind_maps *um, uint32_t start, uint32_t len)
+{
+	size_t i;
+
+	for (i = 0; i < um->nfree; i++) {
+		uint32_t r_start = um->free[i].start, r_len = um->free[i].len;
+		uint64_t r_end = (uint64_t)r_start + r_len, end = (uint64_t)start + len;
+
+		if (start < r_start || end > r_end)
+			continue;
+		if (start == r_start) {
+			um->free[i].start += len;
+			um->free[i].len -= len;
+			if (um->free[i].len == 0) {
+				memmove(&um->free[i], &um->free[i + 1], (um->nfree - i - 1) * sizeof(*um->free));
+				um->nfree--;
+			}
+			return 0;
+		}
+		/* The head stays in place, the tail (if any) goes back as its own
+		 * range (by index: the insert may move the list). */
+		um->free[i].len = start - r_start;
+		if (end < r_end && um_free_insert(um, (uint32_t)end, (uint32_t)(r_end - end)) != 0) {
+			um->free[i].len = r_len;
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Rows [start, start + len) all lie in mapped chunks. */
+static bool um_chunks_mapped(const struct unwind_maps *um, uint32_t start, uint32_t len)
+{
+	uint32_t k;
+
+	if (len == 0 || (uint64_t)start + len > um->capacity)
+		return false;
+	for (k = start >> LOWPROF_UNWIND_CHUNK_SHIFT; k <= (start + len - 1) >> LOWPROF_UNWIND_CHUNK_SHIFT; k++) {
+		if (k >= um->max_chunks || um->chunk[k] == NULL)
+			return false;
+	}
+	return true;
+}
+
+int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id *key,
+			    const struct lowprof_unwind_file *e)
+{
+	const uint32_t *words;
+	struct unwind_file *f;
+	uint32_t at, npages, nwords, slots, i;
+	uint64_t max_words;
+
+	if ((e->flags & LOWPROF_UNWIND_FILE_NO_ROWS) || e->nrows == 0 || e->nsegs == 0 ||
+	    e->nsegs > LOWPROF_UNWIND_FILE_SEGS || e->nrows > um->capacity ||
+	    !um_chunks_mapped(um, e->first_row, e->nrows + 1) || unwind_maps_find(um, key) != NULL)
+		return -EINVAL;
+	/* The page index follows the rows; its first word sizes it (unwind_maps_page_index). */
+	at = e->first_row + e->nrows;
+	words = (const uint32_t *)&um->chunk[at >> LOWPROF_UNWIND_CHUNK_SHIFT]
+					   [at & (LOWPROF_UNWIND_CHUNK_ROWS - 1)];
+	npages = words[0];
+	max_words = (uint64_t)e->nrows * UM_INDEX_WORDS_PER_ROW + UM_INDEX_WORDS_MIN;
+	if (npages > 0 && (uint64_t)npages + 3 > max_words)
+		return -EINVAL;
+	nwords = npages > 0 ? npages + 3 : 1;
+	slots = e->nrows + (nwords + 3) / 4;
+	if (slots < e->nrows || !um_chunks_mapped(um, e->first_row, slots))
+		return -EINVAL;
+	if (um_free_take(um, e->first_row, slots) != 0)
+		return -EINVAL;
+	f = um_file_new(um, key);
+	if (f == NULL) {
+		um_free_insert(um, e->first_row, slots);
+		return -EINVAL;
+	}
+	f->state = UNWIND_FILE_READY;
+	f->first_row = e->first_row;
+	f->nrows = e->nrows;
+	f->nslots = slots;
+	f->flags = e->flags;
+	f->nsegments = e->nsegs;
+	for (i = 0; i < e->nsegs; i++) {
+		f->seg[i].offset = e->seg[i].off;
+		f->seg[i].vaddr = e->seg[i].vaddr;
+		f->seg[i].filesz = e->seg[i].size;
+		f->seg[i].memsz = e->seg[i].size;
+	}
+	/* The walker's stamp; a table it never used is evictable at once, as a
+	 * start-up table is (unwind_maps_mark_unused). */
+	if (e->last_used != 0)
+		f->last_used = e->last_used;
+	else
+		f->last_used = (mono_ns() >> 30) - UM_EVICT_MIN_IDLE;
+	f->adopted = true;
+	return 0;
+}
+
+/* Map chunk k again when its pin is the map in its slot; otherwise clear
+ * both. Counts into out. */
+static void um_adopt_chunk(struct unwind_maps *um, uint32_t k, struct unwind_maps_adoption *out)
+{
+	struct bpf_map_info info;
+	__u32 info_len = sizeof(info), slot_id = 0;
+	bool have_slot = bpf_map_lookup_elem(um->rows_fd, &k, &slot_id) == 0;
+	char path[PATH_MAX];
+	int fd = -1;
+	void *rows;
+
+	if (um_chunk_pin_path(um, k, path, sizeof(path)))
+		fd = bpf_obj_get(path);
+	if (!have_slot && fd < 0)
+		return;
+	memset(&info, 0, sizeof(info));
+	if (have_slot && fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &info_len) == 0 &&
+	    info.id == slot_id && info.type == BPF_MAP_TYPE_ARRAY &&
+	    info.value_size == sizeof(struct lowprof_unwind_row) &&
+	    info.max_entries == LOWPROF_UNWIND_CHUNK_ROWS && (info.map_flags & BPF_F_MMAPABLE)) {
+		rows = mmap(NULL, UM_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (rows != MAP_FAILED) {
+			um->chunk[k] = rows;
+			um->chunk_fd[k] = fd;
+			um->nchunks++;
+			out->chunks++;
+			return;
+		}
+	}
+	/* A kill between pin and slot, or a pin that failed: neither is used.
+	 * Entries with rows there are refused below, and the slot is made again
+	 * when a range reaches it. */
+	if (have_slot)
+		bpf_map_delete_elem(um->rows_fd, &k);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	out->chunks_dropped++;
+}
+
+int unwind_maps_adopt(struct unwind_maps *um, struct unwind_maps_adoption *out)
+{
+	struct lowprof_file_id *keys = NULL, key, *prev = NULL;
+	struct lowprof_unwind_file e;
+	size_t nkeys = 0, cap = 0, i;
+	uint32_t k;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (um->pin_dir == NULL || um->rows_fd < 0 || um->files_fd < 0)
+		return 0;
+	for (k = 0; k < um->max_chunks; k++)
+		um_adopt_chunk(um, k, out);
+	/* Keys first: deleting while walking would restart the walk. */
+	while (bpf_map_get_next_key(um->files_fd, prev, &key) == 0) {
+		if (nkeys == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct lowprof_file_id *n = realloc(keys, ncap * sizeof(*n));
+
+			if (n == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			keys = n;
+			cap = ncap;
+		}
+		keys[nkeys++] = key;
+		prev = &keys[nkeys - 1];
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(um->files_fd, &keys[i], &e) == 0 &&
+		    unwind_maps_adopt_entry(um, &keys[i], &e) == 0) {
+			out->files++;
+			out->rows += e.nrows;
+			continue;
+		}
+		bpf_map_delete_elem(um->files_fd, &keys[i]);
+		out->entries_dropped++;
+	}
+	free(keys);
+	/* A walk may still hold a refused entry: wait it out before any of the
+	 * rows it named are handed out again. */
+	if (out->entries_dropped > 0)
+		usleep(UM_REUSE_DELAY_US);
+	um_release_empty_chunks(um);
+	return rc;
+}
+
+size_t unwind_maps_drop_unseen(struct unwind_maps *um)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < um->nfiles; i++) {
+		if (um->files[i]->adopted) {
+			if (um->files_fd >= 0)
+				bpf_map_delete_elem(um->files_fd, &um->files[i]->key);
+			n++;
+		}
+	}
+	if (n == 0)
+		return 0;
+	if (um->files_fd >= 0)
+		usleep(UM_REUSE_DELAY_US);
+	i = 0;
+	while (i < um->nfiles) {
+		if (um->files[i]->adopted) {
+			um_file_remove_waited(um, i, true, true);
+			continue;
+		}
+		i++;
+	}
+	um_release_empty_chunks(um);
+	return n;
 }
 
 void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u)

@@ -45,6 +45,7 @@ struct unwind_file {
 	uint32_t flags;       /* enum lowprof_unwind_file_flags */
 	uint64_t last_used;   /* the walker's stamp (or the loader's tick), for eviction */
 	uint64_t refused_ns;  /* not READY: when (mono), for the expiry */
+	bool adopted;         /* taken over from the previous loader, not yet found mapped */
 	uint32_t nsegments;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 };
@@ -92,6 +93,19 @@ struct unwind_maps {
 	 * tables evicted): the caller audits them and forgets the files. */
 	struct lowprof_file_id *dropped;
 	size_t ndropped, dropped_cap;
+	/* bpffs directory the session's maps are pinned in (NULL: none). Each
+	 * chunk is pinned there too, as unwind_chunk_K, so that the next loader
+	 * can map it: a chunk's fd cannot be had from its id without
+	 * CAP_SYS_ADMIN, which the loader does not hold. */
+	char *pin_dir;
+};
+
+/* What unwind_maps_adopt found of a previous loader's tables. */
+struct unwind_maps_adoption {
+	uint32_t chunks;         /* chunks mapped again */
+	uint32_t chunks_dropped; /* a slot without its pin, or a pin without its slot */
+	uint64_t files, rows;    /* tables taken over, and their rows */
+	uint64_t entries_dropped; /* entries refused (no rows, or a range that does not check) */
 };
 
 #define UNWIND_MAPS_MAX_FILES LOWPROF_UNWIND_MAX_FILES
@@ -104,8 +118,28 @@ struct unwind_maps {
 uint32_t unwind_maps_capacity(unsigned table_mb);
 /* Between open and load: size the array of chunks for the budget. 0 or -errno. */
 int unwind_maps_size(struct lowprof_bpf *skel, unsigned table_mb);
-/* After load: take the fds (chunks are created as tables need them). 0 or -1 with err. */
-int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, char *err, size_t errlen);
+/* After load: take the fds (chunks are created as tables need them, and
+ * pinned under pin_dir when it is not NULL). 0 or -1 with err. */
+int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, const char *pin_dir,
+		     char *err, size_t errlen);
+/*
+ * After init, when the session's maps were pinned by a previous loader of
+ * this run (unwind_rows and unwind_files are among them): take its tables
+ * over instead of building them again. Every chunk whose pin and slot agree
+ * is mapped; every unwind_files entry whose range lies in mapped chunks,
+ * inside rows no other entry holds, with a whole page index, becomes a READY
+ * file marked adopted; any other entry is deleted (the walker asks for that
+ * file again). Chunks left without rows are freed. Returns 0 or -errno.
+ */
+int unwind_maps_adopt(struct unwind_maps *um, struct unwind_maps_adoption *out);
+/* One previous entry as a READY, adopted file, by the rules above (the
+ * chunks already mapped). 0, or -EINVAL (nothing changed). For adopt and tests. */
+int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id *key,
+			    const struct lowprof_unwind_file *e);
+/* Drop the adopted files no running process was found to map (the start-up
+ * scan is over): their identities go to dropped, as evicted ones do. Returns
+ * how many. */
+size_t unwind_maps_drop_unseen(struct unwind_maps *um);
 /* The same over a plain buffer of capacity rows, its chunks all there, without
  * BPF (unit tests): fds -1. */
 int unwind_maps_init_mem(struct unwind_maps *um, struct lowprof_unwind_row *rows,
