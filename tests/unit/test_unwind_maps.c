@@ -4,8 +4,9 @@
  * segments), row allocation with least-recently-used eviction, the file
  * identity as the cache key (device, inode, generation), the walker's entry
  * (file offset -> ELF address through the executable segments, the
- * frame-pointer flag), and the opening of a mapped file checked against
- * the identity the kernel reports.
+ * frame-pointer flag), the opening of a mapped file checked against
+ * the identity the kernel reports, and a restarted loader's taking over of
+ * the tables its predecessor left.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -539,6 +540,133 @@ static void test_open_identity(void **state)
 	}
 }
 
+/*
+ * A restarted loader takes over its predecessor's tables from their
+ * unwind_files entries and the rows still in the chunks: each entry whose
+ * range is mapped, free and ends in a whole page index becomes a READY file
+ * with the same range, segments and flags; a duplicate, an overlap, an entry
+ * without rows, a range past the array and a page index that does not fit
+ * are refused; new tables go around the adopted ones; and the adopted files
+ * the start-up scan did not find are dropped, their rows freed.
+ */
+static void test_adopt_entries(void **state)
+{
+	static struct lowprof_unwind_row backing[400];
+	struct unwinder_segment s[2] = {seg_at(0x1000, 0x1000), seg_at(0x3000, 0x800)};
+	struct unwind_table t[3] = {{0}};
+	struct lowprof_unwind_file e[3], bad;
+	struct lowprof_file_id k[5];
+	struct unwind_maps um, um2;
+	struct unwind_file *f, *d;
+	struct unwind_maps_usage u;
+	size_t i, n[3] = {20, 300, 5};
+	uint32_t at;
+
+	(void)state;
+	memset(backing, 0, sizeof(backing));
+	assert_int_equal(unwind_maps_init_mem(&um, backing, 400), 0);
+	for (i = 0; i < 5; i++)
+		k[i] = key_of(100 + i);
+	for (i = 0; i < 3; i++) {
+		/* 300 rows 16 bytes apart span two pages: a page index of 5 words. */
+		t[i].rows = rows_for(n[i], 0x1000);
+		t[i].nrows = n[i];
+		f = unwind_maps_add(&um, &k[i], &t[i], s, 2);
+		assert_non_null(f);
+		assert_int_equal(f->state, UNWIND_FILE_READY);
+		unwind_maps_entry(f, &e[i]);
+		e[i].last_used = i == 2 ? 0 : 1234; /* the walker stamped two of them */
+	}
+	assert_true(e[1].first_row + e[1].nrows < 400);
+	assert_int_not_equal(((const uint32_t *)&backing[e[1].first_row + e[1].nrows])[0], 0);
+
+	/* The next loader: the same rows, no files. */
+	assert_int_equal(unwind_maps_init_mem(&um2, backing, 400), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(unwind_maps_adopt_entry(&um2, &k[i], &e[i]), 0);
+		f = unwind_maps_find(&um2, &k[i]);
+		d = unwind_maps_find(&um, &k[i]);
+		assert_non_null(f);
+		assert_int_equal(f->state, UNWIND_FILE_READY);
+		assert_true(f->adopted);
+		assert_int_equal(f->first_row, d->first_row);
+		assert_int_equal(f->nrows, d->nrows);
+		assert_int_equal(f->nslots, d->nslots);
+		assert_int_equal(f->flags, d->flags);
+		assert_int_equal(f->nsegments, 2);
+		assert_int_equal(f->seg[1].vaddr, 0x3000);
+		assert_int_equal(f->seg[1].offset, 0x3000);
+		assert_int_equal(f->seg[1].filesz, 0x800);
+	}
+	assert_int_equal(unwind_maps_find(&um2, &k[0])->last_used, 1234);
+	/* Never used by the walker: evictable at once, like a start-up table. */
+	assert_true(unwind_maps_find(&um2, &k[2])->last_used < (mono_ns() >> 30));
+
+	/* Refused: the same file twice, an overlap, no rows, past the array, a
+	 * segment count the walker does not take, a page index too large. */
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[0], &e[0]), -EINVAL);
+	/* Another file naming rows a table holds (its index is whole). */
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &e[0]), -EINVAL);
+	assert_null(unwind_maps_find(&um2, &k[3]));
+	bad = e[1];
+	bad.first_row += 3;
+	bad.nrows -= 10;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &bad), -EINVAL);
+	bad = e[0];
+	bad.flags |= LOWPROF_UNWIND_FILE_NO_ROWS;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &bad), -EINVAL);
+	bad.flags = 0;
+	bad.first_row = 390;
+	bad.nrows = 20;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &bad), -EINVAL);
+	bad = e[0];
+	bad.nsegs = LOWPROF_UNWIND_FILE_SEGS + 1;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &bad), -EINVAL);
+	bad = e[0];
+	bad.nsegs = 0;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[3], &bad), -EINVAL);
+	at = e[2].first_row + e[2].nrows;
+	((uint32_t *)&backing[at])[0] = 1000; /* 1003 index words for 5 rows */
+	unwind_maps_fini(&um2);
+	assert_int_equal(unwind_maps_init_mem(&um2, backing, 400), 0);
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[2], &e[2]), -EINVAL);
+	assert_null(unwind_maps_find(&um2, &k[2]));
+	assert_int_equal(um2.nfiles, 0);
+	((uint32_t *)&backing[at])[0] = 0;
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[0], &e[0]), 0);
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[1], &e[1]), 0);
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[2], &e[2]), 0);
+
+	/* A new table goes around the adopted ones. */
+	d = unwind_maps_add(&um2, &k[4], &t[0], s, 2);
+	assert_non_null(d);
+	assert_int_equal(d->state, UNWIND_FILE_READY);
+	for (i = 0; i < 3; i++) {
+		f = unwind_maps_find(&um2, &k[i]);
+		assert_true(d->first_row + d->nslots <= f->first_row ||
+			    f->first_row + f->nslots <= d->first_row);
+	}
+
+	/* The scan found file 0 mapped: 1 and 2 go, handed to the caller, their rows free. */
+	unwind_maps_find(&um2, &k[0])->adopted = false;
+	assert_int_equal(unwind_maps_drop_unseen(&um2), 2);
+	assert_int_equal(um2.ndropped, 2);
+	assert_null(unwind_maps_find(&um2, &k[1]));
+	assert_null(unwind_maps_find(&um2, &k[2]));
+	assert_non_null(unwind_maps_find(&um2, &k[0]));
+	unwind_maps_usage(&um2, &u);
+	assert_int_equal(u.rows_used, unwind_maps_find(&um2, &k[0])->nslots + d->nslots);
+	assert_int_equal(unwind_maps_drop_unseen(&um2), 0);
+	/* The large table fits again where it was. */
+	f = unwind_maps_add(&um2, &k[1], &t[1], s, 2);
+	assert_non_null(f);
+	assert_int_equal(f->state, UNWIND_FILE_READY);
+	for (i = 0; i < 3; i++)
+		free(t[i].rows);
+	unwind_maps_fini(&um2);
+	unwind_maps_fini(&um);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_entry_offsets),
 		cmocka_unit_test(test_fp_flags),
 		cmocka_unit_test(test_open_identity),
+		cmocka_unit_test(test_adopt_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
