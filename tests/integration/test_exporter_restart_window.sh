@@ -22,35 +22,19 @@ track "$wl"
 # JSON line per change: the window fields, the samples, the restarts, and
 # profile.pb.gz's time_nanos, duration_nanos and sample count.
 start_watch() {
-	python3 - "$1" >"$1/watch.jsonl" <<'PY' &
+	python3 - "$1" "$SRC/tests/integration" >"$1/watch.jsonl" <<'PY' &
 import gzip, json, os, sys, time
 out = sys.argv[1]
-
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
+sys.path.insert(0, sys.argv[2])
+from pb_lib import fields
 
 def pprof_times(path):
-    b = gzip.open(path).read()
-    i, t, d, n = 0, 0, 0, 0
-    while i < len(b):
-        key, i = varint(b, i)
-        f, w = key >> 3, key & 7
-        if w == 0:
-            v, i = varint(b, i)
-            if f == 9: t = v
-            elif f == 10: d = v
-        elif w == 2:
-            ln, i = varint(b, i)
-            i += ln
-            if f == 2: n += 1
-        elif w == 1: i += 8
-        elif w == 5: i += 4
-        else: raise ValueError("wire type %d" % w)
+    """Profile's time_nanos (9), duration_nanos (10), and its samples (2)."""
+    t = d = n = 0
+    for num, v in fields(gzip.open(path).read()):
+        if num == 9: t = v
+        elif num == 10: d = v
+        elif num == 2: n += 1
     return t, d, n
 
 last = None

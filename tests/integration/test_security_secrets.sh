@@ -76,33 +76,11 @@ done
 # No raw kernel address in the outputs (KASLR): no "[kernel]+0x..." name, and
 # no pprof location at a kernel address.
 ! grep -q "kernel\]+0x" "$work/out/profile.folded" || fail "a raw kernel address in profile.folded"
-python3 - "$work/out/profile.pb.gz" <<'PY' || fail "a raw kernel address in profile.pb.gz"
+python3 - "$work/out/profile.pb.gz" "$SRC/tests/integration" <<'PY' || fail "a raw kernel address in profile.pb.gz"
 import gzip, sys
+sys.path.insert(0, sys.argv[2])
+from pb_lib import fields
 data = gzip.open(sys.argv[1]).read()
-def fields(buf):
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(buf, i)
-        elif wt == 2:
-            n, i = varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            sys.exit(f"wire type {wt}")
-        yield num, v
-def varint(buf, i):
-    v = s = 0
-    while True:
-        b = buf[i]; i += 1
-        v |= (b & 0x7F) << s; s += 7
-        if b < 0x80:
-            return v, i
 locs = [dict((n, v) for n, v in fields(l) if n == 3) for n, l in fields(data) if n == 4]
 high = [l[3] for l in locs if 3 in l and l[3] >= 0xFFFF800000000000]
 if high:
