@@ -73,7 +73,7 @@ static void burn_cpu_ms(clockid_t clk, long ms)
 	clock_gettime(clk, &t0);
 	do {
 		for (int i = 0; i < 100000; i++)
-			x += (uint64_t)i;
+			x = x + (uint64_t)i; /* volatile: each add is done */
 		clock_gettime(clk, &t1);
 	} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }

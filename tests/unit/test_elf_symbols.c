@@ -30,7 +30,7 @@ struct fixture {
 	char pie[300], nopie[300], stripped[300];
 };
 
-static int sh(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
 {
 	char cmd[2048];
 	va_list ap;

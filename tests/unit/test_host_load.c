@@ -253,7 +253,7 @@ static void burn_cpu(double seconds)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		for (int i = 0; i < 100000; i++)
-			x += (uint64_t)i;
+			x = x + (uint64_t)i; /* volatile: each add is done */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 <
 		 seconds);

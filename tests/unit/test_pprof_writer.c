@@ -1,5 +1,6 @@
 /* pprof encoder: write a known profile, decode it with protoc against the
  * official schema, and read it with `go tool pprof -top` when go is present. */
+#define _GNU_SOURCE /* fopencookie */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
 #include "test_support.h"
@@ -148,12 +151,108 @@ static void test_empty_profile(void **state)
 	profile_free(p);
 }
 
+/* A stream that notes the thread's CPU time at each write reaching it. */
+struct timed_stream {
+	uint64_t last_ns, max_gap_ns;
+	size_t writes, bytes;
+	FILE *copy; /* the bytes, for reading back */
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void timed_note(struct timed_stream *t)
+{
+	uint64_t now = thread_cpu_ns();
+
+	if (now - t->last_ns > t->max_gap_ns)
+		t->max_gap_ns = now - t->last_ns;
+	t->last_ns = now;
+}
+
+static ssize_t timed_write(void *cookie, const char *buf, size_t n)
+{
+	struct timed_stream *t = cookie;
+
+	timed_note(t);
+	t->writes++;
+	t->bytes += n;
+	return fwrite(buf, 1, n, t->copy) == n ? (ssize_t)n : -1;
+}
+
+/*
+ * A large profile (more of every table than one piece holds) is written in
+ * pieces: its output reaches the stream as the work goes, so that no stretch
+ * of CPU between two writes is more than a small part of the whole (a paced
+ * exporter pauses between writes; a message packed whole before its first
+ * byte was one stretch of most of it), and what comes out reads back whole.
+ */
+static void test_written_in_pieces(void **state)
+{
+	enum { STACKS = 6000 };
+	struct profile *p = profile_new(), *back = NULL;
+	struct timed_stream t = {0};
+	cookie_io_functions_t io = {.write = timed_write};
+	char names[3][64], err[256] = "";
+	struct frame fr[3];
+	char *mem = NULL;
+	size_t memlen = 0;
+	uint64_t start, total;
+	FILE *f;
+	int i, k;
+
+	(void)state;
+	for (i = 0; i < STACKS; i++) {
+		memset(fr, 0, sizeof(fr));
+		for (k = 0; k < 3; k++) {
+			snprintf(names[k], sizeof(names[k]), "function_%d_level_%d_of_a_long_name", i, k);
+			fr[k].function = names[k];
+			fr[k].module = "/usr/lib/x86_64-linux-gnu/libexample.so.1";
+			fr[k].address = 0x7f0000001000ull + (uint64_t)i * 64 + (uint64_t)k * 16;
+			fr[k].module_offset = 0x1000ull + (uint64_t)i * 64 + (uint64_t)k * 16;
+			fr[k].symbolized = true;
+		}
+		assert_int_equal(profile_add_sample(p, 100 + (uint32_t)(i % 50), 0, "app", fr, 3, false,
+						    1 + (uint64_t)(i % 7), 1000), 0);
+	}
+	t.copy = open_memstream(&mem, &memlen);
+	assert_non_null(t.copy);
+	f = fopencookie(&t, "w", io);
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	start = thread_cpu_ns();
+	t.last_ns = start;
+	assert_int_equal(pprof_write(p, f, err, sizeof(err)), 0);
+	timed_note(&t); /* the stretch after the last write */
+	total = thread_cpu_ns() - start;
+	fclose(f);
+	fclose(t.copy);
+	printf("# %zu writes, %zu bytes, %.2f ms in all, at most %.2f ms between two\n", t.writes,
+	       t.bytes, (double)total / 1e6, (double)t.max_gap_ns / 1e6);
+	assert_true(t.writes >= 8);
+	assert_true(t.max_gap_ns * 4 <= total);
+
+	assert_int_equal(pprof_reader_load((const uint8_t *)mem, memlen, &back, err, sizeof(err)), 0);
+	assert_int_equal(profile_stack_count(back), STACKS);
+	assert_int_equal(profile_function_count(back), profile_function_count(p));
+	assert_int_equal(profile_location_count(back), profile_location_count(p));
+	profile_free(back);
+	free(mem);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_protoc_decode),
 		cmocka_unit_test(test_go_pprof),
 		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_written_in_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);

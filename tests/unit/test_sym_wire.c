@@ -148,9 +148,11 @@ static void test_check_request_bounds(void **state)
 	Lowprof__Sym__MapsRequest m = LOWPROF__SYM__MAPS_REQUEST__INIT;
 	Lowprof__Sym__MappedFileRequest mf = LOWPROF__SYM__MAPPED_FILE_REQUEST__INIT;
 	Lowprof__Sym__DebugFileRequest df = LOWPROF__SYM__DEBUG_FILE_REQUEST__INIT;
+	/* The last: 130 hex digits, two past the longest build id taken. */
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	static const char *const bad_ids[] = {"", "a", "abc", "ABCD", "../etc", "ab/cd", "abcg",
-					      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-					      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef00"};
+					      HEX64 HEX64 "00"};
+#undef HEX64
 	char err[160];
 	size_t i;
 
