@@ -8,7 +8,11 @@
  * pool of functions); the files go to a temporary directory under DIR (the
  * output directory's file system matters: fsync is part of a write).
  *   usage: lowprof-write-cost [STACKS [DEPTH [INTERVALS [DIR]]]]
- * Prints one line per part: CPU ms (this thread, user + system).
+ * Prints one line per part: CPU ms (this thread, user + system), and for
+ * the files the longest stretch of CPU between two of the points where the
+ * exporter's pacing may pause a write (outputs_context.progress: each 64 KiB
+ * written), the start and the end included: what one control interval may
+ * have to take whole.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -34,6 +38,19 @@ static uint64_t wc_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The stretches between pause points of the write in progress. */
+static uint64_t wc_last_ns, wc_longest_ns;
+
+static void wc_progress(void *arg)
+{
+	uint64_t now = wc_cpu_ns();
+
+	(void)arg;
+	if (now - wc_last_ns > wc_longest_ns)
+		wc_longest_ns = now - wc_last_ns;
+	wc_last_ns = now;
 }
 
 static char wc_fn[WC_FUNCTIONS][48];
@@ -114,6 +131,7 @@ int main(int argc, char **argv)
 	ctx.duration_s = (double)(now - t0) / 1e9;
 	ctx.ingest = &ingest;
 	ctx.timeline = tl;
+	ctx.progress = wc_progress;
 	c = wc_cpu_ns();
 	merged = profile_window_merged(pw, now);
 	printf("stacks %u depth %u intervals %u\nmerge %.1f ms\n", stacks, depth, intervals,
@@ -122,8 +140,12 @@ int main(int argc, char **argv)
 		return 1;
 	for (i = 0; i < OUTPUTS_N; i++) {
 		c = wc_cpu_ns();
+		wc_last_ns = c;
+		wc_longest_ns = 0;
 		outputs_write_file(merged, &ctx, (enum outputs_file)i);
-		printf("%s %.1f ms\n", names[i], (double)(wc_cpu_ns() - c) / 1e6);
+		wc_progress(NULL);
+		printf("%s %.1f ms (longest stretch between pause points %.1f ms)\n", names[i],
+		       (double)(wc_cpu_ns() - c) / 1e6, (double)wc_longest_ns / 1e6);
 		unlinkat(dirfd, names[i], 0);
 	}
 	close(dirfd);

@@ -660,6 +660,8 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 			if (err == -ENOSPC)
 				err = 0; /* counted as dropped */
 		}
+		if (dst->merge_progress != NULL && (i + 1) % PROFILE_MERGE_PROGRESS_STACKS == 0)
+			dst->merge_progress(dst->merge_progress_arg);
 	}
 	free(remap);
 	dst->dropped_samples += src->dropped_samples;
@@ -712,6 +714,12 @@ void profile_take_off_dropped(struct profile *p, uint64_t dropped_samples, uint6
 	p->dropped_cpu_ns -= dropped_cpu_ns < p->dropped_cpu_ns ? dropped_cpu_ns : p->dropped_cpu_ns;
 	p->gone_pid_stacks -= gone_pid_stacks < p->gone_pid_stacks ? gone_pid_stacks
 								   : p->gone_pid_stacks;
+}
+
+void profile_set_merge_progress(struct profile *p, void (*progress)(void *arg), void *arg)
+{
+	p->merge_progress = progress;
+	p->merge_progress_arg = arg;
 }
 
 void profile_set_max_stacks(struct profile *p, size_t max_stacks)

@@ -186,6 +186,18 @@ void profile_set_max_stacks(struct profile *p, size_t max_stacks);
  */
 int profile_merge(struct profile *dst, const struct profile *src);
 
+/*
+ * While another profile's stacks are merged into p (profile_merge,
+ * profile_merge_mapped, profile_fold_gone): progress(arg) after every
+ * PROFILE_MERGE_PROGRESS_STACKS of them, where the caller may pause (the
+ * exporter's paced writes: a window's store of older intervals merged in one
+ * go was one stretch of 10-20 ms on a churning host). Nothing but p and the
+ * source is touched by the merge: the caller keeps both unchanged meanwhile.
+ * NULL: none.
+ */
+#define PROFILE_MERGE_PROGRESS_STACKS 256
+void profile_set_merge_progress(struct profile *p, void (*progress)(void *arg), void *arg);
+
 /* profile_merge_mapped's map entry of a stack not added (dropped, or with no samples). */
 #define PROFILE_NO_STACK UINT32_MAX
 

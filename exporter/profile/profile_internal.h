@@ -76,6 +76,10 @@ struct profile {
 	uint32_t *scratch; /* the stack being added */
 	size_t cap_scratch;
 
+	/* Called while stacks are merged in (profile_set_merge_progress). */
+	void (*merge_progress)(void *arg);
+	void *merge_progress_arg;
+
 	/* NULL until the first add, and again once sealed (or when it could not
 	 * be had: the memos save time, nothing depends on them). */
 	struct profile_memo *memo;

@@ -579,9 +579,11 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 		}
 	}
 	/* The store (the older intervals, oldest first), then the intervals not
-	 * moved into it yet, newer: the run's order. A part at a time: the
-	 * caller may pause after each (nothing merged here changes meanwhile,
-	 * only the current interval is added to). */
+	 * moved into it yet, newer: the run's order. A part at a time, and
+	 * within a part every PROFILE_MERGE_PROGRESS_STACKS stacks: the caller
+	 * may pause there (nothing merged here changes meanwhile, only the
+	 * current interval is added to). */
+	profile_set_merge_progress(m, pw->progress, pw->progress_arg);
 	if ((split != NULL ? profile_merge_mapped(m, pw->store, false, NULL, store_map)
 			   : profile_merge(m, pw->store)) != 0)
 		goto fail;
@@ -625,6 +627,7 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 		if (profile_window_merge_part(m, pw->cur.p, &split, part) != 0)
 			goto fail;
 	}
+	profile_set_merge_progress(m, NULL, NULL);
 	if (pw->count > 0)
 		start = profile_window_at(pw, 0)->start_ns;
 	profile_set_time(m, start, end_ns);

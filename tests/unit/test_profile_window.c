@@ -292,7 +292,9 @@ static void test_window_folds_gone(void **state)
 }
 
 /* The merge calls the progress hook once per part merged: the store (the
- * older intervals), then each interval not moved into it (the newest). */
+ * older intervals), then each interval not moved into it (the newest); and
+ * within a part every PROFILE_MERGE_PROGRESS_STACKS stacks, so that a large
+ * store is not one stretch of work. */
 static void count_call(void *arg)
 {
 	(*(unsigned *)arg)++;
@@ -314,6 +316,25 @@ static void test_window_merge_progress(void **state)
 	profile_window_set_progress(pw, NULL, NULL);
 	assert_non_null(profile_window_merged_closed(pw));
 	assert_int_equal(calls, 2);
+	profile_window_free(pw);
+
+	/* 1000 stacks in the store and in the newest interval: three more calls
+	 * within each. */
+	pw = profile_window_new(S(60), S(10), 0, T0);
+	for (i = 1; i <= 3; i++) {
+		char fn[32];
+		unsigned k;
+
+		for (k = 0; k < 1000; k++) {
+			snprintf(fn, sizeof(fn), "f%u", k);
+			add_pid(pw, 5, "app", fn, 1);
+		}
+		profile_window_roll(pw, T0 + S(10 * i));
+	}
+	calls = 0;
+	profile_window_set_progress(pw, count_call, &calls);
+	assert_non_null(profile_window_merged_closed(pw));
+	assert_int_equal(calls, 2 + 2 * (1000 / PROFILE_MERGE_PROGRESS_STACKS));
 	profile_window_free(pw);
 }
 
