@@ -96,6 +96,10 @@ struct exporter {
 	/* The job running (exporter_write.c): where its current piece started,
 	 * what its earlier pieces cost, and whether it may pause at all. */
 	uint64_t piece_cpu0, job_pieces_ns;
+	/* The job running (OUTPUT_PACE_N: none), and the thread CPU time at its
+	 * last pause point (summary.json's max_stretch_ms). */
+	int job_running;
+	uint64_t stretch_cpu0;
 	bool job_unpaced;
 	/* Signals read while a write was paused, for the main loop. */
 	bool stop_requested, hangup_requested;

@@ -364,8 +364,12 @@ static void exporter_write_progress(void *arg)
 	struct exporter *ex = arg;
 	struct pollfd pfd[2];
 	struct signalfd_siginfo si;
-	uint64_t piece = exporter_thread_cpu_ns() - ex->piece_cpu0, now, due, hint;
+	uint64_t cpu = exporter_thread_cpu_ns(), piece = cpu - ex->piece_cpu0, now, due, hint;
 
+	if (ex->job_running < OUTPUT_PACE_N)
+		output_pace_stretch(&ex->pace, (enum output_pace_job)ex->job_running,
+				    cpu - ex->stretch_cpu0);
+	ex->stretch_cpu0 = cpu;
 	notify_ping();
 	if (ex->job_unpaced || ex->pace.slot_spent_ns + piece <= ex->pace.allowance_ns)
 		return;
@@ -400,7 +404,7 @@ static void exporter_write_progress(void *arg)
 	 * starts now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = mono_ns();
-	ex->piece_cpu0 = exporter_thread_cpu_ns();
+	ex->piece_cpu0 = ex->stretch_cpu0 = exporter_thread_cpu_ns();
 }
 
 static void exporter_outputs_context(struct exporter *ex, struct outputs_context *ctx,
@@ -511,8 +515,9 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	struct profile_window_stats ws;
 	uint64_t last;
 
-	ex->piece_cpu0 = exporter_thread_cpu_ns();
+	ex->piece_cpu0 = ex->stretch_cpu0 = exporter_thread_cpu_ns();
 	ex->job_pieces_ns = 0;
+	ex->job_running = job;
 	/* A stop or SIGHUP read during an earlier pause: no more pausing. */
 	ex->job_unpaced = forced || ex->pace.allowance_ns == UINT64_MAX || ex->stop_requested ||
 			  ex->hangup_requested;
@@ -583,6 +588,8 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		break;
 	}
 	last = exporter_thread_cpu_ns() - ex->piece_cpu0;
+	output_pace_stretch(&ex->pace, job, exporter_thread_cpu_ns() - ex->stretch_cpu0);
+	ex->job_running = OUTPUT_PACE_N;
 	output_pace_done(&ex->pace, job, ex->job_pieces_ns + last, last, now_unix, forced);
 	ex->job_unpaced = false;
 }

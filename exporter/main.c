@@ -26,6 +26,7 @@ int main(int argc, char **argv)
 	heap_bound();
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
+	ex.job_running = OUTPUT_PACE_N;
 	log_init("lowprof-exporter", LOG_LEVEL_INFO);
 	sandbox_not_dumpable("exporter");
 	seccomp_log = sandbox_take_seccomp_log(&argc, argv);

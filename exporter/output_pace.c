@@ -217,6 +217,12 @@ void output_pace_piece(struct output_pace *p, uint64_t cost_ns)
 	output_pace_spend(p, cost_ns);
 }
 
+void output_pace_stretch(struct output_pace *p, enum output_pace_job job, uint64_t ns)
+{
+	if (ns > p->job[job].max_stretch_ns)
+		p->job[job].max_stretch_ns = ns;
+}
+
 void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t cost_ns,
 		      uint64_t slot_cost_ns, uint64_t now_unix_ns, bool forced)
 {
@@ -281,13 +287,14 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 		OUTPUT_PACE_PUT("{\"allowance_ms\": %.3f", (double)p->allowance_ns / 1e6);
 	OUTPUT_PACE_PUT(", \"slots_per_interval\": %u, \"max_every\": %u, \"max_slot_ms\": %.3f, "
 			"\"max_slot_jobs\": %u, \"slots_over\": %llu, \"deferred\": %llu, "
-			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"rested\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"files\": {",
+			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"rested\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"merge_max_stretch_ms\": %.3f, \"files\": {",
 			p->slots_per_interval, p->max_every, (double)p->max_slot_ns / 1e6,
 			p->max_slot_jobs, (unsigned long long)p->slots_over,
 			(unsigned long long)p->deferred, (unsigned long long)p->forced,
 			(unsigned long long)p->pieces, (unsigned long long)p->unchanged,
 			(unsigned long long)p->rested,
-			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6);
+			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6,
+			(double)p->job[OUTPUT_PACE_MERGE].max_stretch_ns / 1e6);
 	for (i = OUTPUT_PACE_MERGE + 1; i < OUTPUT_PACE_N; i++) {
 		const struct output_pace_state *j = &p->job[i];
 
@@ -302,9 +309,9 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 							? (double)(j->last_unix_ns - start_unix_ns) / 1e9
 							: 0.0);
 		OUTPUT_PACE_PUT(", \"every_intervals\": %u, \"cost_ms\": %.3f, \"max_cost_ms\": %.3f, "
-				"\"writes\": %llu}",
+				"\"max_stretch_ms\": %.3f, \"writes\": %llu}",
 				j->every, (double)j->last_cost_ns / 1e6, (double)j->max_cost_ns / 1e6,
-				(unsigned long long)j->runs);
+				(double)j->max_stretch_ns / 1e6, (unsigned long long)j->runs);
 	}
 	OUTPUT_PACE_PUT("}}");
 #undef OUTPUT_PACE_PUT

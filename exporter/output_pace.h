@@ -52,6 +52,8 @@ struct output_pace_state {
 	uint64_t cost_ns;      /* the estimate: the last run's cost, decaying from higher ones */
 	uint64_t last_cost_ns; /* the last run's cost, as measured */
 	uint64_t max_cost_ns;  /* the most one run cost */
+	uint64_t max_stretch_ns; /* the longest stretch between two pause points (or the
+				  * start and end) of a run: what a slot may take whole */
 	uint64_t last_unix_ns; /* when it was last written, 0 never */
 	uint64_t runs;
 };
@@ -123,6 +125,9 @@ int output_pace_next(const struct output_pace *p);
  * exporter yields at its next 64 KiB written) and goes on in the next slot:
  * the piece run so far, cost_ns, is counted against this slot. */
 void output_pace_piece(struct output_pace *p, uint64_t cost_ns);
+/* A stretch of job's run between two points where it may pause (the start,
+ * each 64 KiB written, the end): kept if the longest. */
+void output_pace_stretch(struct output_pace *p, enum output_pace_job job, uint64_t ns);
 
 /* The job ran, costing cost_ns in all (slot_cost_ns of it in the current
  * slot, the rest in pieces before), at now_unix_ns: it is no longer pending,

@@ -369,6 +369,7 @@ static void test_restart_archive_index_aside(void **state)
 	put_file(dirfd, ARCHIVE_INDEX_FILE, "not an index\n");
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
+	ex.job_running = OUTPUT_PACE_N;
 	ex.opt.interval_s = 10;
 	ex.opt.window.window_s = 60;
 	ex.opt.window.archive = true;

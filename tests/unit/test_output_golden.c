@@ -188,6 +188,7 @@ static void test_outputs_golden(void **state)
 	(void)state;
 	memset(&ex, 0, sizeof(ex));
 	ex.state_fd = -1;
+	ex.job_running = OUTPUT_PACE_N;
 	ex.opt.frequency_hz = GOLDEN_HZ;
 	memfd = golden_ring();
 	if (shm_ring_consumer_attach(&ex.ring, memfd, err, sizeof(err)) != 0)

@@ -283,8 +283,14 @@ static void test_json(void **state)
 	(void)state;
 	output_pace_init(&p, 7500 * 1000, 10, 6);
 	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	/* The longest stretch between two pause points is kept, per job. */
+	output_pace_stretch(&p, OUTPUT_PACE_PPROF, 2 * MS);
+	output_pace_stretch(&p, OUTPUT_PACE_PPROF, MS / 2);
+	output_pace_stretch(&p, OUTPUT_PACE_MERGE, 4 * MS);
 	output_pace_done(&p, OUTPUT_PACE_PPROF, 3 * MS, 3 * MS, start + 12500 * MS, false);
 	assert_true(output_pace_json(&p, start, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "\"max_stretch_ms\": 2.000, \"writes\": 1}"));
+	assert_non_null(strstr(buf, "\"merge_max_stretch_ms\": 4.000"));
 	assert_non_null(strstr(buf, "\"allowance_ms\": 7.500"));
 	assert_non_null(strstr(buf, "\"profile.pb.gz\": {\"written_s\": 12.500, \"every_intervals\": 1, "
 				    "\"cost_ms\": 3.000"));
