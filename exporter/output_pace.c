@@ -79,16 +79,24 @@ size_t output_pace_interval(struct output_pace *p)
 			continue;
 		if (j->since < UINT32_MAX)
 			j->since++;
+		/* Due at an earlier roll and not run since: one more it waited. */
+		if (j->pending && j->waited < UINT32_MAX)
+			j->waited++;
 		if (j->since >= j->every)
 			j->pending = true;
 		/* The off-CPU files have a profile of their own: no merge needed. */
 		if (j->pending && i != OUTPUT_PACE_OFFCPU)
 			files = true;
 	}
-	/* The files are written from a fresh merge: it runs whenever one is due. */
+	/* The files are written from a fresh merge: it runs whenever one is due
+	 * (one still waiting from before waits one more, as a file does). */
 	if (files && p->job[OUTPUT_PACE_MERGE].enabled) {
-		p->job[OUTPUT_PACE_MERGE].pending = true;
-		p->job[OUTPUT_PACE_MERGE].since = 0;
+		struct output_pace_state *m = &p->job[OUTPUT_PACE_MERGE];
+
+		if (m->pending && m->waited < UINT32_MAX)
+			m->waited++;
+		m->pending = true;
+		m->since = 0;
 	}
 	for (i = 0; i < OUTPUT_PACE_N; i++)
 		n += p->job[i].pending;
@@ -139,6 +147,7 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job)
 		return;
 	/* since is left as it is: still due, at once, when next not held. */
 	j->pending = false;
+	j->waited = 0;
 	p->unchanged++;
 }
 
@@ -150,26 +159,47 @@ void output_pace_rest(struct output_pace *p, enum output_pace_job job)
 	if (!j->pending || j->runs == 0 || j->since >= p->max_every)
 		return;
 	j->pending = false;
+	j->waited = 0;
 	p->rested++;
+}
+
+/* The rolls a pending job has waited through (0: made due at the last one). */
+static unsigned output_pace_overdue(const struct output_pace *p, size_t i)
+{
+	return p->job[i].pending ? p->job[i].waited : 0;
 }
 
 int output_pace_next(const struct output_pace *p)
 {
 	uint64_t cost;
-	size_t i;
+	size_t i, pick = OUTPUT_PACE_N;
 
+	/*
+	 * The job furthest past its period first (a file then goes out from
+	 * the merge before, which stays until the next one is made). In plain
+	 * order the merge, made due again at every roll and first, kept the
+	 * jobs after it from ever running once an interval's jobs took more
+	 * slots than it has (pauses, a small budget): summary.json, last, was
+	 * not written for a whole run.
+	 */
 	for (i = 0; i < OUTPUT_PACE_N; i++) {
-		if (!p->job[i].pending)
-			continue;
-		/* In order: the merge before the files, the summary after them. */
-		if (p->slot_jobs == 0)
-			return (int)i;
-		cost = output_pace_expect(p, i);
-		if (cost > p->allowance_ns || p->slot_spent_ns + cost > p->allowance_ns)
-			return -1;
-		return (int)i;
+		if (output_pace_overdue(p, i) > 0 &&
+		    (pick == OUTPUT_PACE_N || output_pace_overdue(p, i) > output_pace_overdue(p, pick)))
+			pick = i;
 	}
-	return -1;
+	/* Otherwise in order: the merge before the files, the summary after them. */
+	for (i = 0; pick == OUTPUT_PACE_N && i < OUTPUT_PACE_N; i++) {
+		if (p->job[i].pending)
+			pick = i;
+	}
+	if (pick == OUTPUT_PACE_N)
+		return -1;
+	if (p->slot_jobs == 0)
+		return (int)pick;
+	cost = output_pace_expect(p, pick);
+	if (cost > p->allowance_ns || p->slot_spent_ns + cost > p->allowance_ns)
+		return -1;
+	return (int)pick;
 }
 
 /* How often a job that costs cost_ns may run: its share of an interval's
@@ -230,6 +260,7 @@ void output_pace_done(struct output_pace *p, enum output_pace_job job, uint64_t 
 
 	j->pending = false;
 	j->since = 0;
+	j->waited = 0;
 	j->last_cost_ns = cost_ns;
 	if (cost_ns > j->max_cost_ns)
 		j->max_cost_ns = cost_ns;

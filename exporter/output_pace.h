@@ -49,6 +49,8 @@ struct output_pace_state {
 	bool pending;          /* due, not yet run */
 	unsigned every;        /* written every this many intervals (>= 1) */
 	unsigned since;        /* intervals since it was last written */
+	unsigned waited;       /* rolls it has been due through without running: the
+				* one that waited most runs first (output_pace_next) */
 	uint64_t cost_ns;      /* the estimate: the last run's cost, decaying from higher ones */
 	uint64_t last_cost_ns; /* the last run's cost, as measured */
 	uint64_t max_cost_ns;  /* the most one run cost */

@@ -238,13 +238,14 @@ static int pprof_piece_samples(struct pprof_build *b, pprof_profile *part, size_
 
 		ids += s->nlocations + (s->truncated ? 1 : 0);
 	}
-	if (ids > b->loc_ids_cap) {
-		uint64_t *n = realloc(b->loc_ids, ids * sizeof(*n));
+	/* At least one: a piece of stacks without locations still points somewhere. */
+	if (ids + 1 > b->loc_ids_cap) {
+		uint64_t *n = realloc(b->loc_ids, (ids + 1) * sizeof(*n));
 
 		if (n == NULL)
 			return -ENOMEM;
 		b->loc_ids = n;
-		b->loc_ids_cap = ids;
+		b->loc_ids_cap = ids + 1;
 	}
 	ids = 0;
 	for (i = 0; i < k; i++) {

@@ -274,6 +274,50 @@ static void test_rest(void **state)
 	assert_int_equal(p.rested, 5);
 }
 
+/*
+ * An interval's jobs that take more slots than it has (pauses, a budget so
+ * small that each job needs a slot of its own): none starves. Each job that
+ * waited through a roll goes before those made due at it, the most waited
+ * first, so summary.json, last in order, is written; before, the merge,
+ * due again at every roll and first, took the first slot of every interval
+ * and summary.json was not written for a whole run.
+ */
+static void test_no_starving(void **state)
+{
+	static const uint64_t cost[OUTPUT_PACE_N] = {2 * MS, 2 * MS, 2 * MS, 2 * MS, 0, 2 * MS};
+	unsigned runs[OUTPUT_PACE_N] = {0}, last[OUTPUT_PACE_N] = {0}, gap[OUTPUT_PACE_N] = {0};
+	struct output_pace p;
+	unsigned iv, s, mask;
+	int j;
+
+	(void)state;
+	/* 1 ms a slot: one job a slot; the interval's 10 slots keep every
+	 * file's period at 1, but only 2 slots run before each roll. */
+	output_pace_init(&p, 1 * MS, 10, OUTPUT_PACE_MAX_EVERY);
+	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
+	for (iv = 1; iv <= 15; iv++) {
+		output_pace_interval(&p);
+		for (s = 0; s < 2; s++) {
+			mask = run_slot(&p, cost, iv);
+			for (j = 0; j < OUTPUT_PACE_N; j++) {
+				if (!(mask & BIT(j)))
+					continue;
+				runs[j]++;
+				if (iv - last[j] > gap[j])
+					gap[j] = iv - last[j];
+				last[j] = iv;
+			}
+		}
+	}
+	for (j = 0; j < OUTPUT_PACE_N; j++) {
+		if (j == OUTPUT_PACE_OFFCPU)
+			continue;
+		/* 30 slots for 5 jobs: 6 each, give or take one. */
+		assert_true(runs[j] >= 5);
+		assert_true(gap[j] <= 4);
+	}
+}
+
 static void test_json(void **state)
 {
 	struct output_pace p;
@@ -305,6 +349,7 @@ static void test_json(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_starving),
 		cmocka_unit_test(test_allowance),
 		cmocka_unit_test(test_first_interval),
 		cmocka_unit_test(test_spread_within_allowance),
