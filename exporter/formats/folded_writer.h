@@ -24,6 +24,11 @@ struct profile;
 
 /* Returns 0, -ENOMEM, or -EIO when the stream reports an error. */
 int folded_write(const struct profile *p, FILE *out);
+/* The same, calling progress(arg) (not NULL) while it sorts the lines, where
+ * the caller may pause (the exporter's paced writes; its writes to out give
+ * it the others): nothing of p may change meanwhile. */
+int folded_write_paced(const struct profile *p, FILE *out, void (*progress)(void *arg),
+		       void *arg);
 
 /* The sanitised form of one byte of a name (exposed for tests and the SVG). */
 int folded_sanitise_char(unsigned char c);

@@ -40,7 +40,8 @@ static int outputs_folded(FILE *f, void *arg)
 {
 	struct outputs_job *job = arg;
 
-	return folded_write(job->profile, f);
+	/* Its sort pauses like its bytes (ctx->progress may be NULL: none). */
+	return folded_write_paced(job->profile, f, job->ctx->progress, job->ctx->progress_arg);
 }
 
 static int outputs_svg(FILE *f, void *arg)

@@ -84,12 +84,83 @@ static void test_sanitise(void **state)
 	assert_int_equal(folded_sanitise_char('x'), 'x');
 }
 
+static void count_call(void *arg)
+{
+	(*(unsigned *)arg)++;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * More stacks than one sorted run holds (the sort goes in runs, then merges
+ * them, calling the progress hook between pieces): every line once, in
+ * bytewise order (as `LC_ALL=C sort`), stacks of other pids with the same
+ * text merged into one line with their counts added, and the hook called
+ * at least once per run.
+ */
+static void test_paced_sort(void **state)
+{
+	enum { NAMES = 1500, PIDS = 3 };
+	struct profile *p = profile_new();
+	struct frame f[2];
+	char leaf[32], *mem = NULL, **lines, *line, *save = NULL, *plain;
+	size_t memlen = 0, n = 0, i;
+	unsigned calls = 0, k, pid;
+	uint64_t total = 0;
+	FILE *ms;
+
+	(void)state;
+	for (k = 0; k < NAMES; k++) {
+		/* A spread of texts, not in their sorted order. */
+		snprintf(leaf, sizeof(leaf), "fn_%u", (k * 7919u) % NAMES);
+		f[0] = ts_user_frame(leaf, "/bin/app", 0x1000 + k);
+		f[1] = ts_user_frame("main", "/bin/app", 0x10);
+		for (pid = 1; pid <= PIDS; pid++)
+			assert_int_equal(profile_add_sample(p, pid, pid, "app", f, 2, false, pid, 0), 0);
+	}
+	assert_true(profile_stack_count(p) > 1024);
+	ms = open_memstream(&mem, &memlen);
+	assert_non_null(ms);
+	assert_int_equal(folded_write_paced(p, ms, count_call, &calls), 0);
+	fclose(ms);
+	assert_true(calls >= profile_stack_count(p) / 256);
+	lines = calloc(NAMES + 1, sizeof(*lines));
+	for (line = strtok_r(mem, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < NAMES);
+		lines[n++] = line;
+		total += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+		/* 1 + 2 + 3: the three pids' counts on one line. */
+		assert_int_equal(strtoull(strrchr(line, ' ') + 1, NULL, 10), 6);
+	}
+	assert_int_equal(n, NAMES);
+	assert_int_equal(total, (uint64_t)NAMES * 6);
+	for (i = 1; i < n; i++)
+		assert_true(cmp_line(&lines[i - 1], &lines[i]) < 0);
+	free(lines);
+	free(mem);
+
+	/* The same file as without the hook (folded_write). */
+	mem = NULL;
+	ms = open_memstream(&mem, &memlen);
+	assert_int_equal(folded_write_paced(p, ms, count_call, &calls), 0);
+	fclose(ms);
+	plain = ts_folded_text(p);
+	assert_string_equal(plain, mem);
+	free(plain);
+	free(mem);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_sorting_prefixes),
 		cmocka_unit_test(test_sanitise),
+		cmocka_unit_test(test_paced_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
