@@ -28,7 +28,15 @@ struct flamegraph_options {
 	unsigned int width;     /* pixels; 0: 1200 */
 	double min_width_pct;   /* 0: 0.1 */
 	bool include_idle;      /* draw pid 0 (idle task) stacks; off by default */
+	/* Called every FLAMEGRAPH_PROGRESS_STACKS stacks merged into the tree and
+	 * every FLAMEGRAPH_PROGRESS_NODES frames measured, where a paced writer
+	 * may pause (the drawing's bytes pause through its stream); NULL: none. */
+	void (*progress)(void *arg);
+	void *progress_arg;
 };
+
+#define FLAMEGRAPH_PROGRESS_STACKS 256
+#define FLAMEGRAPH_PROGRESS_NODES 4096
 
 /* The script inlined into every SVG (flamegraph_js.c). */
 extern const char flamegraph_js[];

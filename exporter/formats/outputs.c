@@ -65,6 +65,9 @@ static int outputs_svg(FILE *f, void *arg)
 				 ts.lowest_hz, 100.0 * ts.throttled_fraction);
 	}
 	opts.title = title;
+	/* Building the tree pauses like its bytes (ctx->progress may be NULL: none). */
+	opts.progress = job->ctx->progress;
+	opts.progress_arg = job->ctx->progress_arg;
 	return flamegraph_write_svg(job->profile, f, &opts);
 }
 

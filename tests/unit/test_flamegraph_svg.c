@@ -171,11 +171,52 @@ static void test_svg_options(void **state)
 	profile_free(p);
 }
 
+static void count_call(void *arg)
+{
+	(*(unsigned *)arg)++;
+}
+
+/* Built in pieces: the hook is called as the stacks are merged into the tree
+ * (a paced writer pauses there), and the file is the same as without it. */
+static void test_built_in_pieces(void **state)
+{
+	enum { STACKS = 3000 };
+	struct profile *p = profile_new();
+	struct flamegraph_options o = { .subtitle = "pieces" };
+	struct frame f[3];
+	char leaf[32], mid[32];
+	unsigned calls = 0, k;
+	char *plain, *paced;
+
+	(void)state;
+	for (k = 0; k < STACKS; k++) {
+		snprintf(leaf, sizeof(leaf), "leaf_%u", k);
+		snprintf(mid, sizeof(mid), "mid_%u", k % 37);
+		f[0] = ts_user_frame(leaf, APP, 0x1000 + k);
+		f[1] = ts_user_frame(mid, APP, 0x100 + k % 37);
+		f[2] = ts_user_frame("main", APP, 0x10);
+		assert_int_equal(profile_add_sample(p, 1 + k % 5, 1 + k % 5, "app", f, 3, false,
+						    1 + k % 3, 0), 0);
+	}
+	assert_true(profile_stack_count(p) >= STACKS);
+	plain = render(p, &o, "plain.svg");
+	o.progress = count_call;
+	o.progress_arg = &calls;
+	paced = render(p, &o, "paced.svg");
+	assert_true(calls >= profile_stack_count(p) / FLAMEGRAPH_PROGRESS_STACKS);
+	assert_string_equal(plain, paced);
+	assert_non_null(strstr(paced, "<title>mid_0 ("));
+	free(plain);
+	free(paced);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_svg_options),
+		cmocka_unit_test(test_built_in_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
