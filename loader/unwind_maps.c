@@ -76,6 +76,21 @@ size_t unwind_maps_page_index(const struct unwind_row *rows, size_t n, uint32_t 
 	return (size_t)npages + 3;
 }
 
+static void um_free_remove(struct unwind_maps *um, size_t i)
+{
+	memmove(&um->free[i], &um->free[i + 1], (um->nfree - i - 1) * sizeof(*um->free));
+	um->nfree--;
+}
+
+/* The first len rows of free range i are taken; an emptied range goes. */
+static void um_free_take_head(struct unwind_maps *um, size_t i, uint32_t len)
+{
+	um->free[i].start += len;
+	um->free[i].len -= len;
+	if (um->free[i].len == 0)
+		um_free_remove(um, i);
+}
+
 static int um_free_insert(struct unwind_maps *um, uint32_t start, uint32_t len)
 {
 	size_t i, at;
@@ -87,8 +102,7 @@ static int um_free_insert(struct unwind_maps *um, uint32_t start, uint32_t len)
 		um->free[at - 1].len += len;
 		if (at < um->nfree && start + len == um->free[at].start) {
 			um->free[at - 1].len += um->free[at].len;
-			memmove(&um->free[at], &um->free[at + 1], (um->nfree - at - 1) * sizeof(*um->free));
-			um->nfree--;
+			um_free_remove(um, at);
 		}
 		return 0;
 	}
@@ -123,12 +137,7 @@ static int um_alloc(struct unwind_maps *um, uint32_t len, uint32_t *start)
 		if (um->free[i].len < len)
 			continue;
 		*start = um->free[i].start;
-		um->free[i].start += len;
-		um->free[i].len -= len;
-		if (um->free[i].len == 0) {
-			memmove(&um->free[i], &um->free[i + 1], (um->nfree - i - 1) * sizeof(*um->free));
-			um->nfree--;
-		}
+		um_free_take_head(um, i, len);
 		return 0;
 	}
 	return -ENOSPC;
@@ -820,12 +829,7 @@ static int um_free_take(struct unwind_maps *um, uint32_t start, uint32_t len)
 		if (start < r_start || end > r_end)
 			continue;
 		if (start == r_start) {
-			um->free[i].start += len;
-			um->free[i].len -= len;
-			if (um->free[i].len == 0) {
-				memmove(&um->free[i], &um->free[i + 1], (um->nfree - i - 1) * sizeof(*um->free));
-				um->nfree--;
-			}
+			um_free_take_head(um, i, len);
 			return 0;
 		}
 		/* The head stays in place, the tail (if any) goes back as its own
