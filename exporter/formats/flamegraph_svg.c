@@ -77,7 +77,10 @@ static uint64_t fg_hash(uint32_t parent, uint32_t name, uint8_t kind)
  * marker): grown by doubling, the last copy of the nodes and the last
  * rehash took 7-16 ms in one go at 20 000 stacks, where a paced writer
  * cannot pause. The nodes are calloc'ed, so pages never reached are never
- * touched; the index is at most twice what the real tree would need.
+ * touched. The index is sized for the bound, not for the real tree, which is
+ * smaller when stacks share frames: 4 bytes a slot, up to 16 MiB for the
+ * moment of the write at 20 000 stacks of 100 frames (--max-stacks' default
+ * and deep kernel and user stacks).
  */
 #define FG_ZERO_STEP (64 * 1024) /* index slots zeroed between two pauses */
 
