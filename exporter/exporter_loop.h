@@ -115,7 +115,8 @@ struct exporter {
 	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;
 	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (write every file now) */
-	uint64_t next_write_ns;       /* monotonic: the next rewrite of the files */
+	uint64_t next_write_ns;       /* monotonic: the next end of an --interval */
+	unsigned intervals_spanned;   /* --intervals the one being collected spans (>= 1) */
 };
 
 /* CLOCK_REALTIME in nanoseconds (the profile's times; durations use mono_ns()). */
@@ -126,9 +127,10 @@ uint64_t exporter_unix_ns(void);
 int exporter_read_batch(struct exporter *ex);
 
 /*
- * The files' writes (exporter_write.c). At each --interval: exporter_roll
- * closes the interval (the window rolls, the archive and OTLP get it) and
- * makes the files due; exporter_pace, at every loop turn, runs the due ones
+ * The files' writes (exporter_write.c). At each --interval's end,
+ * exporter_interval_end either goes on with the interval (at rest:
+ * output_pace_extend) or calls exporter_roll, which closes it (the window
+ * rolls, the archive and OTLP get it) and makes the files due; exporter_pace, at every loop turn, runs the due ones
  * within the control interval's allowance (output_pace.h). exporter_write_all
  * writes every file now (stop: after a last roll; SIGHUP: without one).
  */
@@ -136,6 +138,7 @@ void exporter_pace_init(struct exporter *ex);
 /* The budget (% of the host) and control interval (s) the writes are paced
  * within, from the supervisor; out-of-range values are ignored. */
 void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s);
+void exporter_interval_end(struct exporter *ex);
 void exporter_roll(struct exporter *ex);
 void exporter_pace(struct exporter *ex);
 void exporter_write_all(struct exporter *ex, bool roll);

@@ -118,6 +118,7 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 		ex->file_changes[i] = EXPORTER_CHANGES_UNKNOWN;
 	ex->interval_start_unix_ns = exporter_unix_ns();
 	ex->next_write_ns = ex->start_mono_ns + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+	ex->intervals_spanned = 1;
 	notify_ready();
 }
 
@@ -203,7 +204,7 @@ void exporter_run(struct exporter *ex)
 		while (exporter_read_batch(ex) == EXPORTER_RECORDS_PER_BATCH && running)
 			;
 		if (mono_ns() >= ex->next_write_ns) {
-			exporter_roll(ex);
+			exporter_interval_end(ex);
 			ex->next_write_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
 			/* Behind by more than an interval (a long paused write): the
 			 * next one a whole interval on, not a burst of short ones. */

@@ -287,30 +287,55 @@ static void exporter_hold_unchanged(struct exporter *ex, uint64_t changes)
 	}
 }
 
-/*
- * A trickle (at most THROTTLE_QUIET_SAMPLES_PER_S samples a second in the
- * interval just closed: the throttle's own "quiet") changes the views a
- * little: profile.folded and flamegraph.svg, which nothing reloads, wait
- * for a busier interval or for their turn at most OUTPUT_PACE_MAX_EVERY
- * intervals on (output_pace_rest). profile.pb.gz (what a restart reloads)
- * and summary.json are written as ever.
- */
-static void exporter_rest_views(struct exporter *ex, const struct profile *closed)
+/* The OTLP collector gets every --interval, whether it closed or went on. */
+static void exporter_otlp_interval(struct exporter *ex, uint64_t now_unix)
+{
+	if (ex->otlp == NULL)
+		return;
+	otlp_export_interval(ex->otlp, ex->timeline, ex->opt.frequency_hz,
+			     ex->interval_start_unix_ns, now_unix);
+	ex->interval_start_unix_ns = now_unix;
+	/* Start the transfer now rather than at the next loop turn. */
+	otlp_export_poll(ex->otlp);
+}
+
+/* The samples of the interval being collected, off-CPU ones (--off-cpu) too. */
+static uint64_t exporter_current_samples(const struct exporter *ex)
 {
 	struct profile_totals t;
+	uint64_t n;
 
-	if (closed == NULL)
+	profile_get_totals(profile_window_current(ex->window), &t);
+	n = t.samples;
+	if (ex->offcpu_window != NULL) {
+		profile_get_totals(profile_window_current(ex->offcpu_window), &t);
+		n += t.samples;
+	}
+	return n;
+}
+
+void exporter_interval_end(struct exporter *ex)
+{
+	uint64_t cpu0 = exporter_thread_cpu_ns();
+	uint64_t spanned_s = (uint64_t)ex->opt.interval_s * ex->intervals_spanned;
+	/* A trickle: at most the throttle's "quiet" rate over the time the
+	 * interval spans (an idle host's odd daemon). */
+	bool trickle = exporter_current_samples(ex) <= THROTTLE_QUIET_SAMPLES_PER_S * spanned_s;
+	/* Never longer than the window: an interval that began more than a
+	 * window ago would leave it at its own roll, its samples in no file. */
+	bool fits = spanned_s + ex->opt.interval_s <= ex->opt.window.window_s;
+
+	if (!output_pace_extend(&ex->pace, trickle && fits, ex->intervals_spanned)) {
+		exporter_roll(ex);
 		return;
-	profile_get_totals(closed, &t);
-	if (t.samples > (uint64_t)THROTTLE_QUIET_SAMPLES_PER_S * ex->opt.interval_s)
-		return;
-	output_pace_rest(&ex->pace, OUTPUT_PACE_FOLDED);
-	output_pace_rest(&ex->pace, OUTPUT_PACE_SVG);
+	}
+	ex->intervals_spanned++;
+	exporter_otlp_interval(ex, exporter_now_unix(ex, mono_ns()));
+	output_pace_charge(&ex->pace, exporter_thread_cpu_ns() - cpu0);
 }
 
 void exporter_roll(struct exporter *ex)
 {
-	struct otlp_client_stats st;
 	struct profile_window_stats ws;
 	const struct profile *closed;
 	uint64_t cpu0 = exporter_thread_cpu_ns();
@@ -320,15 +345,9 @@ void exporter_roll(struct exporter *ex)
 	/* Each roll closes an interval: the files are the window's merge, so what
 	 * they cost is bounded by the window, whatever the run's length. */
 	closed = profile_window_roll(ex->window, now_unix);
+	ex->intervals_spanned = 1;
 	exporter_archive(ex, closed, now_unix);
-	if (ex->otlp != NULL) {
-		otlp_export_interval(ex->otlp, ex->timeline, ex->opt.frequency_hz,
-				     ex->interval_start_unix_ns, now_unix);
-		ex->interval_start_unix_ns = now_unix;
-		/* Start the transfer now rather than at the next loop turn. */
-		otlp_export_poll(ex->otlp);
-		otlp_export_stats(ex->otlp, &st);
-	}
+	exporter_otlp_interval(ex, now_unix);
 	/* The off-CPU profile has the same window: rolled at the same instant. */
 	if (ex->offcpu_window != NULL)
 		profile_window_roll(ex->offcpu_window, now_unix);
@@ -343,7 +362,6 @@ void exporter_roll(struct exporter *ex)
 		timeline_trim(ex->timeline, ex->start_mono_ns + (ws.start_ns - ex->start_unix_ns));
 	output_pace_interval(&ex->pace);
 	exporter_hold_unchanged(ex, ws.changes);
-	exporter_rest_views(ex, closed);
 	/* A roll starts a slot: the jobs it made due begin now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = now_mono;

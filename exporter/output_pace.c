@@ -151,16 +151,19 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job)
 	p->unchanged++;
 }
 
-void output_pace_rest(struct output_pace *p, enum output_pace_job job)
+bool output_pace_extend(struct output_pace *p, bool trickle, unsigned spanned)
 {
-	struct output_pace_state *j = &p->job[job];
+	size_t i;
 
-	/* Never written: the file is made now, whatever the trickle. */
-	if (!j->pending || j->runs == 0 || j->since >= p->max_every)
-		return;
-	j->pending = false;
-	j->waited = 0;
-	p->rested++;
+	if (!trickle || spanned >= p->max_every || p->job[OUTPUT_PACE_PPROF].runs == 0 ||
+	    p->job[OUTPUT_PACE_SUMMARY].runs == 0)
+		return false;
+	for (i = 0; i < OUTPUT_PACE_N; i++) {
+		if (p->job[i].enabled && i != OUTPUT_PACE_MERGE && p->job[i].since < UINT32_MAX)
+			p->job[i].since++;
+	}
+	p->extended++;
+	return true;
 }
 
 /* The rolls a pending job has waited through (0: made due at the last one). */
@@ -318,12 +321,12 @@ int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *
 		OUTPUT_PACE_PUT("{\"allowance_ms\": %.3f", (double)p->allowance_ns / 1e6);
 	OUTPUT_PACE_PUT(", \"slots_per_interval\": %u, \"max_every\": %u, \"max_slot_ms\": %.3f, "
 			"\"max_slot_jobs\": %u, \"slots_over\": %llu, \"deferred\": %llu, "
-			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"rested\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"merge_max_stretch_ms\": %.3f, \"files\": {",
+			"\"forced\": %llu, \"pauses\": %llu, \"unchanged\": %llu, \"extended\": %llu, \"roll_ms\": %.3f, \"merge_ms\": %.3f, \"merge_max_stretch_ms\": %.3f, \"files\": {",
 			p->slots_per_interval, p->max_every, (double)p->max_slot_ns / 1e6,
 			p->max_slot_jobs, (unsigned long long)p->slots_over,
 			(unsigned long long)p->deferred, (unsigned long long)p->forced,
 			(unsigned long long)p->pieces, (unsigned long long)p->unchanged,
-			(unsigned long long)p->rested,
+			(unsigned long long)p->extended,
 			(double)p->roll_ns / 1e6, (double)p->job[OUTPUT_PACE_MERGE].last_cost_ns / 1e6,
 			(double)p->job[OUTPUT_PACE_MERGE].max_stretch_ns / 1e6);
 	for (i = OUTPUT_PACE_MERGE + 1; i < OUTPUT_PACE_N; i++) {

@@ -77,7 +77,7 @@ struct output_pace {
 	uint64_t roll_ns;            /* the last roll's cost (output_pace_charge) */
 	uint64_t pieces;             /* pauses of a job that outlasted its slot */
 	uint64_t unchanged;          /* due writes left out: the file would have been the same */
-	uint64_t rested;             /* due writes of a view left for later: a trickle changed it */
+	uint64_t extended;           /* interval ends passed without a roll: at rest (output_pace_extend) */
 };
 
 /* The CPU time, in ns, the writes may take per control interval: fraction of
@@ -110,14 +110,20 @@ void output_pace_slot(struct output_pace *p);
 void output_pace_hold(struct output_pace *p, enum output_pace_job job);
 
 /*
- * The interval just closed brought a trickle (an idle host's odd daemon):
- * the job, a view of the profile (profile.folded, flamegraph.svg), is left
- * for a later interval unless it was never written or was last written
- * max_every intervals ago or more; then it runs, so a view exists from the
- * first interval on and is at most max_every intervals stale.
- * Counted in p->rested. Like output_pace_hold, it stays due.
+ * The interval being collected has come to its end holding a trickle (the
+ * caller's judgement: THROTTLE_QUIET_SAMPLES_PER_S over the time it spans)
+ * and has spanned `spanned` intervals so far (1 at its first end). At rest,
+ * closing it would rewrite profile.pb.gz and summary.json (and merge the
+ * window for them) for a handful of samples: it goes on for another
+ * interval instead, its samples kept by the checkpoint meanwhile. So an idle
+ * host's files are rewritten once every max_every intervals. Not before
+ * profile.pb.gz and summary.json were first written (a new run's files
+ * appear at its first interval), and never past max_every intervals in all
+ * (each job's `since` counts the interval as passed, so a file written
+ * every N intervals is written at the roll that ends N or more). Returns
+ * whether it goes on; counted in p->extended.
  */
-void output_pace_rest(struct output_pace *p, enum output_pace_job job);
+bool output_pace_extend(struct output_pace *p, bool trickle, unsigned spanned);
 
 /* The next job to run in the current slot, or -1: nothing pending, or the
  * next one's estimate does not fit what is left of the slot's allowance. */
@@ -152,7 +158,7 @@ const char *output_pace_name(enum output_pace_job job);
 
 /* summary.json's "outputs": {"allowance_ms": .., "slots_per_interval": ..,
  * "max_every": .., "max_slot_ms": .., "slots_over": .., "deferred": ..,
- * "forced": .., "pauses": .., "unchanged": .., "rested": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
+ * "forced": .., "pauses": .., "unchanged": .., "extended": .., "roll_ms": .., "merge_ms": .., "files": {NAME: {"written_s": (since start_unix_ns, null when
  * never), "every_intervals": .., "cost_ms": .., "max_cost_ms": .., "writes": ..}}}.
  * Returns the length written, or -1 when buf is too small. */
 int output_pace_json(const struct output_pace *p, uint64_t start_unix_ns, char *buf, size_t len);

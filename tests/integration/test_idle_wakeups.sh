@@ -13,8 +13,10 @@
 # thread, over 10 s after the start-up. The profile is restricted to a
 # sleeping process (--pid), so that other work on the host, which the loader
 # and exporter would have to handle, is left out: this is the fixed cost.
-# With nothing sampled, the profile files are written once and then left
-# alone (only summary.json is rewritten at each --interval, 5 s here):
+# With nothing sampled, the first interval closes (the files appear at 5 s,
+# the --interval here); the next goes on at each of its ends, 6 intervals
+# (max_every) in all, and closes at 35 s: the profile files are then held as
+# they are (nothing they hold changed), only summary.json rewritten.
 # summary.json, taken before the stop (which writes everything), says so.
 # --no-throttle holds the healthy tier whatever other work loads the host (a
 # host busy enough to leave it has no quiet intervals: one a second then, as
@@ -35,7 +37,7 @@ sleep 600 &
 sleeper=$!
 track "$sleeper"
 t_start=$(now)
-"$BIN/lowprof" --duration 40 --interval 5 --pid "$sleeper" --no-throttle --output "$work/out" --run-dir "$work/run" \
+"$BIN/lowprof" --duration 60 --interval 5 --pid "$sleeper" --no-throttle --output "$work/out" --run-dir "$work/run" \
 	2>"$work/stderr" &
 sup=$!
 track "$sup"
@@ -69,6 +71,14 @@ for p in $pids; do
 	after="$after $(sleeps "$p")"
 done
 t1=$(now)
+# Until the roll at 35 s (summary.json's second write), at most 45 s in.
+i=0
+until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["outputs"]["files"]["summary.json"]["writes"] < 2)' \
+	"$work/out/summary.json" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$(echo "$(now) - $t_start < 45" | bc)" -eq 1 ] || fail "no second roll at rest: $(cat "$work/out/summary.json")"
+	sleep 0.2
+done
 cp "$work/out/summary.json" "$work/summary-at-rest.json" || fail "no summary.json at rest"
 kill -INT "$sup"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
@@ -115,16 +125,18 @@ if calm and ticks > 0.4:
 PY
 [ $? -eq 0 ] || exit 1
 
-# Rolls at 5, 10 and 15 s before the copy: the first wrote the files, the
-# ones after it held them (a merge and three files each).
+# Rolls at 5 and 35 s before the copy, the interval gone on at 10 to 30 s:
+# the first roll wrote the files, the second held them (a merge and three
+# files), summary.json written at both.
 python3 - "$work/summary-at-rest.json" <<'PY' || fail "the profile files were rewritten at rest"
 import json, sys
 o = json.load(open(sys.argv[1]))["outputs"]
 writes = {n: o["files"][n]["writes"] for n in ("profile.pb.gz", "profile.folded", "flamegraph.svg")}
 print(f"at rest: profile files written {writes}, summary.json {o['files']['summary.json']['writes']} "
-      f"times, {o['unchanged']} due jobs held unchanged")
+      f"times, {o['extended']} interval ends gone on, {o['unchanged']} due jobs held unchanged")
 assert all(w == 1 for w in writes.values()), writes
-assert o["files"]["summary.json"]["writes"] >= 2, o["files"]["summary.json"]
+assert o["files"]["summary.json"]["writes"] == 2, o["files"]["summary.json"]
+assert o["extended"] == 5, o["extended"]
 assert o["unchanged"] >= 4, o["unchanged"]
 print("PASS")
 PY

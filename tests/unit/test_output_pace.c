@@ -231,47 +231,45 @@ static void test_hold(void **state)
 	assert_int_equal(run_slot(&p, cost, 3) & BIT(OUTPUT_PACE_FOLDED), BIT(OUTPUT_PACE_FOLDED));
 }
 
-/* A trickle's interval: the views wait, the pprof and summary do not; a
- * view waits at most max_every intervals, then runs whatever the trickle. */
-static void test_rest(void **state)
+/* At rest the interval goes on rather than closing, at most max_every
+ * intervals in all, never before the files were first written; while it
+ * goes on, every file's staleness counts the intervals passed. */
+static void test_extend(void **state)
 {
 	static const uint64_t cost[OUTPUT_PACE_N] = {1 * MS, 1 * MS, 1 * MS, 1 * MS, 0, 1 * MS};
-	const unsigned views = BIT(OUTPUT_PACE_FOLDED) | BIT(OUTPUT_PACE_SVG);
+	const unsigned files = BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF) |
+			       BIT(OUTPUT_PACE_FOLDED) | BIT(OUTPUT_PACE_SVG) |
+			       BIT(OUTPUT_PACE_SUMMARY);
 	struct output_pace p;
-	unsigned i, ran;
 
 	(void)state;
 	output_pace_init(&p, 10 * MS, 10, 3);
 	output_pace_enable(&p, OUTPUT_PACE_OFFCPU, false);
-	/* Never written: made at the first interval, trickle or not. */
+	/* A new run's first interval closes, trickle or not: its files appear. */
+	assert_false(output_pace_extend(&p, true, 1));
 	output_pace_interval(&p);
-	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
-	output_pace_rest(&p, OUTPUT_PACE_SVG);
-	assert_int_equal(p.rested, 0);
-	assert_int_equal(run_slot(&p, cost, 1) & views, views);
-	for (i = 1; i < 3; i++) {
-		output_pace_interval(&p);
-		output_pace_rest(&p, OUTPUT_PACE_FOLDED);
-		output_pace_rest(&p, OUTPUT_PACE_SVG);
-		ran = run_slot(&p, cost, 1 + i);
-		assert_int_equal(ran & views, 0);
-		assert_int_equal(ran, BIT(OUTPUT_PACE_MERGE) | BIT(OUTPUT_PACE_PPROF) |
-					      BIT(OUTPUT_PACE_SUMMARY));
-		assert_int_equal(p.rested, 2 * i);
-	}
-	/* The third interval since they were written: they run, rest or not. */
+	assert_int_equal(run_slot(&p, cost, 1), files);
+	/* Busy: it closes. */
+	assert_false(output_pace_extend(&p, false, 1));
+	/* A trickle: it goes on, twice, then closes at the third end. */
+	assert_true(output_pace_extend(&p, true, 1));
+	assert_true(output_pace_extend(&p, true, 2));
+	assert_int_equal(p.job[OUTPUT_PACE_SVG].since, 2);
+	assert_int_equal(p.job[OUTPUT_PACE_PPROF].since, 2);
+	assert_false(output_pace_extend(&p, true, 3));
+	assert_int_equal(p.extended, 2);
+	/* Nothing became due while it went on; the roll makes every file due. */
+	assert_false(output_pace_pending(&p));
 	output_pace_interval(&p);
-	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
-	output_pace_rest(&p, OUTPUT_PACE_SVG);
-	assert_int_equal(run_slot(&p, cost, 4) & views, views);
-	assert_int_equal(p.rested, 4);
-	/* And the staleness starts again from there. */
+	assert_int_equal(p.job[OUTPUT_PACE_SVG].since, 3);
+	assert_int_equal(run_slot(&p, cost, 2), files);
+	/* A file written every 3 intervals, last written just now, is due at
+	 * the roll after two intervals gone on: 3 intervals later. */
+	p.job[OUTPUT_PACE_SVG].every = 3;
+	assert_true(output_pace_extend(&p, true, 1));
+	assert_true(output_pace_extend(&p, true, 2));
 	output_pace_interval(&p);
-	output_pace_rest(&p, OUTPUT_PACE_FOLDED);
-	assert_int_equal(run_slot(&p, cost, 5) & views, BIT(OUTPUT_PACE_SVG));
-	/* Not pending: nothing to rest, nothing counted. */
-	output_pace_rest(&p, OUTPUT_PACE_SVG);
-	assert_int_equal(p.rested, 5);
+	assert_true(p.job[OUTPUT_PACE_SVG].pending);
 }
 
 /*
@@ -357,7 +355,7 @@ int main(void)
 		cmocka_unit_test(test_force),
 		cmocka_unit_test(test_pieces_and_charge),
 		cmocka_unit_test(test_hold),
-		cmocka_unit_test(test_rest),
+		cmocka_unit_test(test_extend),
 		cmocka_unit_test(test_json),
 	};
 
