@@ -72,6 +72,7 @@ struct file_tables {
 	struct file_registry *reg; /* not owned; NULL: tables only */
 	struct ft_scan_item *scan; /* start-up queue, most shared first */
 	size_t nscan, scan_at;
+	uint64_t scan_start_ns;    /* monotonic: when the start-up queue was made */
 	uint64_t tick_budget_ns;
 	uint64_t last_report_ns, last_expire_ns, reported;
 	struct file_tables_stats st;
