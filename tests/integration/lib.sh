@@ -145,6 +145,19 @@ private_bin() {
 	done
 }
 
+# wait_exporter_restart SUMMARY STDERR TENTHS: until SUMMARY (a summary.json)
+# counts one exporter restart, which the restarted exporter writes at its
+# first roll; at most TENTHS tenths of a second, else fail showing STDERR.
+wait_exporter_restart() {
+	i=0
+	until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["restarts"]["exporter"] != 1)' \
+		"$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -le "$3" ] || fail "the restarted exporter wrote no summary.json: $(cat "$2")"
+		sleep 0.1
+	done
+}
+
 # json_value FILE KEY: the top-level KEY of the JSON document FILE.
 json_value() {
 	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"

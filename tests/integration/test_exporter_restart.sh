@@ -94,13 +94,7 @@ folded_total() {
 before=$(folded_total "$sup_out/profile.folded")
 kill_exporter
 # Until the restarted exporter has written its files (summary.json counts it).
-i=0
-until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["restarts"]["exporter"] != 1)' \
-	"$sup_out/summary.json" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 100 ] || fail "the restarted exporter wrote no summary.json: $(cat "$work/stderr2")"
-	sleep 0.1
-done
+wait_exporter_restart "$sup_out/summary.json" "$work/stderr2" 100
 # summary.json's samples: those of the merge profile.pb.gz was written from.
 # Read around profile.folded, again until both reads agree: the next roll's
 # files may be written between the reads (a loaded host's python is slow).

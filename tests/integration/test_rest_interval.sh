@@ -72,13 +72,7 @@ sleep 9
 pid=$(child_pid lowprof-exporter)
 [ -n "$pid" ] || fail "no exporter to kill"
 kill -9 "$pid"
-i=0
-until python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["restarts"]["exporter"] != 1)' \
-	"$work/out/summary.json" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -le 150 ] || fail "the restarted exporter wrote no summary.json: $(cat "$work/stderr")"
-	sleep 0.1
-done
+wait_exporter_restart "$work/out/summary.json" "$work/stderr" 150
 python3 - "$work/stderr" "$work/out/summary.json" <<'PY' || fail "the interval gone on, after a kill"
 import json, re, sys
 m = re.search(r"restart: reloaded (\d+) samples \((\d+) of them from the checkpoint\); (\d+) read",

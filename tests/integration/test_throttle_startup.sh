@@ -6,6 +6,7 @@
 # undisturbed run (a restart costs no throttle step). summary.json reports the
 # start-up block. On a shared machine whose other work keeps the host over the
 # high tier's threshold, leaving healthy is that work's doing and is allowed.
+# Each loader says when its start-up tables are done (bench/run waits for it).
 #   usage: test_throttle_startup.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -41,6 +42,12 @@ run() {
 run calm 0
 run killed 1
 grep -c "halve\|-> " "$work/killed.stderr" || true
+# The end of start-up (the tables of the running processes) is said once by
+# each loader: the first, and the one restarted after the kill.
+n=$(grep -c "start-up unwind tables done: [1-9][0-9]* files" "$work/calm.stderr")
+[ "$n" -eq 1 ] || fail "the loader said the start-up tables were done $n times, not once: $(cat "$work/calm.stderr")"
+n=$(grep -c "start-up unwind tables done: [1-9][0-9]* files" "$work/killed.stderr")
+[ "$n" -eq 2 ] || fail "two loaders said the start-up tables were done $n times, not twice: $(cat "$work/killed.stderr")"
 
 python3 - "$work" "$SRC" <<'PY'
 import json, sys
