@@ -130,7 +130,8 @@ int exporter_read_batch(struct exporter *ex);
  * The files' writes (exporter_write.c). At each --interval's end,
  * exporter_interval_end either goes on with the interval (at rest:
  * output_pace_extend) or calls exporter_roll, which closes it (the window
- * rolls, the archive and OTLP get it) and makes the files due; exporter_pace, at every loop turn, runs the due ones
+ * rolls, the archive and OTLP get it) and makes the files due;
+ * exporter_pace, at every loop turn, runs the due ones
  * within the control interval's allowance (output_pace.h). exporter_write_all
  * writes every file now (stop: after a last roll; SIGHUP: without one).
  */
