@@ -40,21 +40,48 @@ static uint64_t checkpoint_thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t exporter_checkpoint_gap_ns(uint64_t cost_ns, uint64_t allowance_ns, uint64_t slot_ns)
+{
+	double gap;
+
+	if (allowance_ns == UINT64_MAX || allowance_ns == 0 || cost_ns == 0)
+		return EXPORTER_CHECKPOINT_NS;
+	/* cost / gap <= allowance / slot / SHARE; in double: slot_ns may be an hour. */
+	gap = (double)cost_ns * EXPORTER_CHECKPOINT_SHARE * (double)slot_ns / (double)allowance_ns;
+	if (gap <= (double)EXPORTER_CHECKPOINT_NS)
+		return EXPORTER_CHECKPOINT_NS;
+	if (gap >= (double)EXPORTER_CHECKPOINT_MAX_NS)
+		return EXPORTER_CHECKPOINT_MAX_NS;
+	return (uint64_t)gap;
+}
+
 bool exporter_checkpoint_due(const struct exporter_checkpoint *c, uint64_t interval_start_ns,
-			     uint64_t samples, uint64_t now_mono_ns)
+			     uint64_t samples, uint64_t now_mono_ns, uint64_t gap_ns)
 {
 	if (samples == 0)
 		return false;
 	if (interval_start_ns == c->interval_start_ns && samples == c->samples)
 		return false; /* nothing new since the last one */
-	return c->written_mono_ns == 0 || now_mono_ns - c->written_mono_ns >= EXPORTER_CHECKPOINT_NS;
+	return c->written_mono_ns == 0 || now_mono_ns - c->written_mono_ns >= gap_ns;
+}
+
+int exporter_checkpoint_json(const struct exporter_checkpoint *c, char *buf, size_t len)
+{
+	int n = snprintf(buf, len,
+			 "{\"writes\": %llu, \"failures\": %llu, \"cpu_ms\": %.3f, "
+			 "\"cost_ms\": %.3f, \"max_cost_ms\": %.3f, \"every_s\": %.1f}",
+			 (unsigned long long)c->written, (unsigned long long)c->failures,
+			 (double)c->cpu_ns / 1e6, (double)c->cost_ns / 1e6, (double)c->max_cost_ns / 1e6,
+			 (double)(c->gap_ns ? c->gap_ns : EXPORTER_CHECKPOINT_NS) / 1e9);
+
+	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
 void exporter_checkpoint(struct exporter *ex)
 {
 	struct exporter_checkpoint *c = &ex->checkpoint;
 	struct profile *cur = profile_window_current(ex->window);
-	uint64_t start = profile_window_current_start(ex->window), now = mono_ns(), cpu0;
+	uint64_t start = profile_window_current_start(ex->window), now = mono_ns(), cpu0, cost;
 	struct profile_totals t;
 	char err[320];
 
@@ -62,7 +89,8 @@ void exporter_checkpoint(struct exporter *ex)
 	if (ex->state_fd < 0)
 		return;
 	profile_get_totals(cur, &t);
-	if (!exporter_checkpoint_due(c, start, t.samples, now))
+	c->gap_ns = exporter_checkpoint_gap_ns(c->cost_ns, ex->pace.allowance_ns, ex->slot_ns);
+	if (!exporter_checkpoint_due(c, start, t.samples, now, c->gap_ns))
 		return;
 	cpu0 = checkpoint_thread_cpu_ns();
 	/* Timed to now; the roll times it again when it closes the interval. */
@@ -77,7 +105,14 @@ void exporter_checkpoint(struct exporter *ex)
 	c->interval_start_ns = start;
 	c->samples = t.samples;
 	c->written_mono_ns = now;
-	output_pace_charge(&ex->pace, checkpoint_thread_cpu_ns() - cpu0);
+	cost = checkpoint_thread_cpu_ns() - cpu0;
+	/* Never 0 once one was written: 0 means "not measured yet". */
+	c->cost_ns = cost ? cost : 1;
+	if (cost > c->max_cost_ns)
+		c->max_cost_ns = cost;
+	c->cpu_ns += cost;
+	c->gap_ns = exporter_checkpoint_gap_ns(c->cost_ns, ex->pace.allowance_ns, ex->slot_ns);
+	output_pace_charge(&ex->pace, cost);
 }
 
 void exporter_checkpoint_remove(void)

@@ -492,7 +492,7 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 {
 	struct otlp_client_stats st;
 	char export_json[256], restarts_json[128], lost_json[32], window_json[768];
-	char caps_json[1024], outputs_json[1536];
+	char caps_json[1024], outputs_json[1536], checkpoint_json[192];
 	char *offcpu_json = NULL;
 
 	if (ex->otlp != NULL) {
@@ -510,6 +510,8 @@ static void exporter_write_summary(struct exporter *ex, struct outputs_context *
 	if (output_pace_json(&ex->pace, ex->start_unix_ns, outputs_json, sizeof(outputs_json)) > 0)
 		ctx->outputs_json = outputs_json;
 	ex->pace.job[OUTPUT_PACE_SUMMARY].runs--;
+	if (exporter_checkpoint_json(&ex->checkpoint, checkpoint_json, sizeof(checkpoint_json)) > 0)
+		ctx->checkpoint_json = checkpoint_json;
 	ctx->restarts_json = restarts_json;
 	ctx->lost_on_restart_json = lost_json;
 	ctx->window_json = window_json;

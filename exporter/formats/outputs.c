@@ -111,8 +111,9 @@ static int outputs_summary(FILE *f, void *arg)
 		{"lost_on_restart", ctx->lost_on_restart_json},
 		{"window", ctx->window_json},     {"off_cpu", ctx->offcpu_json},
 		{"caps", ctx->caps_json},         {"outputs", ctx->outputs_json},
+		{"checkpoint", ctx->checkpoint_json},
 	};
-	struct summary_extra extra[12];
+	struct summary_extra extra[13];
 	struct summary_info info;
 	size_t i;
 	char collection[1024], startup[160];

@@ -32,6 +32,7 @@ struct outputs_context {
 	const char *offcpu_json; /* "off_cpu": the off-CPU profile's totals (--off-cpu) */
 	const char *caps_json;   /* "caps": what every bound folded, evicted or set aside */
 	const char *outputs_json; /* "outputs": when each file was last written (output_pace.h) */
+	const char *checkpoint_json; /* "checkpoint": the interval being collected, on disk */
 	/* Called after each 64 KiB written (NULL: none): it may pause the write
 	 * (the exporter yields the CPU there when a write outlasts its share). */
 	void (*progress)(void *arg);

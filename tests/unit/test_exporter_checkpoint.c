@@ -28,19 +28,62 @@
 
 static void test_due(void **state)
 {
+	const uint64_t gap = EXPORTER_CHECKPOINT_NS;
 	struct exporter_checkpoint c = {0};
 
 	(void)state;
-	assert_false(exporter_checkpoint_due(&c, T0, 0, S(1)));  /* nothing to keep */
-	assert_true(exporter_checkpoint_due(&c, T0, 5, S(1)));   /* the first at once */
+	assert_false(exporter_checkpoint_due(&c, T0, 0, S(1), gap));  /* nothing to keep */
+	assert_true(exporter_checkpoint_due(&c, T0, 5, S(1), gap));   /* the first at once */
 	c.interval_start_ns = T0;
 	c.samples = 5;
 	c.written_mono_ns = S(1);
-	assert_false(exporter_checkpoint_due(&c, T0, 5, S(9)));  /* nothing new */
-	assert_false(exporter_checkpoint_due(&c, T0, 6, S(2)));  /* too soon */
-	assert_true(exporter_checkpoint_due(&c, T0, 6, S(3)));
+	assert_false(exporter_checkpoint_due(&c, T0, 5, S(9), gap));  /* nothing new */
+	assert_false(exporter_checkpoint_due(&c, T0, 6, S(2), gap));  /* too soon */
+	assert_true(exporter_checkpoint_due(&c, T0, 6, S(3), gap));
 	/* A new interval with as many samples is new all the same. */
-	assert_true(exporter_checkpoint_due(&c, T0 + S(10), 5, S(3)));
+	assert_true(exporter_checkpoint_due(&c, T0 + S(10), 5, S(3), gap));
+	/* A costly checkpoint's longer gap holds the next one back. */
+	assert_false(exporter_checkpoint_due(&c, T0, 6, S(10), S(10)));
+	assert_true(exporter_checkpoint_due(&c, T0, 6, S(11), S(10)));
+}
+
+/* The gap follows the last checkpoint's cost against the writes' allowance. */
+static void test_gap(void **state)
+{
+	const uint64_t ms = NSEC_PER_MSEC, slot = S(1);
+	uint64_t g;
+
+	(void)state;
+	/* Not measured yet, or no bound on the writes: the shortest gap. */
+	assert_int_equal(exporter_checkpoint_gap_ns(0, 7 * ms, slot), EXPORTER_CHECKPOINT_NS);
+	assert_int_equal(exporter_checkpoint_gap_ns(19 * ms, UINT64_MAX, slot), EXPORTER_CHECKPOINT_NS);
+	/* Cheap (an interval at rest): 0.3 ms against 7.5 ms a second. */
+	assert_int_equal(exporter_checkpoint_gap_ns(300000, 7500000, slot), EXPORTER_CHECKPOINT_NS);
+	/* 20 000 stacks (19 ms) at the default budget on 2 CPUs (7.5 ms a
+	 * second): a quarter of the allowance, 1.875 ms a second, so ~10 s. */
+	g = exporter_checkpoint_gap_ns(19 * ms, 7500000, slot);
+	assert_true(g >= S(10) && g <= S(10) + 200 * ms);
+	assert_true((double)(19 * ms) / (double)g <= 7.5e6 / 1e9 / EXPORTER_CHECKPOINT_SHARE + 1e-9);
+	/* The allowance is per slot: a 2-s control interval halves the rate. */
+	assert_true(exporter_checkpoint_gap_ns(19 * ms, 7500000, S(2)) >= 2 * g - 1);
+	/* Never more than a minute apart, however costly; no overflow for an
+	 * hour-long control interval. */
+	assert_int_equal(exporter_checkpoint_gap_ns(S(1), 50000, slot), EXPORTER_CHECKPOINT_MAX_NS);
+	assert_int_equal(exporter_checkpoint_gap_ns(S(1), 1, S(3600)), EXPORTER_CHECKPOINT_MAX_NS);
+}
+
+static void test_json(void **state)
+{
+	struct exporter_checkpoint c = {.written = 3, .failures = 1, .cost_ns = 1500000,
+					.max_cost_ns = 2500000, .cpu_ns = 5000000, .gap_ns = S(8)};
+	char buf[192], tiny[16];
+
+	(void)state;
+	assert_true(exporter_checkpoint_json(&c, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "{\"writes\": 3, \"failures\": 1, \"cpu_ms\": 5.000, "
+				 "\"cost_ms\": 1.500, "
+				 "\"max_cost_ms\": 2.500, \"every_s\": 8.0}");
+	assert_int_equal(exporter_checkpoint_json(&c, tiny, sizeof(tiny)), -1);
 }
 
 /* A checkpoint covering [start, end) with n samples, in the output directory. */
@@ -108,6 +151,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_due),
+		cmocka_unit_test(test_gap),
+		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_reload_rules),
 	};
 
