@@ -81,6 +81,13 @@ struct walk_mm {
 	__u32 exe_slot;
 	__u32 exe_state;            /* 0: not looked up, 1: exe_tab valid, 2: none */
 	__u32 have_validity;        /* seq and start_time read (they are read when needed) */
+	/* The dynamic loader (lowprof_ehdr_hash): its load address (AT_BASE),
+	 * its identity and table, read at the first pc no cheaper source placed. */
+	__u64 interp_base;
+	struct lowprof_file_id interp;
+	struct lowprof_unwind_file interp_tab;
+	__u32 interp_slot;          /* its slot in the file list; 0 until a frame is in it */
+	__u32 interp_state;         /* 0: not read, 1: interp_tab valid, 2: none */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

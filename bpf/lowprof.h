@@ -213,7 +213,38 @@ struct lowprof_unwind_file {
 	/* Written by the walker: bpf_ktime_get_ns() >> 30 (about seconds) of
 	 * its last use, for the loader's least-recently-used eviction. */
 	__u64 last_used;
+	/* lowprof_ehdr_hash of the file's first 64 bytes (its ELF header); 0:
+	 * none. How the walker knows the dynamic loader without a VMA lookup. */
+	__u64 ehdr_hash;
 };
+
+/*
+ * The dynamic loader's code without a VMA lookup. A sample may look up one
+ * VMA (bpf/unwind_vma.bpf.h), and a process's first milliseconds run in two
+ * files the executable's text does not cover: ld.so and libc. So the walker
+ * finds ld.so from mm->saved_auxv's AT_BASE (where the kernel loaded it) and
+ * the ELF header mapped there: its hash names the file in unwind_interp,
+ * whose unwind_files entry must carry the same hash. The loader fills
+ * unwind_interp for every table it builds (the walker asks only at
+ * AT_BASE). Two files whose ELF headers are the same byte for byte (entry
+ * point, program and section header offsets and counts) are taken for the
+ * same build.
+ */
+#define LOWPROF_EHDR_BYTES 64
+#define LOWPROF_AT_BASE 7 /* AT_BASE in the auxiliary vector */
+
+static inline __u64 lowprof_ehdr_hash(const __u64 w[LOWPROF_EHDR_BYTES / 8])
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	int i;
+
+	for (i = 0; i < LOWPROF_EHDR_BYTES / 8; i++) {
+		h ^= w[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h | 1;
+}
 
 /* Value of unwind_pending (key: struct lowprof_file_id): a process and the
  * VMA through which the loader can reach the file (/proc/PID/map_files). */
@@ -282,6 +313,7 @@ struct lowprof_unwind_stats {
 	__u64 vma_failed;     /* of which failed (-EBUSY: the mmap lock or its irq_work) */
 	__u64 vma_cached;     /* VMAs found in the process's cache */
 	__u64 vma_text;       /* VMAs of the executable's text (mm->start_code) */
+	__u64 vma_interp;     /* VMAs of the dynamic loader (AT_BASE, unwind_interp) */
 	__u64 cache_inserts;  /* new unwind_vma_cache entries */
 	__u64 pending;        /* files sent to unwind_pending */
 	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */

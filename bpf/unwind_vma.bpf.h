@@ -10,7 +10,8 @@
  * does a contended lock. So a sample looks up at most one VMA, and never
  * waits. Everything else comes without a lookup: the executable's text from
  * mm->start_code/end_code and mm->exe_file (once its table says where that
- * text lies in the file), the vDSO from mm->context.vdso, the previous
+ * text lies in the file), the vDSO from mm->context.vdso, the dynamic
+ * loader from AT_BASE and the ELF header there (bpf/lowprof.h), the previous
  * frame's VMA, and the VMAs earlier samples of the process looked up
  * (unwind_vma_cache). A frame whose VMA none of them gives ends the walk.
  */
@@ -47,6 +48,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lowprof_vma_cache);
 } unwind_vma_cache SEC(".maps");
+
+/* lowprof_ehdr_hash of a file's ELF header -> the file (bpf/lowprof.h):
+ * the dynamic loader found at AT_BASE. Written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LOWPROF_UNWIND_MAX_FILES);
+	__type(key, __u64);
+	__type(value, struct lowprof_file_id);
+} unwind_interp SEC(".maps");
 
 /* Wakes the loader for a new pending file (it drains on its timer otherwise). */
 struct {
@@ -98,9 +108,9 @@ struct walk_files {
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
 	/* No source but the vDSO can place any further pc of this walk (the
-	 * lookup spent, no cache entry, no executable's text; or no table at
-	 * all): the frame-pointer pass leaves the rest raw without a call per
-	 * frame. */
+	 * lookup spent, no cache entry, no executable's text, no dynamic
+	 * loader; or no table at all): the frame-pointer pass leaves the rest
+	 * raw without a call per frame. */
 	__u8 exhausted;
 };
 
@@ -170,6 +180,7 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	m->vdso_end = img ? m->vdso_start + img->size : 0;
 	m->exe_state = 0;
 	m->have_validity = 0;
+	m->interp_state = 0;
 	f->have_mm = 1;
 	return 0;
 }
@@ -479,6 +490,96 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	return true;
 }
 
+/* AT_BASE from the auxiliary vector the kernel saved at exec: 0 when none
+ * (a static executable). Pairs of (type, value), AT_NULL last. */
+static __always_inline __u64 walk_mm_at_base(struct mm_struct *mm)
+{
+	__u32 i;
+
+	for (i = 0; i + 1 < sizeof(mm->saved_auxv) / sizeof(mm->saved_auxv[0]); i += 2) {
+		__u64 type = mm->saved_auxv[i];
+
+		if (type == 0)
+			break;
+		if (type == LOWPROF_AT_BASE)
+			return mm->saved_auxv[i + 1];
+	}
+	return 0;
+}
+
+/* The dynamic loader of the task's mm, once per sample: its load address,
+ * and its table when the ELF header mapped there names a file that has
+ * one (bpf/lowprof.h). No VMA lookup, no lock: a read of the process's
+ * memory that fails (the page not present) leaves it unknown. */
+static __always_inline void walk_mm_interp(struct walk_mm *m)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	__u64 w[LOWPROF_EHDR_BYTES / 8], h;
+	struct lowprof_file_id *id;
+	struct lowprof_unwind_file *t;
+
+	m->interp_state = 2;
+	if (!mm)
+		return;
+	m->interp_base = walk_mm_at_base(mm);
+	if (m->interp_base == 0 ||
+	    bpf_probe_read_user(w, sizeof(w), (const void *)m->interp_base) != 0)
+		return;
+	h = lowprof_ehdr_hash(w);
+	id = bpf_map_lookup_elem(&unwind_interp, &h);
+	if (!id)
+		return;
+	m->interp = *id;
+	t = bpf_map_lookup_elem(&unwind_files, &m->interp);
+	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS)
+		return;
+	m->interp_tab = *t;
+	m->interp_slot = 0;
+	m->interp_state = 1;
+}
+
+/*
+ * The dynamic loader's code without a lookup: an executable segment of its
+ * table, at AT_BASE plus the segment's address.
+ */
+static __always_inline bool walk_interp_find(struct walk_files *f, struct scratch_sample *s,
+					    struct lowprof_unwind_stats *st, __u64 addr)
+{
+	struct walk_mm *m = &s->mm;
+	const struct lowprof_unwind_seg *g;
+	struct lowprof_unwind_file *t;
+	__u64 rel;
+
+	if (m->interp_state == 0)
+		walk_mm_interp(m);
+	if (m->interp_state != 1 || addr < m->interp_base)
+		return false;
+	rel = addr - m->interp_base;
+	g = &m->interp_tab.seg[0];
+	if (!(rel >= g->vaddr && rel - g->vaddr < g->size)) {
+		g = &m->interp_tab.seg[1];
+		if (m->interp_tab.nsegs < 2 || !(rel >= g->vaddr && rel - g->vaddr < g->size))
+			return false;
+	}
+	if (m->interp_slot == 0) {
+		m->interp_slot = walk_file_slot(s, &m->interp);
+		/* Its use stamped for the eviction, once per sample. */
+		t = bpf_map_lookup_elem(&unwind_files, &m->interp);
+		if (t)
+			walk_take_table(f, s, t);
+	}
+	f->v.tab = m->interp_tab;
+	f->v.has_tab = true;
+	f->v.start = m->interp_base + g->vaddr;
+	f->v.end = f->v.start + g->size;
+	f->v.off = g->off;
+	f->v.flags = LOWPROF_VMA_FILE;
+	f->v.vdso = false;
+	f->v.kind = m->interp_slot;
+	st->vma_interp++;
+	return true;
+}
+
 /*
  * Make the VMA of addr the current one. 0, or -1 when it cannot be known in
  * this sample (no cheap source, and the one lookup is spent or failed), or
@@ -516,8 +617,10 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	if (walk_cache_find(f, s, st, addr))
 		return 0;
+	if (walk_interp_find(f, s, st, addr))
+		return 0;
 	if (f->lookup_used) {
-		if (f->no_cache && m->exe_state == 2)
+		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2)
 			f->exhausted = 1;
 		return -1;
 	}

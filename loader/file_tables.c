@@ -314,7 +314,7 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 		return;
 	}
 	evicted = ft->maps.evictions;
-	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg);
+	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg, unwind_maps_ehdr_hash(fd));
 	if (f != NULL && f->state == UNWIND_FILE_READY)
 		unwind_audit_rows(path, id, f->first_row, f->nrows, ft->maps.evictions - evicted);
 	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)
@@ -581,11 +581,11 @@ void file_tables_log_usage(struct file_tables *ft)
 		log_debug("unwind walker: %llu stacks, %llu whole, %llu"
 			  " truncated, stopped: %llu no table, %llu failed, %llu"
 			  " no frame pointers, %llu no mapping, %llu anonymous; %llu"
-			  " VMA lookups (%llu failed), %llu cached, %llu text",
+			  " VMA lookups (%llu failed), %llu cached, %llu text, %llu dynamic loader",
 			  ws.samples, ws.complete, ws.truncated, ws.stop[LOWPROF_STOP_NO_TABLE],
 			  ws.stop[LOWPROF_STOP_UNWIND_FAILED], ws.stop[LOWPROF_STOP_NO_FRAME_POINTERS],
 			  ws.stop[LOWPROF_STOP_NO_MAPPING], ws.stop[LOWPROF_STOP_ANON], ws.vma_lookups,
-			  ws.vma_failed, ws.vma_cached, ws.vma_text);
+			  ws.vma_failed, ws.vma_cached, ws.vma_text, ws.vma_interp);
 }
 
 /* The previous loader's tables, taken over at init (its pins are ours). */

@@ -150,7 +150,7 @@ static int um_common_init(struct unwind_maps *um, uint32_t capacity)
 	uint32_t i;
 
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = um->interp_fd = -1;
 	um->capacity = capacity;
 	um->max_files = UNWIND_MAPS_MAX_FILES;
 	um->max_refused = UNWIND_MAPS_MAX_REFUSED;
@@ -306,6 +306,7 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, const cha
 	um->files_fd = bpf_map__fd(skel->maps.unwind_files);
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
 	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
+	um->interp_fd = bpf_map__fd(skel->maps.unwind_interp);
 	um->ncpus = libbpf_num_possible_cpus();
 	if (pin_dir != NULL && (um->pin_dir = strdup(pin_dir)) == NULL) {
 		unwind_maps_fini(um);
@@ -333,7 +334,7 @@ void unwind_maps_fini(struct unwind_maps *um)
 	free(um->dropped);
 	free(um->pin_dir); /* the pins stay: for the next loader, or removed with the directory */
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = -1;
+	um->rows_fd = um->files_fd = um->pending_fd = um->stats_fd = um->interp_fd = -1;
 }
 
 int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_segment *seg,
@@ -412,6 +413,37 @@ void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *
 		e->seg[i].vaddr = f->seg[i].vaddr;
 		e->seg[i].size = f->seg[i].filesz;
 	}
+	e->ehdr_hash = f->ehdr_hash;
+}
+
+uint64_t unwind_maps_ehdr_hash(int fd)
+{
+	__u64 w[LOWPROF_EHDR_BYTES / 8];
+
+	if (pread(fd, w, sizeof(w), 0) != (ssize_t)sizeof(w) || memcmp(w, "\177ELF", 4) != 0)
+		return 0;
+	return lowprof_ehdr_hash(w);
+}
+
+/* A ready table's unwind_interp entry (the walker's way to the dynamic
+ * loader): a file whose header hashes as another's takes the entry over. */
+static void um_interp_publish(struct unwind_maps *um, const struct unwind_file *f)
+{
+	if (um->interp_fd < 0 || f->ehdr_hash == 0 || f->state != UNWIND_FILE_READY)
+		return;
+	if (bpf_map_update_elem(um->interp_fd, &f->ehdr_hash, &f->key, BPF_ANY) != 0)
+		log_warn_f("unwind_interp update: %s", strerror(errno));
+}
+
+/* ... and removed with the table, unless another file took it over. */
+static void um_interp_remove(struct unwind_maps *um, const struct unwind_file *f)
+{
+	struct lowprof_file_id id;
+
+	if (um->interp_fd < 0 || f->ehdr_hash == 0)
+		return;
+	if (bpf_map_lookup_elem(um->interp_fd, &f->ehdr_hash, &id) == 0 && um_key_eq(&id, &f->key))
+		bpf_map_delete_elem(um->interp_fd, &f->ehdr_hash);
 }
 
 /* Rows with a CFA from RBP, below which a file is taken to keep no frame
@@ -443,6 +475,7 @@ static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
 	unwind_maps_entry(f, &e);
 	if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
 		log_warn_f("unwind_files update: %s", strerror(errno));
+	um_interp_publish(um, f);
 }
 
 /* The walker's last use of each table (its stamp in unwind_files), into last_used. */
@@ -529,6 +562,7 @@ static void um_file_remove_waited(struct unwind_maps *um, size_t i, bool dropped
 
 	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
 		um->nrefused--;
+	um_interp_remove(um, f);
 	if (um->files_fd >= 0 && !waited)
 		bpf_map_delete_elem(um->files_fd, &f->key);
 	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
@@ -612,7 +646,8 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
-				    const struct unwinder_segment *seg, uint32_t nseg)
+				    const struct unwinder_segment *seg, uint32_t nseg,
+				    uint64_t ehdr_hash)
 {
 	struct unwind_file *f;
 	uint32_t *words = NULL;
@@ -634,6 +669,7 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof
 		return NULL;
 	f->nsegments = nseg;
 	memcpy(f->seg, seg, nseg * sizeof(*seg));
+	f->ehdr_hash = ehdr_hash;
 	f->flags = unwind_maps_fp_flags(t);
 	f->state = UNWIND_FILE_NO_SPACE;
 	f->refused_ns = mono_ns();
@@ -894,6 +930,7 @@ int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id
 	f->nrows = e->nrows;
 	f->nslots = slots;
 	f->flags = e->flags;
+	f->ehdr_hash = e->ehdr_hash;
 	f->nsegments = e->nsegs;
 	for (i = 0; i < e->nsegs; i++) {
 		f->seg[i].offset = e->seg[i].off;
@@ -908,6 +945,8 @@ int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id
 	else
 		f->last_used = (mono_ns() >> 30) - UM_EVICT_MIN_IDLE;
 	f->adopted = true;
+	/* unwind_interp is the new program's own (not pinned): filled again. */
+	um_interp_publish(um, f);
 	return 0;
 }
 

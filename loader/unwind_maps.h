@@ -46,6 +46,7 @@ struct unwind_file {
 	uint64_t last_used;   /* the walker's stamp (or the loader's tick), for eviction */
 	uint64_t refused_ns;  /* not READY: when (mono), for the expiry */
 	bool adopted;         /* taken over from the previous loader, not yet found mapped */
+	uint64_t ehdr_hash;   /* of its ELF header (lowprof_ehdr_hash), 0: none */
 	uint32_t nsegments;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 };
@@ -66,6 +67,7 @@ struct unwind_maps_usage {
 
 struct unwind_maps {
 	int rows_fd, files_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
+	int interp_fd; /* unwind_interp: ELF header hash -> file, for every ready table */
 	struct lowprof_unwind_row **chunk; /* max_chunks, mmapped; NULL until created */
 	int *chunk_fd;
 	uint32_t nchunks, max_chunks;      /* created, most */
@@ -165,11 +167,17 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 
 struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowprof_file_id *key);
 /* Cache a checked table: rows copied into the map (evicting the least
- * recently used files if needed), then its unwind_files entry. Returns the
- * file (state READY or NO_SPACE), or NULL on ENOMEM. */
+ * recently used files if needed), then its unwind_files entry, and its
+ * unwind_interp entry when ehdr_hash is not 0 (unwind_maps_ehdr_hash).
+ * Returns the file (state READY or NO_SPACE), or NULL on ENOMEM. */
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
-				    const struct unwinder_segment *seg, uint32_t nseg);
+				    const struct unwinder_segment *seg, uint32_t nseg,
+				    uint64_t ehdr_hash);
+/* lowprof_ehdr_hash of the file's first LOWPROF_EHDR_BYTES when they begin
+ * an ELF header; 0 otherwise (a short file, a read error): no entry. Bytes
+ * read, never parsed. */
+uint64_t unwind_maps_ehdr_hash(int fd);
 /* A table built ahead of use (the start-up scan): evictable at once (as if
  * last used half a minute ago) until the walker uses it, so that it never
  * keeps a sampled file out. */

@@ -132,13 +132,13 @@ static void test_cache_bounds(void **state)
 	for (i = 0; i < 8; i++)
 		k[i] = key_of((uint64_t)i + 1);
 	for (i = 0; i < 4; i++) {
-		f[i] = unwind_maps_add(&um, &k[i], &t, &s, 1);
+		f[i] = unwind_maps_add(&um, &k[i], &t, &s, 1, 0);
 		assert_non_null(f[i]);
 		f[i]->last_used = 100 + (uint64_t)i;
 	}
 	/* Used again: file 0 is now more recent than 1. */
 	f[0]->last_used = 200;
-	f[4] = unwind_maps_add(&um, &k[4], &t, &s, 1);
+	f[4] = unwind_maps_add(&um, &k[4], &t, &s, 1, 0);
 	assert_non_null(f[4]);
 	assert_int_equal(um.nfiles, 4);
 	assert_int_equal(um.cache_evictions, 1);
@@ -194,8 +194,8 @@ static void test_idle_expiry(void **state)
 	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 3);
 	t.rows = rows_for(2, 0x1000);
 	t.nrows = 2;
-	a = unwind_maps_add(&um, &ka, &t, &s, 1);
-	b = unwind_maps_add(&um, &kb, &t, &s, 1);
+	a = unwind_maps_add(&um, &ka, &t, &s, 1, 0);
+	b = unwind_maps_add(&um, &kb, &t, &s, 1, 0);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_int_equal(a->state, UNWIND_FILE_READY);
@@ -245,13 +245,13 @@ static void test_cache_and_eviction(void **state)
 	t.rows = rows_for(40, 0x1000);
 	t.nrows = 40;
 
-	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
+	f1 = unwind_maps_add(&um, &k1, &t, &s, 1, 0);
 	assert_non_null(f1);
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	assert_int_equal(f1->first_row, 0);
 	assert_memory_equal(&backing[0], &t.rows[0], 40 * sizeof(backing[0]));
 	f1->last_used = 10;
-	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
+	f2 = unwind_maps_add(&um, &k2, &t, &s, 1, 0);
 	assert_int_equal(f2->state, UNWIND_FILE_READY);
 	assert_int_equal(f2->first_row, 42);
 	f2->last_used = 20;
@@ -265,7 +265,7 @@ static void test_cache_and_eviction(void **state)
 	assert_null(unwind_maps_find(&um, &k1b));
 
 	/* No room: the least recently used table (f1) goes, its rows are reused. */
-	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
+	f3 = unwind_maps_add(&um, &k3, &t, &s, 1, 0);
 	assert_int_equal(f3->state, UNWIND_FILE_READY);
 	assert_int_equal(f3->first_row, 0);
 	assert_null(unwind_maps_find(&um, &k1));
@@ -281,7 +281,7 @@ static void test_cache_and_eviction(void **state)
 	free(t.rows);
 	t.rows = rows_for(60, 0x1000);
 	t.nrows = 60;
-	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
+	f1 = unwind_maps_add(&um, &k1, &t, &s, 1, 0);
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	unwind_maps_usage(&um, &u);
 	assert_int_equal(f1->first_row, 42);
@@ -293,7 +293,7 @@ static void test_cache_and_eviction(void **state)
 	free(t.rows);
 	t.rows = rows_for(200, 0x1000);
 	t.nrows = 200;
-	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
+	f2 = unwind_maps_add(&um, &k2, &t, &s, 1, 0);
 	assert_int_equal(f2->state, UNWIND_FILE_NO_SPACE);
 	/* A refused file is remembered, with no rows. */
 	k2 = key_of(9);
@@ -325,14 +325,14 @@ static void test_recent_tables_stay(void **state)
 	assert_int_equal(unwind_maps_init_mem(&um, backing, 90), 0);
 	t.rows = rows_for(40, 0x1000);
 	t.nrows = 40;
-	f1 = unwind_maps_add(&um, &k1, &t, &s, 1);
-	f2 = unwind_maps_add(&um, &k2, &t, &s, 1);
+	f1 = unwind_maps_add(&um, &k1, &t, &s, 1, 0);
+	f2 = unwind_maps_add(&um, &k2, &t, &s, 1, 0);
 	assert_int_equal(f1->state, UNWIND_FILE_READY);
 	assert_int_equal(f2->state, UNWIND_FILE_READY);
 	/* Both used in the last seconds (f1 the least recently): no room. */
 	f1->last_used = now - 5;
 	f2->last_used = now;
-	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
+	f3 = unwind_maps_add(&um, &k3, &t, &s, 1, 0);
 	assert_int_equal(f3->state, UNWIND_FILE_NO_SPACE);
 	assert_int_equal(f3->nrows, 0);
 	assert_int_equal(um.evictions, 0);
@@ -345,7 +345,7 @@ static void test_recent_tables_stay(void **state)
 	free(t.rows);
 	t.rows = rows_for(60, 0x1000);
 	t.nrows = 60;
-	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1)->state, UNWIND_FILE_NO_SPACE);
+	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1, 0)->state, UNWIND_FILE_NO_SPACE);
 	assert_int_equal(um.evictions, 0);
 	assert_ptr_equal(unwind_maps_find(&um, &k1), f1);
 	free(t.rows);
@@ -354,7 +354,7 @@ static void test_recent_tables_stay(void **state)
 
 	/* Once f1 has gone cold (a minute unused) it makes room. */
 	f1->last_used = now - 60;
-	f3 = unwind_maps_add(&um, &k3, &t, &s, 1);
+	f3 = unwind_maps_add(&um, &k3, &t, &s, 1, 0);
 	assert_int_equal(f3->state, UNWIND_FILE_READY);
 	assert_int_equal(um.evictions, 1);
 	assert_null(unwind_maps_find(&um, &k1));
@@ -363,7 +363,7 @@ static void test_recent_tables_stay(void **state)
 	/* Built ahead of use (the start-up scan): the first to go, though just built. */
 	unwind_maps_mark_unused(&um, &k3);
 	assert_true(f3->last_used < f2->last_used);
-	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1)->state, UNWIND_FILE_READY);
+	assert_int_equal(unwind_maps_add(&um, &k4, &t, &s, 1, 0)->state, UNWIND_FILE_READY);
 	assert_null(unwind_maps_find(&um, &k3));
 	assert_ptr_equal(unwind_maps_find(&um, &k2), f2);
 	free(t.rows);
@@ -571,7 +571,7 @@ static void test_adopt_entries(void **state)
 		/* 300 rows 16 bytes apart span two pages: a page index of 5 words. */
 		t[i].rows = rows_for(n[i], 0x1000);
 		t[i].nrows = n[i];
-		f = unwind_maps_add(&um, &k[i], &t[i], s, 2);
+		f = unwind_maps_add(&um, &k[i], &t[i], s, 2, 0);
 		assert_non_null(f);
 		assert_int_equal(f->state, UNWIND_FILE_READY);
 		unwind_maps_entry(f, &e[i]);
@@ -638,7 +638,7 @@ static void test_adopt_entries(void **state)
 	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[2], &e[2]), 0);
 
 	/* A new table goes around the adopted ones. */
-	d = unwind_maps_add(&um2, &k[4], &t[0], s, 2);
+	d = unwind_maps_add(&um2, &k[4], &t[0], s, 2, 0);
 	assert_non_null(d);
 	assert_int_equal(d->state, UNWIND_FILE_READY);
 	for (i = 0; i < 3; i++) {
@@ -658,7 +658,7 @@ static void test_adopt_entries(void **state)
 	assert_int_equal(u.rows_used, unwind_maps_find(&um2, &k[0])->nslots + d->nslots);
 	assert_int_equal(unwind_maps_drop_unseen(&um2), 0);
 	/* The large table fits again where it was. */
-	f = unwind_maps_add(&um2, &k[1], &t[1], s, 2);
+	f = unwind_maps_add(&um2, &k[1], &t[1], s, 2, 0);
 	assert_non_null(f);
 	assert_int_equal(f->state, UNWIND_FILE_READY);
 	for (i = 0; i < 3; i++)
