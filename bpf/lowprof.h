@@ -104,7 +104,10 @@ enum lowprof_stop_reason {
 	LOWPROF_STOP_NO_FRAME_POINTERS = 3, /* FP tiers: a file known to lack frame pointers */
 	LOWPROF_STOP_NO_MAPPING = 4,        /* the pc's VMA could not be looked up in this sample */
 	LOWPROF_STOP_ANON = 5,              /* anonymous (JIT) code without a frame-pointer chain */
-	LOWPROF_STOP_REASONS = 6
+	/* No user stack: the task is in execve, its registers still the old
+	 * program's, its mm already the new one's (its first pc lies in no VMA). */
+	LOWPROF_STOP_IN_EXECVE = 6,
+	LOWPROF_STOP_REASONS = 7
 };
 
 #define LOWPROF_SAMPLE_HEADER_SIZE (sizeof(struct lowprof_sample))

@@ -441,7 +441,8 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 	/* A return address may be just past a call ending its function (noreturn). */
 	lookup = w->r.signal_pc ? w->r.pc : w->r.pc - 1;
 	if (!walk_in_current(&w->f, lookup) && lowprof_walk_resolve(&w->f, lookup) != 0) {
-		walk_stop(w->s, w->st, LOWPROF_STOP_NO_MAPPING);
+		walk_stop(w->s, w->st,
+			  w->n == 0 ? walk_first_pc_unplaced() : LOWPROF_STOP_NO_MAPPING);
 		return 1;
 	}
 

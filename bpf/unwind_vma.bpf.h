@@ -636,6 +636,23 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	return 0;
 }
 
+/*
+ * Why a walk's first pc has no VMA. A task in execve past the point of no
+ * return runs with the new program's mm and still the old program's
+ * registers: the stack they point to went with the old mm, and the new
+ * program has not run yet. Its user stack is none, said so; not a frame
+ * "without a mapping". (Read only when the lookup failed: a bitfield, read
+ * through bpf_probe_read_kernel.)
+ */
+static __always_inline __u32 walk_first_pc_unplaced(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		return LOWPROF_STOP_IN_EXECVE;
+	return LOWPROF_STOP_NO_MAPPING;
+}
+
 /* Is addr in the current VMA? Checked inline before a call of the global
  * resolver: consecutive frames in one file are the common case, and a call
  * per frame costs as much as the rest of a frame-pointer step. */
@@ -744,8 +761,14 @@ static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
 	if (p->f.exhausted &&
 	    (lookup < p->s->mm.vdso_start || lookup >= p->s->mm.vdso_end))
 		return 0; /* raw, as the call below would leave it */
-	if (lowprof_walk_resolve(&p->f, lookup) != 0)
+	if (lowprof_walk_resolve(&p->f, lookup) != 0) {
+		if (k == 0 && walk_first_pc_unplaced() == LOWPROF_STOP_IN_EXECVE) {
+			p->n = 0;
+			walk_stop(p->s, walk_stats(), LOWPROF_STOP_IN_EXECVE);
+			return 1;
+		}
 		return 0; /* raw: the file is not known cheaply */
+	}
 	idx = p->base + k;
 	asm volatile("" : "+r"(idx));
 	if (idx >= LOWPROF_MAX_FRAMES)

@@ -763,12 +763,12 @@ bool profile_string_lookup(const struct profile *p, const char *s, uint32_t *idx
 
 const char *const profile_stop_names[PROFILE_STOP_REASONS] = {
 	NULL, "[no unwind table]", "[unwind failed]", "[no frame pointers]", "[no mapping]",
-	"[anonymous code]", "[user stack skipped]", "[no stack]",
+	"[anonymous code]", "[in execve]", "[user stack skipped]", "[no stack]",
 };
 
 const char *const profile_stop_keys[PROFILE_STOP_REASONS] = {
 	NULL, "no_unwind_table", "unwind_failed", "no_frame_pointers", "no_mapping",
-	"anonymous_code", "user_stack_skipped", "no_stack",
+	"anonymous_code", "in_execve", "user_stack_skipped", "no_stack",
 };
 
 unsigned profile_stop_reason(const struct profile *p, const struct profile_function *f)

@@ -63,9 +63,9 @@
  * that came with no frame at all, so that no sample is ever frameless (an
  * empty stack is one no flame graph or OTLP consumer can show).
  */
-#define PROFILE_STOP_USER_SKIPPED 6
-#define PROFILE_STOP_NO_STACK 7
-#define PROFILE_STOP_REASONS 8
+#define PROFILE_STOP_USER_SKIPPED 7
+#define PROFILE_STOP_NO_STACK 8
+#define PROFILE_STOP_REASONS 9
 extern const char *const profile_stop_names[PROFILE_STOP_REASONS];
 extern const char *const profile_stop_keys[PROFILE_STOP_REASONS];
 
