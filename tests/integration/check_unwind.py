@@ -5,6 +5,12 @@
                   NAME is the first or second frame after the comm);
   --truncated-at N  share whose outermost frame is [truncated] with exactly
                   N user frames below it;
+  --entry BINARY  share, of the samples that have a user stack, that reach
+                  the process's entry point: BINARY's _start, or its dynamic
+                  loader's (PT_INTERP; stripped, so named by file offset), or
+                  __libc_start_main under them. Not counted: samples with no
+                  user frame (at exit) and those marked [in_execve], which
+                  must be in execve's kernel path;
 then --min / --max bound that share (percent).
   --leaf-prefix P  count only stacks whose innermost user frame starts with P
                    (samples in the program's own code, not its start-up);
@@ -12,6 +18,7 @@ then --min / --max bound that share (percent).
                    code ([unknown], [heap]..., [stack]..., a bare address)."""
 import argparse
 import os
+import struct
 import sys
 
 from folded_lib import fail, has_chain, read_folded
@@ -30,6 +37,42 @@ def leaf_user(frames):
     return user[-1] if user else ""
 
 
+EXEC_KERNEL = ("bprm_execve", "do_execveat_common")
+ENTRY_NAMES = ("_start", "__libc_start_main", "__libc_start_call_main")
+
+
+def elf_entry_and_interp(path):
+    """(file offset of the entry point, PT_INTERP path or None) of an ELF64 file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        fail(f"{path}: not an ELF64 file")
+    entry, phoff = struct.unpack_from("<QQ", data, 24)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    off, interp = None, None
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_vaddr <= entry < p_vaddr + p_filesz:
+            off = entry - p_vaddr + p_offset
+        if p_type == 3:
+            interp = data[p_offset:p_offset + p_filesz].rstrip(b"\0").decode()
+    return off, interp
+
+
+def entry_frames(binary):
+    """Frame names an outermost frame at the process's entry takes."""
+    _, interp = elf_entry_and_interp(binary)
+    if interp is None:
+        return set(ENTRY_NAMES), None
+    real = os.path.realpath(interp)
+    off, _ = elf_entry_and_interp(real)
+    base = os.path.basename(interp)
+    # Its _start, and the few instructions after it (the call to _dl_start
+    # and _dl_start_user's call to _dl_init return there), as bench/run counts it.
+    names = {f"{b}+0x{o:x}" for b in (base, os.path.basename(real)) for o in range(off, off + 0x30)}
+    return set(ENTRY_NAMES) | names, base
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -37,6 +80,7 @@ def main():
     ap.add_argument("--chain")
     ap.add_argument("--root")
     ap.add_argument("--truncated-at", type=int)
+    ap.add_argument("--entry")
     ap.add_argument("--min", type=float)
     ap.add_argument("--max", type=float)
     ap.add_argument("--leaf-prefix")
@@ -50,6 +94,12 @@ def main():
             bad = [x for x in f if x.startswith(GARBAGE)]
             if bad:
                 fail(f"a frame that was not on the stack ({bad[0]}): {';'.join(f)[:300]}")
+    if a.entry:
+        for f, _ in stacks:
+            if "[in_execve]" in f and not any(x[:-4].startswith(EXEC_KERNEL) for x in f if x.endswith("_[k]")):
+                fail(f"[in_execve] outside execve: {';'.join(f)[:300]}")
+        stacks = [(f, c) for f, c in stacks
+                  if [x for x in f if not is_kernel(x)] not in ([], ["[in_execve]"])]
     if a.leaf_prefix:
         stacks = [(f, c) for f, c in stacks if leaf_user(f).startswith(a.leaf_prefix)]
     total = sum(c for _, c in stacks)
@@ -62,6 +112,11 @@ def main():
     elif a.root:
         what = f"outermost frames reaching {a.root}"
         ok = sum(c for f, c in stacks if a.root in f[:2])
+    elif a.entry:
+        names, interp = entry_frames(a.entry)
+        what = f"samples with a user stack reaching the entry point ({interp or 'static'})"
+        ok = sum(c for f, c in stacks
+                 if any(x in names for x in [y for y in f if not is_kernel(y)][:2]))
     elif a.truncated_at:
         what = f"[truncated] after exactly {a.truncated_at} user frames"
         ok = sum(c for f, c in stacks
@@ -71,7 +126,7 @@ def main():
         if deeper:
             fail(f"a stack deeper than {a.truncated_at} without [truncated]: {';'.join(deeper[0])}")
     else:
-        fail("one of --chain, --root, --truncated-at")
+        fail("one of --chain, --root, --truncated-at, --entry")
     share = 100.0 * ok / total
     print(f"{a.comm}: {what}: {ok}/{total} samples = {share:.1f}%")
     worst = sorted(((c, f) for f, c in stacks), reverse=True)[:3]

@@ -19,9 +19,11 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -667,6 +669,74 @@ static void test_adopt_entries(void **state)
 	unwind_maps_fini(&um);
 }
 
+/*
+ * The dynamic loader's ELF header as the walker hashes it, from memory at
+ * AT_BASE (getauxval: this very process's ld.so, as the kernel mapped it),
+ * against the hash the loader takes of the file: equal. Another ELF file's
+ * differs, a copy's is the same; no hash for a file that is not ELF or is
+ * shorter than a header.
+ */
+static void test_ehdr_hash(void **state)
+{
+	char tmpl[] = "/tmp/lowprof-ehdr.XXXXXX", interp[PATH_MAX];
+	__u64 mem[LOWPROF_EHDR_BYTES / 8];
+	unsigned long base = getauxval(AT_BASE);
+	uint64_t h_ld, h_self, h_copy;
+	char buf[4096];
+	ssize_t n;
+	int fd, self, cp;
+	FILE *maps;
+	char line[PATH_MAX + 128];
+
+	(void)state;
+	assert_true(base != 0); /* a dynamically linked test */
+	memcpy(mem, (const void *)base, sizeof(mem));
+	/* The file mapped at AT_BASE, from this process's maps. */
+	interp[0] = '\0';
+	maps = fopen("/proc/self/maps", "r");
+	assert_non_null(maps);
+	while (fgets(line, sizeof(line), maps) != NULL) {
+		unsigned long lo;
+		char *path = strchr(line, '/');
+
+		if (sscanf(line, "%lx-", &lo) == 1 && lo == base && path != NULL) {
+			path[strcspn(path, "\n")] = '\0';
+			snprintf(interp, sizeof(interp), "%s", path);
+			break;
+		}
+	}
+	fclose(maps);
+	assert_true(interp[0] == '/');
+	fd = open(interp, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	h_ld = unwind_maps_ehdr_hash(fd);
+	close(fd);
+	assert_true(h_ld != 0);
+	assert_true(h_ld == lowprof_ehdr_hash(mem));
+
+	/* This test's own file: another hash; a copy of it: the same. */
+	self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(self >= 0);
+	h_self = unwind_maps_ehdr_hash(self);
+	assert_true(h_self != 0 && h_self != h_ld);
+	cp = mkstemp(tmpl);
+	assert_true(cp >= 0);
+	while ((n = read(self, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(cp, buf, (size_t)n), n);
+	h_copy = unwind_maps_ehdr_hash(cp);
+	assert_true(h_copy == h_self);
+	/* Not ELF: no hash. */
+	assert_int_equal(pwrite(cp, "#!/bin/sh", 9, 0), 9);
+	assert_int_equal(unwind_maps_ehdr_hash(cp), 0);
+	/* Shorter than a header: none. */
+	assert_int_equal(ftruncate(cp, 40), 0);
+	assert_int_equal(pwrite(cp, "\177ELF", 4, 0), 4);
+	assert_int_equal(unwind_maps_ehdr_hash(cp), 0);
+	close(cp);
+	close(self);
+	unlink(tmpl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_fp_flags),
 		cmocka_unit_test(test_open_identity),
 		cmocka_unit_test(test_adopt_entries),
+		cmocka_unit_test(test_ehdr_hash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
