@@ -8,13 +8,20 @@
  * back. Measured in the loader under churn: 24 MiB of free heap held for
  * good after the start-up tables, 0.8 MiB in use. Fixing both thresholds
  * turns the adjustment off: large buffers come and go with mmap/munmap, and
- * the heap's top is trimmed past a quarter MiB.
+ * the heap's top is trimmed past 1 MiB.
+ *
+ * Why 1 MiB and not less: what the top gives back, the next use faults in
+ * again, page by page, and a fault is dear (about 20 us on a VM with shadow
+ * page tables). A pprof write (zlib's 256 KiB of state, the encoder's
+ * tables) grew the heap and gave it back every time at a quarter MiB: 30
+ * small writes in a row took 1099 faults and 1.47 ms each; at 1 MiB, 294
+ * faults and 0.93 ms (docs/BENCHMARKS.md, "Cheaper wakes at rest").
  */
 #ifndef LOWPROF_COMMON_HEAP_BOUND_H
 #define LOWPROF_COMMON_HEAP_BOUND_H
 
 #define HEAP_BOUND_MMAP_THRESHOLD (128 * 1024)
-#define HEAP_BOUND_TRIM_THRESHOLD (256 * 1024)
+#define HEAP_BOUND_TRIM_THRESHOLD (1024 * 1024)
 
 /* At a program's start, before anything large is allocated. */
 void heap_bound(void);

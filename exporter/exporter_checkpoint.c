@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/exporter_loop.h"
+#include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
@@ -77,11 +78,32 @@ int exporter_checkpoint_json(const struct exporter_checkpoint *c, char *buf, siz
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
+/* The gap by cost, and at rest at least an --interval (up to
+ * EXPORTER_CHECKPOINT_MAX_NS): an interval holding a trickle goes on for up
+ * to max_every --intervals (output_pace_extend), and a checkpoint at each of
+ * the loader's notices (6 s apart at rest) was most of the exporter's cost
+ * at rest. A death then loses at most that much of a trickle, and counts it.
+ * The trickle is judged over at least an --interval: a few samples just
+ * after a roll are no rate. */
+static uint64_t checkpoint_gap(const struct exporter *ex, uint64_t span_ns)
+{
+	uint64_t gap = exporter_checkpoint_gap_ns(ex->checkpoint.cost_ns, ex->pace.allowance_ns,
+						  ex->slot_ns);
+	uint64_t interval = (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+	uint64_t rest = interval < EXPORTER_CHECKPOINT_MAX_NS ? interval : EXPORTER_CHECKPOINT_MAX_NS;
+
+	if (gap >= rest || !exporter_trickle(ex, span_ns > interval ? span_ns : interval))
+		return gap;
+	return rest;
+}
+
 void exporter_checkpoint(struct exporter *ex)
 {
 	struct exporter_checkpoint *c = &ex->checkpoint;
 	struct profile *cur = profile_window_current(ex->window);
 	uint64_t start = profile_window_current_start(ex->window), now = mono_ns(), cpu0, cost;
+	uint64_t now_unix = ex->start_unix_ns + (now - ex->start_mono_ns);
+	uint64_t span = now_unix > start ? now_unix - start : 0;
 	struct profile_totals t;
 	char err[320];
 
@@ -89,13 +111,16 @@ void exporter_checkpoint(struct exporter *ex)
 	if (ex->state_fd < 0)
 		return;
 	profile_get_totals(cur, &t);
-	c->gap_ns = exporter_checkpoint_gap_ns(c->cost_ns, ex->pace.allowance_ns, ex->slot_ns);
+	c->gap_ns = checkpoint_gap(ex, span);
 	if (!exporter_checkpoint_due(c, start, t.samples, now, c->gap_ns))
 		return;
 	cpu0 = checkpoint_thread_cpu_ns();
 	/* Timed to now; the roll times it again when it closes the interval. */
-	profile_set_time(cur, start, ex->start_unix_ns + (now - ex->start_mono_ns));
-	if (pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, cur, err, sizeof(err)) != 0) {
+	profile_set_time(cur, start, now_unix);
+	/* Read back by a restarted exporter of this run only, and a host crash
+	 * ends the run: no fsync (exporter_checkpoint.h). */
+	if (pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, cur, OUTPUT_FILE_PROCESS_SAFE,
+			     err, sizeof(err)) != 0) {
 		c->failures++;
 		if ((c->failures & (c->failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
 			log_warn("checkpoint: %s", err);
@@ -111,7 +136,7 @@ void exporter_checkpoint(struct exporter *ex)
 	if (cost > c->max_cost_ns)
 		c->max_cost_ns = cost;
 	c->cpu_ns += cost;
-	c->gap_ns = exporter_checkpoint_gap_ns(c->cost_ns, ex->pace.allowance_ns, ex->slot_ns);
+	c->gap_ns = checkpoint_gap(ex, span);
 	output_pace_charge(&ex->pace, cost);
 }
 

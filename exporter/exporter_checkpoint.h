@@ -29,7 +29,14 @@ struct profile;
  * checkpoint, at rest, costs a fraction of a ms) and at most
  * EXPORTER_CHECKPOINT_MAX_NS: beyond that the samples a crash could lose
  * matter more than the cost (the files' own bound, max_every, is the same
- * trade).
+ * trade). While the interval holds a trickle (exporter_trickle: an idle
+ * host), at least an --interval apart (at most EXPORTER_CHECKPOINT_MAX_NS).
+ *
+ * The checkpoint is not fsynced (OUTPUT_FILE_PROCESS_SAFE): it is for the
+ * exporter's death, when the page cache keeps it, and only an exporter of
+ * the same run reads it back; a host crash ends the run, and the next run
+ * removes it unread (exporter_restore). Its two fsyncs were two I/O sleeps
+ * a checkpoint and a fifth of its CPU.
  */
 #define EXPORTER_CHECKPOINT_NS (2 * NSEC_PER_SEC)
 #define EXPORTER_CHECKPOINT_MAX_NS (60 * NSEC_PER_SEC)

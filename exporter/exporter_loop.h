@@ -141,6 +141,14 @@ void exporter_pace_init(struct exporter *ex);
 void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s);
 void exporter_interval_end(struct exporter *ex);
 void exporter_roll(struct exporter *ex);
+/* Whether the interval being collected, span_ns long so far, holds a trickle:
+ * at most the throttle's "quiet" rate of samples (an idle host's odd daemon),
+ * off-CPU ones counted. */
+bool exporter_trickle(const struct exporter *ex, uint64_t span_ns);
+/* Whether the coming end of the interval, as the samples stand, would only
+ * let it go on (no roll, no file due): such an end may come late, with a
+ * wake the loop has anyway (exporter_run.c). */
+bool exporter_interval_end_may_wait(const struct exporter *ex);
 void exporter_pace(struct exporter *ex);
 void exporter_write_all(struct exporter *ex, bool roll);
 /* How long the loop may sleep before the next paced write is due: ms, or -1. */

@@ -314,18 +314,35 @@ static uint64_t exporter_current_samples(const struct exporter *ex)
 	return n;
 }
 
+bool exporter_trickle(const struct exporter *ex, uint64_t span_ns)
+{
+	return (double)exporter_current_samples(ex) <=
+	       THROTTLE_QUIET_SAMPLES_PER_S * ((double)span_ns / NSEC_PER_SEC);
+}
+
+/* Whether the interval being collected may go on at its end: a trickle over
+ * the time it spans then, and room in the window for one more --interval. */
+static bool exporter_interval_may_go_on(const struct exporter *ex)
+{
+	uint64_t spanned_s = (uint64_t)ex->opt.interval_s * ex->intervals_spanned;
+
+	/* Never longer than the window: an interval that began more than a
+	 * window ago would leave it at its own roll, its samples in no file. */
+	return exporter_trickle(ex, spanned_s * NSEC_PER_SEC) &&
+	       spanned_s + ex->opt.interval_s <= ex->opt.window.window_s;
+}
+
+bool exporter_interval_end_may_wait(const struct exporter *ex)
+{
+	return output_pace_may_extend(&ex->pace, exporter_interval_may_go_on(ex),
+				      ex->intervals_spanned);
+}
+
 void exporter_interval_end(struct exporter *ex)
 {
 	uint64_t cpu0 = exporter_thread_cpu_ns();
-	uint64_t spanned_s = (uint64_t)ex->opt.interval_s * ex->intervals_spanned;
-	/* A trickle: at most the throttle's "quiet" rate over the time the
-	 * interval spans (an idle host's odd daemon). */
-	bool trickle = exporter_current_samples(ex) <= THROTTLE_QUIET_SAMPLES_PER_S * spanned_s;
-	/* Never longer than the window: an interval that began more than a
-	 * window ago would leave it at its own roll, its samples in no file. */
-	bool fits = spanned_s + ex->opt.interval_s <= ex->opt.window.window_s;
 
-	if (!output_pace_extend(&ex->pace, trickle && fits, ex->intervals_spanned)) {
+	if (!output_pace_extend(&ex->pace, exporter_interval_may_go_on(ex), ex->intervals_spanned)) {
 		exporter_roll(ex);
 		return;
 	}

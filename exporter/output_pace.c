@@ -151,12 +151,17 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job)
 	p->unchanged++;
 }
 
+bool output_pace_may_extend(const struct output_pace *p, bool trickle, unsigned spanned)
+{
+	return trickle && spanned < p->max_every && p->job[OUTPUT_PACE_PPROF].runs > 0 &&
+	       p->job[OUTPUT_PACE_SUMMARY].runs > 0;
+}
+
 bool output_pace_extend(struct output_pace *p, bool trickle, unsigned spanned)
 {
 	size_t i;
 
-	if (!trickle || spanned >= p->max_every || p->job[OUTPUT_PACE_PPROF].runs == 0 ||
-	    p->job[OUTPUT_PACE_SUMMARY].runs == 0)
+	if (!output_pace_may_extend(p, trickle, spanned))
 		return false;
 	for (i = 0; i < OUTPUT_PACE_N; i++) {
 		if (p->job[i].enabled && i != OUTPUT_PACE_MERGE && p->job[i].since < UINT32_MAX)

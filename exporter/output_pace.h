@@ -124,6 +124,8 @@ void output_pace_hold(struct output_pace *p, enum output_pace_job job);
  * whether it goes on; counted in p->extended.
  */
 bool output_pace_extend(struct output_pace *p, bool trickle, unsigned spanned);
+/* What output_pace_extend would answer, without counting it. */
+bool output_pace_may_extend(const struct output_pace *p, bool trickle, unsigned spanned);
 
 /* The next job to run in the current slot, or -1: nothing pending, or the
  * next one's estimate does not fit what is left of the slot's allowance. */

@@ -287,7 +287,7 @@ int archive_add(struct archive *a, const struct profile *p, uint64_t end_unix_ns
 		return errbuf_fail(-EINVAL, err, errlen,
 				   "%s ends before the newest archived interval (clock set back?): not archived",
 				   e.name);
-	rc = pprof_write_file(a->dirfd, e.name, p, err, errlen);
+	rc = pprof_write_file(a->dirfd, e.name, p, 0, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (fstatat(a->dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0)

@@ -203,6 +203,13 @@ static void output_file_memo_store(int dirfd, const char *name, struct output_fi
 int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
 			     void *ctx, char *err, size_t errlen)
 {
+	return output_file_write_flags(dirfd, name, writer, ctx, 0, err, errlen);
+}
+
+int output_file_write_flags(int dirfd, const char *name, int (*writer)(FILE *, void *), void *ctx,
+			    unsigned flags, char *err, size_t errlen)
+{
+	bool durable = (flags & OUTPUT_FILE_PROCESS_SAFE) == 0;
 	static const cookie_io_functions_t io = {.write = output_file_sink_write,
 						 .close = output_file_sink_close};
 	struct output_file_sink sink = {.fd = -1, .same = true, .keep = true};
@@ -257,7 +264,7 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 	if (sink.old != NULL && sink.same && sink.len == sink.old->len)
 		goto cleanup;
 	/* Data must be on disk before the rename publishes it. */
-	if (fsync(fd) != 0) {
+	if (durable && fsync(fd) != 0) {
 		ret = -errno;
 		errbuf_set(err, errlen, "output: fsync %s: %s", tmp, strerror(errno));
 		goto cleanup;
@@ -282,13 +289,15 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
 	output_file_memo_store(dirfd, name, &sink);
 	/* Make the rename itself durable: now, or at the caller's sync (one
 	 * directory is marked at a time; another is fsynced at once). */
-	if (dirfd >= 0 && output_file_defer &&
-	    (output_file_dirty_dir < 0 || output_file_dirty_dir == dirfd))
-		output_file_dirty_dir = dirfd;
-	else if (dirfd >= 0 && output_file_fsync_dir(dirfd) != 0) {
-		ret = -errno;
-		errbuf_set(err, errlen, "output: fsync directory for %s: %s", name,
+	if (durable && dirfd >= 0) {
+		if (output_file_defer &&
+		    (output_file_dirty_dir < 0 || output_file_dirty_dir == dirfd))
+			output_file_dirty_dir = dirfd;
+		else if (output_file_fsync_dir(dirfd) != 0) {
+			ret = -errno;
+			errbuf_set(err, errlen, "output: fsync directory for %s: %s", name,
 				   strerror(errno));
+		}
 	}
 cleanup:
 	if (f != NULL)

@@ -23,6 +23,16 @@
 int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, void *),
 			     void *ctx, char *err, size_t errlen);
 
+/* Flags of output_file_write_flags. OUTPUT_FILE_PROCESS_SAFE: the file only
+ * has to outlive the process that writes it, not the host: no fsync of the
+ * file, none of its directory (two I/O sleeps and their CPU saved); the
+ * rename keeps it whole for readers all the same. For a file read back by
+ * this run alone (the exporter's checkpoint: a host crash ends the run). */
+#define OUTPUT_FILE_PROCESS_SAFE 1u
+/* output_file_write_atomic with flags (0: the same). */
+int output_file_write_flags(int dirfd, const char *name, int (*writer)(FILE *, void *), void *ctx,
+			    unsigned flags, char *err, size_t errlen);
+
 /*
  * Deferred directory fsyncs: while on, a rename only marks its directory, and
  * output_file_sync_dirs fsyncs it once for every file replaced since (the

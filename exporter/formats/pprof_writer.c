@@ -565,11 +565,11 @@ static int pprof_file_writer(FILE *out, void *arg)
 	return pprof_write(job->p, out, job->err, sizeof(job->err));
 }
 
-int pprof_write_file(int dirfd, const char *name, const struct profile *p, char *err,
-		     size_t errlen)
+int pprof_write_file(int dirfd, const char *name, const struct profile *p, unsigned flags,
+		     char *err, size_t errlen)
 {
 	struct pprof_file_job job = {.p = p};
-	int rc = output_file_write_atomic(dirfd, name, pprof_file_writer, &job, err, errlen);
+	int rc = output_file_write_flags(dirfd, name, pprof_file_writer, &job, flags, err, errlen);
 
 	/* The encoder's own reason says more than "writing NAME failed". */
 	if (rc != 0 && job.err[0] != '\0')

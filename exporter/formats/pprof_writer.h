@@ -18,10 +18,10 @@ struct profile;
 /* Returns 0, or a negative errno with a message in err. */
 int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen);
 
-/* pprof_write into dirfd/name, atomically (output_file.h). 0, or a negative
- * errno with a message in err. */
-int pprof_write_file(int dirfd, const char *name, const struct profile *p, char *err,
-		     size_t errlen);
+/* pprof_write into dirfd/name, atomically, flags as output_file_write_flags's
+ * (output_file.h). 0, or a negative errno with a message in err. */
+int pprof_write_file(int dirfd, const char *name, const struct profile *p, unsigned flags,
+		     char *err, size_t errlen);
 
 /* Other names for the two sample types: the stacks' count, then their
  * cpu_ns (also the period type and the default sample type). */

@@ -7,6 +7,10 @@
 # that. Checked: their CPU over the run stays within a quarter of the
 # allowance (plus the first one, written at once), the file is still
 # rewritten while samples come, and no two writes are closer than 2 s.
+# Then at rest (a trickle, --interval 10): checkpoints at least an --interval
+# apart, not one per loader notice (6 s apart at rest), and none fsynced
+# (strace on the exporter: the profile files' fsyncs are seen, none of the
+# checkpoint's).
 #   usage: test_checkpoint_spacing.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -66,4 +70,65 @@ expect = min(max(2.0, ck["cost_ms"] * 4 / o["allowance_ms"]), 60.0)
 assert abs(ck["every_s"] - expect) <= 0.1, (ck["every_s"], expect)
 print("checkpoint spacing ok: %.2f ms of CPU in %d writes, within %.2f ms" %
       (ck["cpu_ms"], ck["writes"], share + ck["max_cost_ms"]))
+PY
+
+# At rest: a process that runs 120 ms every 3 s, sampled at 19 Hz: under a
+# sample a second, a trickle.
+python3 -c '
+import time
+while True:
+    t = time.monotonic()
+    while time.monotonic() - t < 0.12:
+        pass
+    time.sleep(3)' &
+trickle=$!
+track "$trickle"
+"$BIN/lowprof" --pid "$trickle" --duration 50 --frequency 19 --interval 10 --no-throttle \
+	--output "$work/rest" --run-dir "$work/run-rest" 2>"$work/stderr-rest" &
+sup=$!
+track "$sup"
+wait_profiling "$work/stderr-rest"
+exporter=$(child_pid lowprof-exporter)
+[ -n "$exporter" ] || fail "no exporter"
+strace -f -y -e trace=fsync,fdatasync,sync_file_range -o "$work/fsyncs" -p "$exporter" 2>/dev/null &
+tracer=$!
+track "$tracer"
+python3 - "$work/rest/.lowprof-interval.pb.gz" "$work/writes-rest" <<'PY' &
+import os, sys, time
+path, out = sys.argv[1], sys.argv[2]
+seen, end = [], time.monotonic() + 42
+while time.monotonic() < end:
+    try:
+        m = os.stat(path).st_mtime_ns
+        if not seen or m != seen[-1]:
+            seen.append(m)
+    except FileNotFoundError:
+        pass
+    time.sleep(0.1)
+open(out, "w").write("\n".join(str(m) for m in seen) + "\n")
+PY
+watcher=$!
+wait "$watcher" || fail "the watcher failed"
+kill -INT "$tracer" 2>/dev/null
+wait "$tracer" 2>/dev/null || true # strace ends on SIGINT with its status
+wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr-rest"))"
+
+python3 - "$work/rest/summary.json" "$work/writes-rest" "$work/fsyncs" <<'PY' || fail "checkpoints at rest"
+import json, sys
+s = json.load(open(sys.argv[1]))
+writes = [int(l) for l in open(sys.argv[2]) if l.strip()]
+fsyncs = [l.strip() for l in open(sys.argv[3]) if "fsync" in l or "sync_file_range" in l]
+gaps = [(b - a) / 1e9 for a, b in zip(writes, writes[1:])]
+ck = s["checkpoint"]
+print(f"at rest: {s['samples']} samples in {s['duration_s']:.0f} s; checkpoint {json.dumps(ck)}; "
+      f"rewritten {len(writes)} times, gaps {['%.1f' % g for g in gaps]}; "
+      f"{len(fsyncs)} fsyncs by the exporter")
+if s["samples"] == 0 or s["samples"] > s["duration_s"]:
+    sys.exit("FAIL: not a trickle: nothing was tested")
+assert len(writes) >= 2, "the checkpoint was not rewritten at rest"
+assert min(gaps) >= 10.0 - 0.15, ("checkpoints closer than an --interval at rest", gaps)
+# The files' writes are fsynced (so strace saw the exporter's fsyncs), the checkpoint's not.
+assert any("profile.pb.gz" in l for l in fsyncs), fsyncs
+assert not any(".lowprof-interval.pb.gz" in l for l in fsyncs), fsyncs
+print("checkpoints at rest ok")
 PY

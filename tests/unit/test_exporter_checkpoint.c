@@ -97,7 +97,7 @@ static void put_checkpoint(uint64_t start, uint64_t end, unsigned n)
 	assert_non_null(p);
 	assert_int_equal(profile_add_sample(p, 7, 7, "app", &f, 1, false, n, n), 0);
 	profile_set_time(p, start, end);
-	assert_int_equal(pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, p, err,
+	assert_int_equal(pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, p, 0, err,
 					  sizeof(err)), 0);
 	profile_free(p);
 }
