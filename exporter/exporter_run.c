@@ -42,12 +42,13 @@
  * pass too; the ping is then a tenth late at most (notify_ping's own slack). */
 #define POLL_LOADER_SLACK_DIV 10
 /* An interval's end that would only let a trickle's interval go on
- * (exporter_interval_end_may_wait) waits up to 1/this of an --interval for a
- * wake that comes anyway (the loader's notice, 6 s apart at rest, or the
- * ping): at rest that is most interval ends, one wake in three of the
- * exporter's. The go-on is then that much late: it writes no file, and the
- * next end keeps its time. */
-#define POLL_REST_END_LATE_DIV 2
+ * (exporter_interval_end_may_wait) waits for a wake that comes anyway (the
+ * loader's notice, 6 s apart at rest, or the ping, which bounds the poll's
+ * timeout), up to this many tenths of an --interval: at rest that is every
+ * such end, one wake in three of the exporter's. The go-on is then that
+ * much late: it writes no file, and the next end keeps its time (less than
+ * an interval late). */
+#define POLL_REST_END_LATE_TENTHS 9
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
 /* The longest the exporter waits for the loader to answer one symbol request. */
@@ -130,7 +131,7 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 }
 
 /* How long the loop may sleep: until the next interval end (at rest, up to
- * POLL_REST_END_LATE_DIV of an interval after it), the next slot with a file
+ * POLL_REST_END_LATE_TENTHS of an interval after it), the next slot with a file
  * still due, an OTLP transfer or retry due, or the liveness ping, whichever
  * is first. */
 static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
@@ -141,7 +142,7 @@ static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 	long otlp_ms;
 
 	if (exporter_interval_end_may_wait(ex))
-		end_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC / POLL_REST_END_LATE_DIV;
+		end_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC / 10 * POLL_REST_END_LATE_TENTHS;
 	if (end_ns > now_ns && (end_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
 		timeout = (int)((end_ns - now_ns) / NSEC_PER_MSEC) + 1;
 	else if (end_ns <= now_ns)
