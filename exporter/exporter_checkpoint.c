@@ -81,8 +81,9 @@ int exporter_checkpoint_json(const struct exporter_checkpoint *c, char *buf, siz
 /* The gap by cost, and at rest at least an --interval (up to
  * EXPORTER_CHECKPOINT_MAX_NS): an interval holding a trickle goes on for up
  * to max_every --intervals (output_pace_extend), and a checkpoint at each of
- * the loader's notices (6 s apart at rest) was most of the exporter's cost
- * at rest. A death then loses at most that much of a trickle, and counts it.
+ * the loader's notices (a ping interval apart at rest) was most of the
+ * exporter's cost at rest. A death then loses at most that much of a trickle,
+ * and counts it.
  * The trickle is judged over at least an --interval: a few samples just
  * after a roll are no rate. */
 static uint64_t checkpoint_gap(const struct exporter *ex, uint64_t span_ns)

@@ -43,7 +43,7 @@
 #define POLL_LOADER_SLACK_DIV 10
 /* An interval's end that would only let a trickle's interval go on
  * (exporter_interval_end_may_wait) waits for a wake that comes anyway (the
- * loader's notice, 6 s apart at rest, or the ping, which bounds the poll's
+ * loader's notice, a ping interval apart at rest, or the ping, which bounds the poll's
  * timeout), up to this many tenths of an --interval: at rest that is every
  * such end, one wake in three of the exporter's. The go-on is then that
  * much late: it writes no file, and the next end keeps its time (less than

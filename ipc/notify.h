@@ -13,7 +13,7 @@
 
 /*
  * Pings come 0.4 of the supervisor's --liveness-timeout apart (the component
- * is told it with the same option): 6 s at the default 15 s, which is the
+ * is told it with the same option): 12 s at the default 30 s, which is the
  * longest quiet interval of the loader and the controller on a quiet host
  * (throttle_quiet_max_intervals, ipc/throttle.h), so a ping never needs a
  * wake-up of its own there; one may be lost or late before the component

@@ -121,9 +121,14 @@ enum settings_unwind {
 #define SETTINGS_AUDIT_LOG_MAX 4000
 
 /* --liveness-timeout: a component silent this long is killed and restarted.
- * The components ping 0.4 of it apart (6 s), on passes their loops make
- * anyway: at rest, their quiet intervals are that long (ipc/throttle.h). */
-#define SETTINGS_LIVENESS_TIMEOUT_S 15
+ * The components ping 0.4 of it apart (12 s), on passes their loops make
+ * anyway: at rest, their quiet intervals are that long (ipc/throttle.h).
+ * 30 s and not less: each of those passes is a wake of the loader, the
+ * controller and the exporter, 250-500 us of CPU each on an idle host, and
+ * at 15 s they were most of lowprof's cost at rest (docs/BENCHMARKS.md,
+ * "Cheaper wakes at rest"); a dead component is seen at once whatever the
+ * timeout, a hung one within 1.5 times it (docs/SUPERVISION.md). */
+#define SETTINGS_LIVENESS_TIMEOUT_S 30
 #define SETTINGS_LIVENESS_TIMEOUT_MAX_S 3600
 
 /* --restart-backoff, --restart-backoff-max: the first restart delay, doubled

@@ -51,8 +51,8 @@ extern const char *const settings_otlp_compression_names[];
 	{.name = "control-interval", .kind = OPTION_DOUBLE, .dest = (field),                      \
 	 .min = SETTINGS_CONTROL_INTERVAL_MIN_S, .max = SETTINGS_CONTROL_INTERVAL_MAX_S,          \
 	 .unit = " seconds"}
-/* --liveness-timeout: the supervisor's deadline; a component pings a third
- * of it apart (ipc/notify.h), so it takes the same option. */
+/* --liveness-timeout: the supervisor's deadline; a component pings 0.4 of it
+ * apart (ipc/notify.h), so it takes the same option. */
 #define SETTINGS_OPT_LIVENESS_TIMEOUT(field)                                                  \
 	{.name = "liveness-timeout", .kind = OPTION_UINT, .dest = (field), .min = 1,              \
 	 .max = SETTINGS_LIVENESS_TIMEOUT_MAX_S, .unit = " seconds"}

@@ -8,7 +8,8 @@
 # allowance (plus the first one, written at once), the file is still
 # rewritten while samples come, and no two writes are closer than 2 s.
 # Then at rest (a trickle, --interval 10): checkpoints at least an --interval
-# apart, not one per loader notice (6 s apart at rest), and none fsynced
+# apart, not one per loader notice (6 s apart at rest with --liveness-timeout
+# 15: the rule, not the notices, keeps them apart), and none fsynced
 # (strace on the exporter: the profile files' fsyncs are seen, none of the
 # checkpoint's).
 #   usage: test_checkpoint_spacing.sh BIN_DIR SOURCE_DIR
@@ -83,7 +84,7 @@ while True:
     time.sleep(3)' &
 trickle=$!
 track "$trickle"
-"$BIN/lowprof" --pid "$trickle" --duration 50 --frequency 19 --interval 10 --no-throttle \
+"$BIN/lowprof" --pid "$trickle" --duration 50 --frequency 19 --interval 10 --no-throttle --liveness-timeout 15 \
 	--output "$work/rest" --run-dir "$work/run-rest" 2>"$work/stderr-rest" &
 sup=$!
 track "$sup"

@@ -1,9 +1,9 @@
 #!/bin/sh
 # At rest, each lowprof process wakes only for its work: the supervisor for its
-# pass every half --liveness-timeout (7.5 s at the default 15 s: the
+# pass every half --liveness-timeout, at most 10 s (10 s at the default 30 s: the
 # components' pings and state lines are read then, they do not each wake it),
 # the loader once per control interval, and less after quiet ones (at most a
-# sample a second at the healthy tier: docs/THROTTLE.md): 2, then 4, then 6
+# sample a second at the healthy tier: docs/THROTTLE.md): 2, then 4, then 12
 # intervals (the ping interval, 0.4 of the timeout), its drain, timeline
 # entry, statistics, ping and the controller's Stats together; the controller
 # once per such interval (for that push), the exporter with the loader's

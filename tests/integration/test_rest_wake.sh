@@ -1,7 +1,7 @@
 #!/bin/sh
 # A resting loader is woken by load, not by its timer. With nothing sampled
-# the quiet intervals grow (2, 4, then 6 control intervals at the default
-# --liveness-timeout, docs/THROTTLE.md "Quiet intervals"); while the loader
+# the quiet intervals grow (2, 4, then 6 control intervals at
+# --liveness-timeout 15, docs/THROTTLE.md "Quiet intervals"); while the loader
 # rests, a few samples waiting in the BPF ring wake it (bpf/lowprof.bpf.c,
 # loader_resting), so the profiled process's first busy second is seen at
 # once: the quiet interval it fell in ends within a second of the load's
@@ -28,7 +28,7 @@ while time.monotonic() < end:
 "' sh "$work/go" &
 target=$!
 track "$target"
-"$BIN/lowprof" --duration 40 --frequency 99 --no-throttle --pid "$target" --output "$work/out" \
+"$BIN/lowprof" --duration 40 --frequency 99 --no-throttle --liveness-timeout 15 --pid "$target" --output "$work/out" \
 	--run-dir "$work/run" 2>"$work/stderr" &
 sup=$!
 track "$sup"
