@@ -7,6 +7,10 @@
 # risk meanwhile: an exporter killed 9 s into such an interval takes them
 # back from the checkpoint. And a busy interval is closed at its end: the
 # files show it within an interval and a write (after the trickle's sleep).
+# --liveness-timeout 15: the loader's rests (and so its drains of the
+# trickle) 6 s apart, so that 9 s into an interval the exporter has read
+# some of it (at the default 30 s, the samples may all still wait in the
+# BPF ring: not lost, but nothing for the checkpoint to show).
 #   usage: test_rest_interval.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -23,7 +27,7 @@ while True:
     time.sleep(4)' "$work/busy" &
 trickle=$!
 track "$trickle"
-"$BIN/lowprof" --duration 120 --interval 2 --pid "$trickle" --no-throttle --output "$work/out" \
+"$BIN/lowprof" --duration 120 --interval 2 --pid "$trickle" --no-throttle --liveness-timeout 15 --output "$work/out" \
 	--run-dir "$work/run" 2>"$work/stderr" &
 sup=$!
 track "$sup"
