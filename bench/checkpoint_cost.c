@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/heap_bound.h"
@@ -30,14 +29,6 @@
 
 #define CC_DEPTH 20
 #define CC_FUNCTIONS 400
-
-static uint64_t cc_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static long cc_faults(void)
 {
@@ -60,13 +51,13 @@ static int cc_mode(const char *label, int dirfd, const struct profile *p, unsign
 	for (i = 0; i < writes; i++) {
 		usleep(gap_ms * 1000);
 		f = cc_faults();
-		c = cc_cpu_ns();
+		c = thread_cpu_ns();
 		if (pprof_write_file(dirfd, "checkpoint.pb.gz", p, flags, err, sizeof(err)) != 0) {
 			fprintf(stderr, "lowprof-checkpoint-cost: %s\n", err);
 			return 1;
 		}
 		if (i > 0) {
-			cpu += cc_cpu_ns() - c;
+			cpu += thread_cpu_ns() - c;
 			faults += cc_faults() - f;
 		}
 	}

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/mono_clock.h"
@@ -38,14 +37,6 @@
 #define WCH_LIVE_SAMPLES 200  /* their samples per interval (20 a second) */
 
 static char wch_fn[WCH_LIVE_SHAPES + WCH_CHURN_SHAPES][40];
-
-static uint64_t wch_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* Shape k: a shared root side, a leaf side of its own. */
 static void wch_stack(unsigned k, struct frame *f)
@@ -131,12 +122,12 @@ int main(int argc, char **argv)
 					   WCH_DEPTH, false, 1, 10101010);
 		}
 		now += WCH_INTERVAL_S * NSEC_PER_SEC;
-		c = wch_cpu_ns();
+		c = thread_cpu_ns();
 		profile_window_roll(pw, now);
-		roll_ns = wch_cpu_ns() - c;
+		roll_ns = thread_cpu_ns() - c;
 		if (i % (60 / WCH_INTERVAL_S) != 0)
 			continue;
-		c = wch_cpu_ns();
+		c = thread_cpu_ns();
 		merged = profile_window_merged_closed(pw);
 		if (merged == NULL)
 			return 1;
@@ -144,11 +135,11 @@ int main(int argc, char **argv)
 		profile_get_totals(merged, &t);
 		profile_window_get_stats(pw, &ws);
 		printf(" %zu %zu %.1f %.1f", t.stacks, ws.memory_bytes / 1024, (double)roll_ns / 1e6,
-		       (double)(wch_cpu_ns() - c) / 1e6);
+		       (double)(thread_cpu_ns() - c) / 1e6);
 		ctx.duration_s = (double)(now - t0) / 1e9;
-		c = wch_cpu_ns();
+		c = thread_cpu_ns();
 		outputs_write_file(merged, &ctx, OUTPUTS_PPROF);
-		printf(" %.1f\n", (double)(wch_cpu_ns() - c) / 1e6);
+		printf(" %.1f\n", (double)(thread_cpu_ns() - c) / 1e6);
 		unlinkat(dirfd, "profile.pb.gz", 0);
 	}
 	close(dirfd);

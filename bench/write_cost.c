@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/mono_clock.h"
@@ -32,20 +31,12 @@
 #define WC_FUNCTIONS 4000
 #define WC_MODULES 40
 
-static uint64_t wc_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* The stretches between pause points of the write in progress. */
 static uint64_t wc_last_ns, wc_longest_ns;
 
 static void wc_progress(void *arg)
 {
-	uint64_t now = wc_cpu_ns();
+	uint64_t now = thread_cpu_ns();
 
 	(void)arg;
 	if (now - wc_last_ns > wc_longest_ns)
@@ -132,20 +123,20 @@ int main(int argc, char **argv)
 	ctx.ingest = &ingest;
 	ctx.timeline = tl;
 	ctx.progress = wc_progress;
-	c = wc_cpu_ns();
+	c = thread_cpu_ns();
 	merged = profile_window_merged(pw, now);
 	printf("stacks %u depth %u intervals %u\nmerge %.1f ms\n", stacks, depth, intervals,
-	       (double)(wc_cpu_ns() - c) / 1e6);
+	       (double)(thread_cpu_ns() - c) / 1e6);
 	if (merged == NULL)
 		return 1;
 	for (i = 0; i < OUTPUTS_N; i++) {
-		c = wc_cpu_ns();
+		c = thread_cpu_ns();
 		wc_last_ns = c;
 		wc_longest_ns = 0;
 		outputs_write_file(merged, &ctx, (enum outputs_file)i);
 		wc_progress(NULL);
 		printf("%s %.1f ms (longest stretch between pause points %.1f ms)\n", names[i],
-		       (double)(wc_cpu_ns() - c) / 1e6, (double)wc_longest_ns / 1e6);
+		       (double)(thread_cpu_ns() - c) / 1e6, (double)wc_longest_ns / 1e6);
 		unlinkat(dirfd, names[i], 0);
 	}
 	close(dirfd);

@@ -15,5 +15,8 @@
 uint64_t mono_ns(void);
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t mono_ms(void);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: user + system) in
+ * nanoseconds; 0 if the clock cannot be read. What a piece of work cost. */
+uint64_t thread_cpu_ns(void);
 
 #endif

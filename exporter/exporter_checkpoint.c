@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -31,15 +30,6 @@
 #include "exporter/profile/profile_window.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/output_files.h"
-
-static uint64_t checkpoint_thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t exporter_checkpoint_gap_ns(uint64_t cost_ns, uint64_t allowance_ns, uint64_t slot_ns)
 {
@@ -115,7 +105,7 @@ void exporter_checkpoint(struct exporter *ex)
 	c->gap_ns = checkpoint_gap(ex, span);
 	if (!exporter_checkpoint_due(c, start, t.samples, now, c->gap_ns))
 		return;
-	cpu0 = checkpoint_thread_cpu_ns();
+	cpu0 = thread_cpu_ns();
 	/* Timed to now; the roll times it again when it closes the interval. */
 	profile_set_time(cur, start, now_unix);
 	/* Read back by a restarted exporter of this run only, and a host crash
@@ -131,7 +121,7 @@ void exporter_checkpoint(struct exporter *ex)
 	c->interval_start_ns = start;
 	c->samples = t.samples;
 	c->written_mono_ns = now;
-	cost = checkpoint_thread_cpu_ns() - cpu0;
+	cost = thread_cpu_ns() - cpu0;
 	/* Never 0 once one was written: 0 means "not measured yet". */
 	c->cost_ns = cost ? cost : 1;
 	if (cost > c->max_cost_ns)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/errbuf.h"
@@ -36,15 +35,6 @@
 #include "ipc/notify.h"
 #include "ipc/throttle.h"
 #include "settings/defaults.h"
-
-static uint64_t exporter_thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t exporter_now_unix(const struct exporter *ex, uint64_t now_mono)
 {
@@ -340,7 +330,7 @@ bool exporter_interval_end_may_wait(const struct exporter *ex)
 
 void exporter_interval_end(struct exporter *ex)
 {
-	uint64_t cpu0 = exporter_thread_cpu_ns();
+	uint64_t cpu0 = thread_cpu_ns();
 
 	if (!output_pace_extend(&ex->pace, exporter_interval_may_go_on(ex), ex->intervals_spanned)) {
 		exporter_roll(ex);
@@ -348,14 +338,14 @@ void exporter_interval_end(struct exporter *ex)
 	}
 	ex->intervals_spanned++;
 	exporter_otlp_interval(ex, exporter_now_unix(ex, mono_ns()));
-	output_pace_charge(&ex->pace, exporter_thread_cpu_ns() - cpu0);
+	output_pace_charge(&ex->pace, thread_cpu_ns() - cpu0);
 }
 
 void exporter_roll(struct exporter *ex)
 {
 	struct profile_window_stats ws;
 	const struct profile *closed;
-	uint64_t cpu0 = exporter_thread_cpu_ns();
+	uint64_t cpu0 = thread_cpu_ns();
 	uint64_t now_mono = mono_ns();
 	uint64_t now_unix = exporter_now_unix(ex, now_mono);
 
@@ -382,7 +372,7 @@ void exporter_roll(struct exporter *ex)
 	/* A roll starts a slot: the jobs it made due begin now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = now_mono;
-	output_pace_charge(&ex->pace, exporter_thread_cpu_ns() - cpu0);
+	output_pace_charge(&ex->pace, thread_cpu_ns() - cpu0);
 	exporter_report_state(ex, false);
 }
 
@@ -399,7 +389,7 @@ static void exporter_write_progress(void *arg)
 	struct exporter *ex = arg;
 	struct pollfd pfd[2];
 	struct signalfd_siginfo si;
-	uint64_t cpu = exporter_thread_cpu_ns(), piece = cpu - ex->piece_cpu0, now, due, hint;
+	uint64_t cpu = thread_cpu_ns(), piece = cpu - ex->piece_cpu0, now, due, hint;
 
 	if (ex->job_running < OUTPUT_PACE_N)
 		output_pace_stretch(&ex->pace, (enum output_pace_job)ex->job_running,
@@ -439,7 +429,7 @@ static void exporter_write_progress(void *arg)
 	 * starts now. */
 	output_pace_slot(&ex->pace);
 	ex->slot_start_ns = mono_ns();
-	ex->piece_cpu0 = ex->stretch_cpu0 = exporter_thread_cpu_ns();
+	ex->piece_cpu0 = ex->stretch_cpu0 = thread_cpu_ns();
 }
 
 static void exporter_outputs_context(struct exporter *ex, struct outputs_context *ctx,
@@ -552,7 +542,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	struct profile_window_stats ws;
 	uint64_t last;
 
-	ex->piece_cpu0 = ex->stretch_cpu0 = exporter_thread_cpu_ns();
+	ex->piece_cpu0 = ex->stretch_cpu0 = thread_cpu_ns();
 	ex->job_pieces_ns = 0;
 	ex->job_running = job;
 	/* A stop or SIGHUP read during an earlier pause: no more pausing. */
@@ -624,8 +614,8 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 	default:
 		break;
 	}
-	last = exporter_thread_cpu_ns() - ex->piece_cpu0;
-	output_pace_stretch(&ex->pace, job, exporter_thread_cpu_ns() - ex->stretch_cpu0);
+	last = thread_cpu_ns() - ex->piece_cpu0;
+	output_pace_stretch(&ex->pace, job, thread_cpu_ns() - ex->stretch_cpu0);
 	ex->job_running = OUTPUT_PACE_N;
 	output_pace_done(&ex->pace, job, ex->job_pieces_ns + last, last, now_unix, forced);
 	ex->job_unpaced = false;

@@ -18,6 +18,25 @@ require_bpf
 
 work_dir ckpt
 
+# watch_writes FILE OUT SECONDS: when FILE was rewritten, seen every 0.1 s
+# for SECONDS (its mtimes, ns, one a line, into OUT).
+watch_writes() {
+	python3 - "$1" "$2" "$3" <<'PY' || fail "the watcher failed"
+import os, sys, time
+path, out = sys.argv[1], sys.argv[2]
+seen, end = [], time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    try:
+        m = os.stat(path).st_mtime_ns
+        if not seen or m != seen[-1]:
+            seen.append(m)
+    except FileNotFoundError:
+        pass
+    time.sleep(0.1)
+open(out, "w").write("\n".join(str(m) for m in seen) + "\n")
+PY
+}
+
 "$BIN/two_chains" 40 &
 wl=$!
 track "$wl"
@@ -30,23 +49,7 @@ sup=$!
 track "$sup"
 wait_profiling "$work/stderr"
 
-# When the checkpoint was rewritten, seen every 0.1 s (its mtime, ns).
-python3 - "$work/out/.lowprof-interval.pb.gz" "$work/writes" <<'PY' &
-import os, sys, time
-path, out = sys.argv[1], sys.argv[2]
-seen, end = [], time.monotonic() + 29
-while time.monotonic() < end:
-    try:
-        m = os.stat(path).st_mtime_ns
-        if not seen or m != seen[-1]:
-            seen.append(m)
-    except FileNotFoundError:
-        pass
-    time.sleep(0.1)
-open(out, "w").write("\n".join(str(m) for m in seen) + "\n")
-PY
-watcher=$!
-wait "$watcher" || fail "the watcher failed"
+watch_writes "$work/out/.lowprof-interval.pb.gz" "$work/writes" 29
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 
 python3 - "$work/out/summary.json" "$work/writes" <<'PY' || fail "checkpoint spacing"
@@ -94,22 +97,7 @@ exporter=$(child_pid lowprof-exporter)
 strace -f -y -e trace=fsync,fdatasync,sync_file_range -o "$work/fsyncs" -p "$exporter" 2>/dev/null &
 tracer=$!
 track "$tracer"
-python3 - "$work/rest/.lowprof-interval.pb.gz" "$work/writes-rest" <<'PY' &
-import os, sys, time
-path, out = sys.argv[1], sys.argv[2]
-seen, end = [], time.monotonic() + 42
-while time.monotonic() < end:
-    try:
-        m = os.stat(path).st_mtime_ns
-        if not seen or m != seen[-1]:
-            seen.append(m)
-    except FileNotFoundError:
-        pass
-    time.sleep(0.1)
-open(out, "w").write("\n".join(str(m) for m in seen) + "\n")
-PY
-watcher=$!
-wait "$watcher" || fail "the watcher failed"
+watch_writes "$work/rest/.lowprof-interval.pb.gz" "$work/writes-rest" 42
 kill -INT "$tracer" 2>/dev/null
 wait "$tracer" 2>/dev/null || true # strace ends on SIGINT with its status
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr-rest"))"
