@@ -20,10 +20,22 @@
 #ifndef LOWPROF_COMMON_HEAP_BOUND_H
 #define LOWPROF_COMMON_HEAP_BOUND_H
 
+#include <stdbool.h>
+
 #define HEAP_BOUND_MMAP_THRESHOLD (128 * 1024)
 #define HEAP_BOUND_TRIM_THRESHOLD (1024 * 1024)
 
 /* At a program's start, before anything large is allocated. */
 void heap_bound(void);
+
+/*
+ * After a large free (a window's intervals, a table, kallsyms' text): give
+ * the heap's free pages back, but only when the free bytes below its top
+ * grew by more than HEAP_BOUND_TRIM_THRESHOLD since the last trim. A small write freed
+ * and trimmed each time faults the same pages in again at the next one: at
+ * rest that was most of a roll's page faults (docs/BENCHMARKS.md, "Trimmed
+ * only when it pays"). Returns whether it trimmed.
+ */
+bool heap_bound_trim(void);
 
 #endif

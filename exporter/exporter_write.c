@@ -8,7 +8,6 @@
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/errbuf.h"
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/formats/archive.h"
@@ -579,7 +579,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		/* The intervals that left the window and the previous merge were
 		 * freed: give the heap's free pages back rather than keep the
 		 * high-water mark. */
-		malloc_trim(0);
+		(void)heap_bound_trim();
 		break;
 	case OUTPUT_PACE_PPROF:
 		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0) {

@@ -19,7 +19,6 @@
  * 2 usage.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +156,7 @@ int main(int argc, char **argv)
 			reply.nsegments = 0;
 		/* The table was freed: give its heap back between requests (a large
 		 * library's table left ~8 MiB resident in an idle unwinder). */
-		malloc_trim(0);
+		(void)heap_bound_trim();
 		rc = fdpass_send(LOWPROF_FD_UNWIND, &reply, sizeof(reply), memfd);
 		if (memfd >= 0)
 			close(memfd);

@@ -8,12 +8,12 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "common/heap_bound.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/symbols/elf_symbols.h"
@@ -114,7 +114,7 @@ static void sym_load_kallsyms(struct symbolizer *s)
 	close(fd);
 	/* The parse held the text and every line (~3x the table): give the heap's
 	 * free pages back now rather than keep that high-water mark for the run. */
-	malloc_trim(0);
+	(void)heap_bound_trim();
 	if (rc != 0) {
 		snprintf(s->kernel_note, sizeof(s->kernel_note), "kallsyms unreadable: %s", err);
 		return;
