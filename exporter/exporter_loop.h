@@ -139,16 +139,17 @@ void exporter_pace_init(struct exporter *ex);
 /* The budget (% of the host) and control interval (s) the writes are paced
  * within, from the supervisor; out-of-range values are ignored. */
 void exporter_pace_set(struct exporter *ex, double budget_pct, double control_interval_s);
-void exporter_interval_end(struct exporter *ex);
+/* The end due late_ns ago. Returns whether the interval went on (no roll). */
+bool exporter_interval_end(struct exporter *ex, uint64_t late_ns);
 void exporter_roll(struct exporter *ex);
 /* Whether the interval being collected, span_ns long so far, holds a trickle:
  * at most the throttle's "quiet" rate of samples (an idle host's odd daemon),
  * off-CPU ones counted. */
 bool exporter_trickle(const struct exporter *ex, uint64_t span_ns);
-/* Whether the coming end of the interval, as the samples stand, would only
- * let it go on (no roll, no file due): such an end may come late, with a
- * wake the loop has anyway (exporter_run.c). */
-bool exporter_interval_end_may_wait(const struct exporter *ex);
+/* How many of the interval's coming ends, as the samples stand, would only
+ * let it go on (no roll, no file due), 0 when the next one rolls: such ends
+ * may come late, with a wake the loop has anyway (exporter_run.c). */
+unsigned exporter_interval_ends_going_on(const struct exporter *ex);
 void exporter_pace(struct exporter *ex);
 void exporter_write_all(struct exporter *ex, bool roll);
 /* How long the loop may sleep before the next paced write is due: ms, or -1. */

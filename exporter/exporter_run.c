@@ -42,12 +42,13 @@
  * pass too; the ping is then a tenth late at most (notify_ping's own slack). */
 #define POLL_LOADER_SLACK_DIV 10
 /* An interval's end that would only let a trickle's interval go on
- * (exporter_interval_end_may_wait) waits for a wake that comes anyway (the
- * loader's notice, a ping interval apart at rest, or the ping, which bounds the poll's
- * timeout), up to this many tenths of an --interval: at rest that is every
- * such end, one wake in three of the exporter's. The go-on is then that
- * much late: it writes no file, and the next end keeps its time (less than
- * an interval late). */
+ * (exporter_interval_ends_going_on) waits for a wake that comes anyway (the
+ * loader's notice, a ping interval apart at rest, or the ping, which bounds
+ * the poll's timeout). Such an end writes no file. Without OTLP nothing
+ * else waits on it either: it comes with the next wake, and the ends passed
+ * by then are taken together (exporter_run). With OTLP, which is sent the
+ * interval at its end, it waits up to this many tenths of an --interval, so
+ * the next end keeps its time. An end that would roll is never late. */
 #define POLL_REST_END_LATE_TENTHS 9
 /* At exit, the delivery queue gets this long to drain. */
 #define OTLP_FLUSH_MS 5000
@@ -137,11 +138,15 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 {
 	uint64_t now_ns = mono_ns(), end_ns = ex->next_write_ns;
+	unsigned going_on;
 	int poll_ms = (int)notify_ping_interval_ms(), pace_ms;
 	int timeout = poll_ms + (loader_woke ? poll_ms / POLL_LOADER_SLACK_DIV : 0);
 	long otlp_ms;
 
-	if (exporter_interval_end_may_wait(ex))
+	going_on = exporter_interval_ends_going_on(ex);
+	if (going_on > 0 && ex->otlp == NULL)
+		end_ns += (uint64_t)going_on * ex->opt.interval_s * NSEC_PER_SEC; /* the roll */
+	else if (going_on > 0)
 		end_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC / 10 * POLL_REST_END_LATE_TENTHS;
 	if (end_ns > now_ns && (end_ns - now_ns) / NSEC_PER_MSEC < (uint64_t)timeout)
 		timeout = (int)((end_ns - now_ns) / NSEC_PER_MSEC) + 1;
@@ -215,13 +220,20 @@ void exporter_run(struct exporter *ex)
 		}
 		while (exporter_read_batch(ex) == EXPORTER_RECORDS_PER_BATCH && running)
 			;
-		if (mono_ns() >= ex->next_write_ns) {
-			exporter_interval_end(ex);
+		/* The ends a late wake passed (at rest, without OTLP), while they
+		 * only let the interval go on; a roll is the last. */
+		while (mono_ns() >= ex->next_write_ns) {
+			bool went_on = exporter_interval_end(ex, mono_ns() - ex->next_write_ns);
+
 			ex->next_write_ns += (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
-			/* Behind by more than an interval (a long paused write): the
-			 * next one a whole interval on, not a burst of short ones. */
-			if (ex->next_write_ns <= mono_ns())
-				ex->next_write_ns = mono_ns() + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+			if (!went_on) {
+				/* Behind by more than an interval (a long paused write): the
+				 * next one a whole interval on, not a burst of short ones. */
+				if (ex->next_write_ns <= mono_ns())
+					ex->next_write_ns =
+						mono_ns() + (uint64_t)ex->opt.interval_s * NSEC_PER_SEC;
+				break;
+			}
 		}
 		/* SIGHUP: every file now (a reader wants them current), then pacing
 		 * goes on as before; on a stop, exporter_stop writes them. */

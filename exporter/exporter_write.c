@@ -310,35 +310,48 @@ bool exporter_trickle(const struct exporter *ex, uint64_t span_ns)
 	       THROTTLE_QUIET_SAMPLES_PER_S * ((double)span_ns / NSEC_PER_SEC);
 }
 
-/* Whether the interval being collected may go on at its end: a trickle over
- * the time it spans then, and room in the window for one more --interval. */
-static bool exporter_interval_may_go_on(const struct exporter *ex)
+/* Whether the interval being collected, had it spanned `spanned` --intervals
+ * (and late_ns more: its end taken late) with the samples it holds now, could
+ * go on at that end: a trickle over the time it spans then, and room in the
+ * window for one more --interval. */
+static bool exporter_interval_may_go_on(const struct exporter *ex, unsigned spanned,
+					uint64_t late_ns)
 {
-	uint64_t spanned_s = (uint64_t)ex->opt.interval_s * ex->intervals_spanned;
+	uint64_t spanned_s = (uint64_t)ex->opt.interval_s * spanned;
 
 	/* Never longer than the window: an interval that began more than a
 	 * window ago would leave it at its own roll, its samples in no file. */
-	return exporter_trickle(ex, spanned_s * NSEC_PER_SEC) &&
+	return exporter_trickle(ex, spanned_s * NSEC_PER_SEC + late_ns) &&
 	       spanned_s + ex->opt.interval_s <= ex->opt.window.window_s;
 }
 
-bool exporter_interval_end_may_wait(const struct exporter *ex)
+unsigned exporter_interval_ends_going_on(const struct exporter *ex)
 {
-	return output_pace_may_extend(&ex->pace, exporter_interval_may_go_on(ex),
-				      ex->intervals_spanned);
+	unsigned spanned = ex->intervals_spanned;
+
+	/* The bound is max_every (output_pace_may_extend); a trickle now stays
+	 * one over a longer span, so the count only stops at a bound. */
+	while (output_pace_may_extend(&ex->pace, exporter_interval_may_go_on(ex, spanned, 0), spanned))
+		spanned++;
+	return spanned - ex->intervals_spanned;
 }
 
-void exporter_interval_end(struct exporter *ex)
+bool exporter_interval_end(struct exporter *ex, uint64_t late_ns)
 {
 	uint64_t cpu0 = thread_cpu_ns();
 
-	if (!output_pace_extend(&ex->pace, exporter_interval_may_go_on(ex), ex->intervals_spanned)) {
+	/* Taken late, the interval holds the samples read since its end too:
+	 * judged over the time up to now. */
+	if (!output_pace_extend(&ex->pace,
+				exporter_interval_may_go_on(ex, ex->intervals_spanned, late_ns),
+				ex->intervals_spanned)) {
 		exporter_roll(ex);
-		return;
+		return false;
 	}
 	ex->intervals_spanned++;
 	exporter_otlp_interval(ex, exporter_now_unix(ex, mono_ns()));
 	output_pace_charge(&ex->pace, thread_cpu_ns() - cpu0);
+	return true;
 }
 
 void exporter_roll(struct exporter *ex)

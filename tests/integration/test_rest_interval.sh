@@ -7,6 +7,8 @@
 # risk meanwhile: an exporter killed 9 s into such an interval takes them
 # back from the checkpoint. And a busy interval is closed at its end: the
 # files show it within an interval and a write (after the trickle's sleep).
+# An end that only lets the interval go on comes with a wake the exporter
+# has anyway: strace on the exporter counts its own.
 # --liveness-timeout 15: the loader's rests (and so its drains of the
 # trickle) 6 s apart, so that 9 s into an interval the exporter has read
 # some of it (at the default 30 s, the samples may all still wait in the
@@ -32,12 +34,22 @@ track "$trickle"
 sup=$!
 track "$sup"
 wait_profiling "$work/stderr"
+# The exporter's sleeps: an end that only lets the interval go on wakes
+# nothing of its own (no OTLP here), it comes with the loader's notice.
+exporter=$(child_pid lowprof-exporter)
+[ -n "$exporter" ] || fail "no exporter"
+strace -e trace=poll -o "$work/polls" -p "$exporter" 2>/dev/null &
+tracer=$!
+track "$tracer"
 sleep 26
+kill -INT "$tracer" 2>/dev/null
+wait "$tracer" 2>/dev/null || true # strace ends on SIGINT with its status
 cp "$work/out/summary.json" "$work/summary-at-rest.json"
 
-python3 - "$work/summary-at-rest.json" <<'PY' || fail "the files at rest"
+python3 - "$work/summary-at-rest.json" "$work/polls" <<'PY' || fail "the files at rest"
 import json, sys
 s = json.load(open(sys.argv[1]))
+timeouts = sum(1 for l in open(sys.argv[2]) if "= 0 (Timeout)" in l)
 o = s["outputs"]
 names = ("profile.pb.gz", "profile.folded", "flamegraph.svg", "summary.json")
 w = {n: o["files"][n]["writes"] for n in names}
@@ -60,6 +72,14 @@ if stale > 2:
     sys.exit(f"FAIL: a file left {stale:.1f} s behind summary.json at a roll")
 if s["duration_s"] - o["files"]["summary.json"]["written_s"] > (o["max_every"] + 1) * 2:
     sys.exit("FAIL: the files are older than max_every intervals")
+# The exporter's own wakes (its poll timing out) are the rolls, each maybe
+# with a paced slot after it: not the ends that went on. Each of those waited
+# for the loader's notice (6 s apart); before, an end waited 0.9 of an
+# interval at most, and two ends in three woke the exporter on their own.
+rolls = w["summary.json"]
+print(f"exporter woken by its own timeout {timeouts} times in 26 s, {rolls} rolls")
+if timeouts > 2 * rolls + 1:
+    sys.exit(f"FAIL: {timeouts} wakes of the exporter's own for {rolls} rolls at rest")
 print("at rest: PASS")
 PY
 
