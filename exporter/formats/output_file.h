@@ -27,7 +27,8 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
  * has to outlive the process that writes it, not the host: no fsync of the
  * file, none of its directory (two I/O sleeps and their CPU saved); the
  * rename keeps it whole for readers all the same. For a file read back by
- * this run alone (the exporter's checkpoint: a host crash ends the run). */
+ * this run alone (the exporter's checkpoint and window splits: a host crash
+ * ends the run, and the next one removes them unread). */
 #define OUTPUT_FILE_PROCESS_SAFE 1u
 /* output_file_write_atomic with flags (0: the same). */
 int output_file_write_flags(int dirfd, const char *name, int (*writer)(FILE *, void *), void *ctx,

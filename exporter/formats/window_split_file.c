@@ -262,7 +262,10 @@ int window_split_write_file(int dirfd, const char *name, const struct window_spl
 	if (rc != 0)
 		return errbuf_fail(rc, err, errlen, "%s: %s", name, strerror(-rc));
 	c.buf = buf;
-	rc = output_file_write_atomic(dirfd, name, split_write, &c, err, errlen);
+	/* Read back by this run's exporter alone (an earlier run's is removed
+	 * unread): it has to outlive the exporter, not the host. */
+	rc = output_file_write_flags(dirfd, name, split_write, &c, OUTPUT_FILE_PROCESS_SAFE, err,
+				     errlen);
 	free(buf);
 	return rc;
 }

@@ -3,7 +3,8 @@
  * disk, beside profile.pb.gz as `.lowprof-window-split` (and beside
  * offcpu.pb.gz as `.lowprof-offcpu-window-split`): written right after each
  * such file, from the same merge, so that a restarted exporter lets the
- * reloaded window's intervals leave one by one.
+ * reloaded window's intervals leave one by one. Not fsynced: only this
+ * run's exporter reads it back (exporter_restore removes an earlier run's).
  *
  * Format (little-endian, no padding):
  *   magic "LPWSPL01"

@@ -11,7 +11,7 @@
 # apart, not one per loader notice (6 s apart at rest with --liveness-timeout
 # 15: the rule, not the notices, keeps them apart), and none fsynced
 # (strace on the exporter: the profile files' fsyncs are seen, none of the
-# checkpoint's).
+# checkpoint's or the window split's).
 #   usage: test_checkpoint_spacing.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -119,5 +119,7 @@ assert min(gaps) >= 10.0 - 0.15, ("checkpoints closer than an --interval at rest
 # The files' writes are fsynced (so strace saw the exporter's fsyncs), the checkpoint's not.
 assert any("profile.pb.gz" in l for l in fsyncs), fsyncs
 assert not any(".lowprof-interval.pb.gz" in l for l in fsyncs), fsyncs
+# Nor the window's split, written after profile.pb.gz: only this run reads it.
+assert not any(".lowprof-window-split" in l for l in fsyncs), fsyncs
 print("checkpoints at rest ok")
 PY
