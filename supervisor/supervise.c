@@ -53,7 +53,7 @@
  * in /proc/PID/schedstat: starved, not hung).
  */
 #define MIN_SLEEP_MS 500
-#define MAX_SLEEP_MS 10000
+#define MAX_SLEEP_MS 15000
 #define CONFIRM_MS 1000
 
 /* Start order; they are stopped in reverse. */
