@@ -478,8 +478,19 @@ static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
 	um_interp_publish(um, f);
 }
 
-/* The walker's last use of each table (its stamp in unwind_files), into last_used. */
-static void um_refresh_last_used(struct unwind_maps *um)
+/* A table unused since idle_ttl_ns before now (stamps: mono_ns >> 30). */
+static bool um_idle(const struct unwind_maps *um, const struct unwind_file *f, uint64_t now_ns)
+{
+	return f->state == UNWIND_FILE_READY &&
+	       f->last_used + (um->idle_ttl_ns >> 30) <= (now_ns >> 30);
+}
+
+/* The walker's last use of each table (its stamp in unwind_files), into
+ * last_used; with idle_at_ns, of the tables that look idle then only. Our
+ * copy of a stamp is never newer than the walker's, so a table that is not
+ * idle by it is not idle: the idle check looks up those few (one bpf call
+ * each), not every table every time. */
+static void um_refresh_last_used(struct unwind_maps *um, uint64_t idle_at_ns)
 {
 	struct lowprof_unwind_file e;
 	size_t i;
@@ -489,7 +500,7 @@ static void um_refresh_last_used(struct unwind_maps *um)
 	for (i = 0; i < um->nfiles; i++) {
 		struct unwind_file *f = um->files[i];
 
-		if (f->state == UNWIND_FILE_READY &&
+		if (f->state == UNWIND_FILE_READY && (idle_at_ns == 0 || um_idle(um, f, idle_at_ns)) &&
 		    bpf_map_lookup_elem(um->files_fd, &f->key, &e) == 0 && e.last_used > f->last_used)
 			f->last_used = e.last_used;
 	}
@@ -518,7 +529,7 @@ static struct unwind_file *um_file_new(struct unwind_maps *um, const struct lowp
 	size_t victim;
 
 	if (um->max_files > 0 && um->nfiles >= um->max_files) {
-		um_refresh_last_used(um);
+		um_refresh_last_used(um, 0);
 		victim = um_lru_victim(um, -1);
 		if (victim == SIZE_MAX)
 			return NULL;
@@ -610,7 +621,7 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 
 	while (um_alloc(um, len, start) != 0) {
 		if (!refreshed) {
-			um_refresh_last_used(um);
+			um_refresh_last_used(um, 0);
 			refreshed = true;
 			/* Evict nothing when even every evictable table would not make
 			 * room: the newcomer would go without rows all the same. */
@@ -793,20 +804,13 @@ static void um_release_empty_chunks(struct unwind_maps *um)
 	free(empty);
 }
 
-/* A table unused since idle_ttl_ns before now (stamps: mono_ns >> 30). */
-static bool um_idle(const struct unwind_maps *um, const struct unwind_file *f, uint64_t now_ns)
-{
-	return f->state == UNWIND_FILE_READY &&
-	       f->last_used + (um->idle_ttl_ns >> 30) <= (now_ns >> 30);
-}
-
 /* Tables the walker has not used for idle_ttl_ns: their entries deleted
  * first, one wait for walks in progress, then their ranges and chunks freed. */
 static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
 {
 	size_t i = 0, n = 0;
 
-	um_refresh_last_used(um);
+	um_refresh_last_used(um, now_ns);
 	for (i = 0; i < um->nfiles; i++) {
 		if (um_idle(um, um->files[i], now_ns)) {
 			if (um->files_fd >= 0)
