@@ -50,13 +50,15 @@ static int offcpu_svg(FILE *f, void *arg)
 
 int offcpu_outputs_write(const struct profile *p, int dirfd)
 {
+	/* Durable like profile.pb.gz, its views not fsynced (outputs.c). */
 	static const struct {
 		const char *name;
 		int (*writer)(FILE *, void *);
+		unsigned flags; /* output_file_write_flags */
 	} files[] = {
-		{OUTPUT_FILE_OFFCPU_PPROF, offcpu_pprof},
-		{OUTPUT_FILE_OFFCPU_FOLDED, offcpu_folded},
-		{OUTPUT_FILE_OFFCPU_SVG, offcpu_svg},
+		{OUTPUT_FILE_OFFCPU_PPROF, offcpu_pprof, 0},
+		{OUTPUT_FILE_OFFCPU_FOLDED, offcpu_folded, OUTPUT_FILE_PROCESS_SAFE},
+		{OUTPUT_FILE_OFFCPU_SVG, offcpu_svg, OUTPUT_FILE_PROCESS_SAFE},
 	};
 	struct offcpu_job job;
 	char err[256];
@@ -66,8 +68,8 @@ int offcpu_outputs_write(const struct profile *p, int dirfd)
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		memset(&job, 0, sizeof(job));
 		job.p = p;
-		if (output_file_write_atomic(dirfd, files[i].name, files[i].writer, &job, err,
-					     sizeof(err)) != 0) {
+		if (output_file_write_flags(dirfd, files[i].name, files[i].writer, &job,
+					    files[i].flags, err, sizeof(err)) != 0) {
 			log_error("writing %s: %s%s%s", files[i].name, err, job.err[0] ? ": " : "", job.err);
 			status = -1;
 		}

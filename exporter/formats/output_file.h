@@ -28,7 +28,8 @@ int output_file_write_atomic(int dirfd, const char *name, int (*writer)(FILE *, 
  * file, none of its directory (two I/O sleeps and their CPU saved); the
  * rename keeps it whole for readers all the same. For a file read back by
  * this run alone (the exporter's checkpoint and window splits: a host crash
- * ends the run, and the next one removes them unread). */
+ * ends the run, and the next one removes them unread), and for a view of a
+ * durable file (profile.folded and flamegraph.svg of profile.pb.gz). */
 #define OUTPUT_FILE_PROCESS_SAFE 1u
 /* output_file_write_atomic with flags (0: the same). */
 int output_file_write_flags(int dirfd, const char *name, int (*writer)(FILE *, void *), void *ctx,

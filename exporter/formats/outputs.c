@@ -172,14 +172,23 @@ static int outputs_summary(FILE *f, void *arg)
 	return rc;
 }
 
+/* profile.pb.gz and summary.json are fsynced before they replace the old
+ * ones (output_file.h): after a host crash the profile and its counters are
+ * there. The folded stacks and the flame graph are views of profile.pb.gz,
+ * replaced as atomically for readers but not fsynced: two of a write's
+ * four fsyncs, a dozen I/O sleeps, saved at every roll (docs/BENCHMARKS.md,
+ * "Fewer wakes at rest"); after a host crash they may be older than
+ * profile.pb.gz, or empty on a filesystem that does not order a rename
+ * after the data (ext4's default does), until the next run's first write. */
 static const struct {
 	const char *name;
 	int (*writer)(FILE *, void *);
+	unsigned flags; /* output_file_write_flags */
 } outputs_files[OUTPUTS_N] = {
-	[OUTPUTS_PPROF] = {OUTPUT_FILE_PPROF, outputs_pprof},
-	[OUTPUTS_FOLDED] = {OUTPUT_FILE_FOLDED, outputs_folded},
-	[OUTPUTS_SVG] = {OUTPUT_FILE_SVG, outputs_svg},
-	[OUTPUTS_SUMMARY] = {OUTPUT_FILE_SUMMARY, outputs_summary},
+	[OUTPUTS_PPROF] = {OUTPUT_FILE_PPROF, outputs_pprof, 0},
+	[OUTPUTS_FOLDED] = {OUTPUT_FILE_FOLDED, outputs_folded, OUTPUT_FILE_PROCESS_SAFE},
+	[OUTPUTS_SVG] = {OUTPUT_FILE_SVG, outputs_svg, OUTPUT_FILE_PROCESS_SAFE},
+	[OUTPUTS_SUMMARY] = {OUTPUT_FILE_SUMMARY, outputs_summary, 0},
 };
 
 /* With a progress hook, the writer's bytes go through this stream: after each
@@ -231,10 +240,10 @@ int outputs_write_file(const struct profile *p, const struct outputs_context *ct
 	job.profile = p;
 	job.ctx = ctx;
 	job.which = which;
-	if (output_file_write_atomic(ctx->dirfd, outputs_files[which].name,
-				     ctx->progress != NULL ? outputs_progress_writer
-							   : outputs_files[which].writer,
-				     &job, err, sizeof(err)) != 0) {
+	if (output_file_write_flags(ctx->dirfd, outputs_files[which].name,
+				    ctx->progress != NULL ? outputs_progress_writer
+							  : outputs_files[which].writer,
+				    &job, outputs_files[which].flags, err, sizeof(err)) != 0) {
 		log_error("writing %s: %s%s%s", outputs_files[which].name, err, job.err[0] ? ": " : "",
 			  job.err);
 		return -1;

@@ -11,7 +11,8 @@
 # apart, not one per loader notice (6 s apart at rest with --liveness-timeout
 # 15: the rule, not the notices, keeps them apart), and none fsynced
 # (strace on the exporter: the profile files' fsyncs are seen, none of the
-# checkpoint's or the window split's).
+# checkpoint's, the window split's or the folded stacks' and flame graph's,
+# views of profile.pb.gz).
 #   usage: test_checkpoint_spacing.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -121,5 +122,8 @@ assert any("profile.pb.gz" in l for l in fsyncs), fsyncs
 assert not any(".lowprof-interval.pb.gz" in l for l in fsyncs), fsyncs
 # Nor the window's split, written after profile.pb.gz: only this run reads it.
 assert not any(".lowprof-window-split" in l for l in fsyncs), fsyncs
+# summary.json is durable; the views of profile.pb.gz are not fsynced.
+assert any("summary.json" in l for l in fsyncs), fsyncs
+assert not any("profile.folded" in l or "flamegraph.svg" in l for l in fsyncs), fsyncs
 print("checkpoints at rest ok")
 PY
