@@ -22,10 +22,25 @@ track "$sup"
 wait_profiling "$work/stderr"
 sleep 24
 cp "$work/out/summary.json" "$work/mid.json" || fail "no summary.json after 24 s"
-# SIGHUP: every file now, whatever its turn.
+# SIGHUP: every file now, whatever its turn. The summary.json that first
+# counts it is the one that write made (summary.json is its last file): a
+# copy taken later may hold the next interval's paced writes instead.
 kill -HUP "$sup"
-sleep 2
-cp "$work/out/summary.json" "$work/hup.json"
+python3 - "$work/out/summary.json" "$work/hup.json" <<'PY' || fail "no summary.json counting the SIGHUP's write within 5 s"
+import json, shutil, sys, time
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    try:
+        with open(sys.argv[1]) as f:
+            text = f.read()
+        if json.loads(text)["outputs"]["forced"] >= 1:
+            open(sys.argv[2], "w").write(text)
+            sys.exit(0)
+    except (OSError, ValueError, KeyError):
+        pass
+    time.sleep(0.02)
+sys.exit(1)
+PY
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 
 python3 - "$work/mid.json" "$work/hup.json" "$work/out/summary.json" "$(nproc)" <<'PY' || fail "pacing"
