@@ -196,7 +196,11 @@ static int shm_ring_map(int memfd, size_t map_size, int prot, void **map_out, ch
 	void *map;
 	int e;
 
-	map = mmap(NULL, map_size, prot, MAP_SHARED, memfd, 0);
+	/* MAP_POPULATE: the ring's pages are allocated and mapped here, once, at
+	 * the component's start, rather than faulted in one by one during the
+	 * ring's first lap (hours at rest, where each fault would be a wake's
+	 * cost). The ring is whole from the start: its memory does not grow. */
+	map = mmap(NULL, map_size, prot, MAP_SHARED | MAP_POPULATE, memfd, 0);
 	if (map == MAP_FAILED) {
 		e = errno;
 		errbuf_set(err, errlen, "shm ring: mmap of %zu bytes: %s", map_size,
