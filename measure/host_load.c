@@ -244,9 +244,11 @@ static const char *const field_names[HOST_LOAD_MIN_FIELDS] = {
 	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
 };
 
-/* busy and total jiffies between a and b; -ERANGE if a busy counter went backwards. */
+/* busy and total jiffies between a and b; -ERANGE if a busy counter went backwards.
+ * cpu: the CPU's id, or -1 for the "cpu" line; named only in the error, so that
+ * an interval's comparison formats nothing. */
 static int times_delta(const struct host_cpu_times *a, const struct host_cpu_times *b,
-		       uint64_t *busy, uint64_t *total, const char *what, char *err, size_t errlen)
+		       uint64_t *busy, uint64_t *total, int cpu, char *err, size_t errlen)
 {
 	struct host_cpu_times ca = *a;
 	struct host_cpu_times cb = *b;
@@ -260,6 +262,12 @@ static int times_delta(const struct host_cpu_times *a, const struct host_cpu_tim
 		uint64_t d;
 
 		if (after < before && !idle_like) {
+			char what[24];
+
+			if (cpu < 0)
+				snprintf(what, sizeof(what), "cpu");
+			else
+				snprintf(what, sizeof(what), "cpu%d", cpu);
 			snprintf(err, errlen, "%s: %s went backwards (%llu -> %llu)", what,
 				 field_names[i], (unsigned long long)before, (unsigned long long)after);
 			return -ERANGE;
@@ -282,7 +290,7 @@ int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = times_delta(&prev->total, &cur->total, &busy, &total, "cpu", err, errlen);
+	rc = times_delta(&prev->total, &cur->total, &busy, &total, -1, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (total == 0) {
@@ -301,7 +309,6 @@ int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 
 	/* Both lists are ascending by CPU id: walk them together, compare the common CPUs. */
 	while (i < prev->ncpus && j < cur->ncpus) {
-		char what[32];
 		uint64_t cb;
 		uint64_t ct;
 		double pct;
@@ -314,8 +321,7 @@ int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 			j++;
 			continue;
 		}
-		snprintf(what, sizeof(what), "cpu%u", cur->cpu_id[j]);
-		rc = times_delta(&prev->cpu[i], &cur->cpu[j], &cb, &ct, what, err, errlen);
+		rc = times_delta(&prev->cpu[i], &cur->cpu[j], &cb, &ct, (int)cur->cpu_id[j], err, errlen);
 		if (rc < 0)
 			return rc;
 		out->cpus_compared++;
