@@ -140,6 +140,10 @@ static void control_client_stats_from_wire(const Lowprof__Ctl__Stats *st, struct
 	out->offcpu_switches = st->offcpu_switches;
 	out->offcpu_floor_runs = st->offcpu_floor_runs;
 	out->offcpu_floor_run_ns = st->offcpu_floor_run_ns;
+	out->host_busy_ticks = st->host_busy_ticks;
+	out->host_total_ticks = st->host_total_ticks;
+	out->host_context_switches = st->host_context_switches;
+	out->host_have_switches = st->host_have_switches;
 }
 
 int control_client_stats(struct control_client *cc, bool every_interval, struct control_stats *out)

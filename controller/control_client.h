@@ -51,6 +51,12 @@ struct control_stats {
 	uint64_t offcpu_switches;
 	uint64_t offcpu_floor_runs;   /* switch program runs that recorded nothing */
 	uint64_t offcpu_floor_run_ns; /* ... and their run time */
+	/* The host over the interval (/proc/stat, read by the loader): USER_HZ
+	 * ticks busy and in all (0: unknown), and its context switches. */
+	uint64_t host_busy_ticks;
+	uint64_t host_total_ticks;
+	uint64_t host_context_switches;
+	bool host_have_switches;
 };
 
 /* Use fd (checked to be a socket, made non-blocking). 0, or -errno with why in err. */

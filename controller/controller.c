@@ -29,29 +29,12 @@ static int controller_hello(struct controller *c)
 	return 0;
 }
 
-/* This interval's host signals; host_valid stays false when /proc/stat fails. */
-static void controller_read_host(struct controller *c, struct policy_signals *sig)
+/* This interval's CPU pressure (optional: kernels without PSI simply have no
+ * pressure signal). The host's CPU comes with the loader's Stats. */
+static void controller_read_pressure(struct controller *c, struct policy_signals *sig)
 {
-	struct host_stat cur;
-	struct host_load load;
 	char err[160];
 
-	if (host_load_source_stat(&c->host, &cur, err, sizeof(err)) != 0) {
-		log_warn("/proc/stat: %s", err);
-		return;
-	}
-	if (c->have_prev && host_load_compute(&c->prev, &cur, &load, err, sizeof(err)) == 0) {
-		sig->host_valid = true;
-		sig->host_cpu_pct = load.host_cpu_pct;
-		sig->busiest_cpu_pct = load.busiest_cpu_pct;
-		sig->host_switches_valid = load.switches_valid;
-		sig->host_switches_per_cpu_s = load.switches_per_cpu_s;
-	}
-	if (c->have_prev)
-		host_load_stat_free(&c->prev);
-	c->prev = cur;
-	c->have_prev = true;
-	/* Optional: kernels without PSI simply have no pressure signal. */
 	sig->pressure_valid = host_load_source_pressure(&c->host, &sig->cpu_pressure, err,
 							sizeof(err)) == 0;
 }
@@ -60,7 +43,16 @@ static void controller_read_host(struct controller *c, struct policy_signals *si
 static void controller_signals_from_stats(const struct control_stats *st, struct policy_signals *sig)
 {
 	double lost, total, capacity;
+	struct host_load load;
 
+	/* The host's load from /proc/stat as the loader read it for the interval. */
+	if (host_load_of_ticks(st->host_busy_ticks, st->host_total_ticks, st->host_have_switches,
+			       st->host_context_switches, &load)) {
+		sig->host_valid = true;
+		sig->host_cpu_pct = load.host_cpu_pct;
+		sig->host_switches_valid = load.switches_valid;
+		sig->host_switches_per_cpu_s = load.switches_per_cpu_s;
+	}
 	lost = (double)st->reserve_failures;
 	total = lost + (double)st->samples_submitted;
 	capacity = (double)(st->online_cpus > 0 ? st->online_cpus : 1) * (double)st->interval_ns;
@@ -153,7 +145,7 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 	int rc = 0;
 
 	memset(&sig, 0, sizeof(sig));
-	controller_read_host(c, &sig);
+	controller_read_pressure(c, &sig);
 	if (pushed != NULL)
 		controller_signals_from_stats(pushed, &sig);
 	else
@@ -168,8 +160,8 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 	/* --no-throttle: the loader's settings are fixed (it refuses any change);
 	 * the controller only measures, for the timeline and the log. */
 	if (c->set.no_throttle || (c->have_sent && throttle_equal(t, &c->sent))) {
-		log_debug("host %.1f%% (busiest %.1f%%), drops %.2f%%, overhead %.3f%%: %s",
-			  sig.host_cpu_pct, sig.busiest_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
+		log_debug("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s",
+			  sig.host_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
 	} else {
 		throttle_describe(t, desc, sizeof(desc));
 		log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct,
@@ -190,7 +182,7 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 	int rc;
 
 	c->sfd = c->tfd = -1;
-	host_load_source_init(&c->host, "/proc/stat", "/proc/pressure/cpu");
+	host_load_source_init(&c->host, NULL, "/proc/pressure/cpu");
 	signal(SIGPIPE, SIG_IGN);
 	c->sfd = event_signalfd();
 	c->tfd = event_timerfd((unsigned)(c->interval_s * 1000.0 + 0.5));
@@ -210,8 +202,6 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 		c->state.offcpu_ppm = c->sent.offcpu_prob_ppm;
 		c->state.current.offcpu_prob_ppm = c->sent.offcpu_prob_ppm;
 	}
-	/* The first /proc/stat snapshot: the first interval compares against it. */
-	controller_read_host(c, &(struct policy_signals){0});
 	log_debug("every %g s: budget %g%%, -F %u Hz%s", c->interval_s, c->set.cpu_budget_pct,
 		 c->set.tiers[THROTTLE_TIER_HEALTHY].frequency_hz, c->set.no_throttle ? ", --no-throttle" : "");
 	notify_ready();
@@ -286,9 +276,6 @@ int controller_run(struct controller *c)
 
 void controller_stop(struct controller *c)
 {
-	if (c->have_prev)
-		host_load_stat_free(&c->prev);
-	c->have_prev = false;
 	host_load_source_close(&c->host);
 	control_client_close(&c->cc);
 }

@@ -1,6 +1,7 @@
 /*
- * The controller's loop: every control interval, measure the host
- * (measure/host_load.h), ask the loader for the interval's counters, run the
+ * The controller's loop: every control interval, take the loader's counters
+ * of the interval (the host's /proc/stat ticks among them) and the host's CPU
+ * pressure (measure/host_load.h), run the
  * pure policy (controller/policy.h) and, when the decision changes, ask the
  * loader for it (controller/control_client.h). start, run and stop are what
  * main() calls.
@@ -22,17 +23,14 @@ struct controller {
 	struct control_client cc;
 	int sfd; /* signalfd: a stop request also ends any wait for the loader */
 	int tfd; /* the control interval */
-	struct host_stat prev;
-	struct host_load_source host; /* /proc/stat and /proc/pressure/cpu, kept open */
-	bool have_prev;
+	struct host_load_source host; /* /proc/pressure/cpu, kept open */
 	struct throttle sent; /* what the loader was last asked for (or reported) */
 	bool have_sent;
 	unsigned quiet_run;   /* quiet intervals in a row, as the loader counts them */
 };
 
 /*
- * Take the control socket, greet the loader, take the first host snapshot,
- * tell the supervisor we are ready. 0; -ECANCELED when stopped before the
+ * Take the control socket, greet the loader, tell the supervisor we are ready. 0; -ECANCELED when stopped before the
  * loader answered; -ENOTSOCK when there is no control socket; another -errno
  * (the reason in err) when the loader is not there.
  */

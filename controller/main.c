@@ -1,9 +1,10 @@
 /*
  * lowprof-controller: the throttle's brain, with no privileges of its own.
- * Every control interval it measures the host (/proc/stat, /proc/pressure/cpu)
- * and asks the loader for the interval's counters (samples, drops, BPF run
+ * Every control interval it reads the host's CPU pressure (/proc/pressure/cpu)
+ * and takes the loader's counters of the interval (samples, drops, BPF run
  * time, the agent's CPU time: the loader reads other processes' /proc entries,
- * which a sandboxed controller may not), runs the pure policy
+ * which a sandboxed controller may not; and the host's /proc/stat ticks, which
+ * the loader reads for its timeline anyway), runs the pure policy
  * (controller/policy.c), and, when the decision changes, asks the loader for
  * the new settings with SetThrottle. It never calls bpf(); it can only ask.
  * main() parses the options, enters the sandbox, then starts, runs and stops

@@ -72,9 +72,8 @@ struct policy_settings {
 
 /* What the policy reads each interval. */
 struct policy_signals {
-	bool host_valid;        /* host_cpu_pct / busiest_cpu_pct measured */
+	bool host_valid;        /* host_cpu_pct measured */
 	double host_cpu_pct;    /* whole host, 0..100 */
-	double busiest_cpu_pct; /* the busiest CPU, 0..100 (reported, not a trigger) */
 	bool pressure_valid;    /* /proc/pressure/cpu present and read */
 	double cpu_pressure;    /* "some avg10" */
 	bool stats_valid;       /* the loader answered: drop_pct and overhead_pct are real */

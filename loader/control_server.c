@@ -103,7 +103,13 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->offcpu_switches = CONTROL_DELTA(offcpu_switches);
 	out->offcpu_floor_runs = CONTROL_DELTA(offcpu_floor_runs);
 	out->offcpu_floor_run_ns = CONTROL_DELTA(offcpu_floor_run_ns);
+	out->host_busy_ticks = CONTROL_DELTA(host_busy_ticks);
+	out->host_total_ticks = CONTROL_DELTA(host_total_ticks);
+	out->host_ctxt = CONTROL_DELTA(host_ctxt);
 #undef CONTROL_DELTA
+	out->host_have_ctxt = now->host_have_ctxt && base->host_have_ctxt;
+	if (now->host_total_ticks == 0 || base->host_total_ticks == 0)
+		out->host_busy_ticks = out->host_total_ticks = out->host_ctxt = 0;
 	out->ringbuf_used_bytes = now->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = now->ringbuf_size_bytes;
 	out->online_cpus = now->online_cpus;
@@ -143,6 +149,10 @@ static int control_send_stats(struct control_server *cs)
 	st.offcpu_switches = d.offcpu_switches;
 	st.offcpu_floor_runs = d.offcpu_floor_runs;
 	st.offcpu_floor_run_ns = d.offcpu_floor_run_ns;
+	st.host_busy_ticks = d.host_busy_ticks;
+	st.host_total_ticks = d.host_total_ticks;
+	st.host_context_switches = d.host_ctxt;
+	st.host_have_switches = d.host_have_ctxt;
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;

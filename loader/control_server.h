@@ -78,12 +78,18 @@ struct control_counters {
 	/* Its floor: runs that recorded nothing, and their run time. */
 	uint64_t offcpu_floor_runs;
 	uint64_t offcpu_floor_run_ns;
+	/* /proc/stat's aggregate line, cumulative (measure/host_load.h's
+	 * host_ticks): host_total_ticks 0 when it could not be read. */
+	uint64_t host_busy_ticks;
+	uint64_t host_total_ticks;
+	uint64_t host_ctxt;
+	bool host_have_ctxt;
 };
 
 /*
  * out = now - base, field by field, for the cumulative counters (a smaller
  * value, never expected, reads as 0); the instantaneous ones (ring buffer,
- * CPUs) are now's.
+ * CPUs) are now's. The host's ticks are unknown (0) unless both read them.
  */
 void control_counters_delta(const struct control_counters *now, const struct control_counters *base,
 			    struct control_counters *out);

@@ -47,9 +47,7 @@ struct loader {
 	uint64_t bpf_load_ns;         /* this loader's CPU in bpf_session_start */
 	uint64_t tables_ns;           /* table work of the first control interval */
 	bool first_entry_done;
-	struct host_stat host_prev;   /* /proc/stat at the previous timeline entry */
-	struct host_load_source host; /* /proc/stat, kept open */
-	bool have_host_prev;
+	struct host_load_source host; /* /proc/stat, kept open: read into the counters */
 	struct control_counters tl_base; /* counters at the previous timeline entry */
 	uint64_t next_control_ns;
 	uint64_t control_interval_ns;

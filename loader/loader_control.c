@@ -45,6 +45,29 @@ static int loader_apply(void *arg, const struct throttle *t, char *err, size_t e
 	return rc;
 }
 
+/* /proc/stat's aggregate line into the counters (left 0, unknown, when unreadable). */
+static void loader_host_ticks(struct loader *l, struct control_counters *out)
+{
+	static bool said;
+	struct host_stat cur;
+	struct host_ticks t;
+	char err[160];
+
+	if (host_load_source_stat(&l->host, &cur, err, sizeof(err)) != 0) {
+		/* Once: the host's load stays unknown while it lasts (no tier from it). */
+		if (!said)
+			log_warn_f("/proc/stat: %s", err);
+		said = true;
+		return;
+	}
+	host_ticks_of(&cur, &t);
+	host_load_stat_free(&cur);
+	out->host_busy_ticks = t.busy;
+	out->host_total_ticks = t.total;
+	out->host_ctxt = t.ctxt;
+	out->host_have_ctxt = t.have_ctxt;
+}
+
 static int loader_counters_read(struct loader *l, struct control_counters *out)
 {
 	struct lowprof_cpu_stats sum;
@@ -56,6 +79,7 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 	if (rc != 0)
 		return rc;
 	out->monotonic_ns = mono_ns();
+	loader_host_ticks(l, out);
 	out->submitted = sum.submitted;
 	out->reserve_failures = sum.reserve_failures;
 	out->bpf_run_time_ns = sum.run_time_ns;
@@ -136,26 +160,16 @@ static int loader_counters(void *arg, struct control_counters *out)
 	return rc;
 }
 
-/* Whole-host CPU since the previous entry, in hundredths of a percent; -1 if unknown. */
-static int loader_host_cpu(struct loader *l)
+/* Whole-host CPU over the counters' delta d, in hundredths of a percent; -1 if unknown. */
+static int loader_host_cpu(const struct control_counters *d)
 {
-	struct host_stat cur;
 	struct host_load load;
-	char err[160];
-	int centi = -1;
+	int centi;
 
-	if (host_load_source_stat(&l->host, &cur, err, sizeof(err)) != 0)
+	if (!host_load_of_ticks(d->host_busy_ticks, d->host_total_ticks, false, 0, &load))
 		return -1;
-	if (l->have_host_prev &&
-	    host_load_compute(&l->host_prev, &cur, &load, err, sizeof(err)) == 0)
-		centi = (int)(load.host_cpu_pct * 100.0 + 0.5);
-	if (l->have_host_prev)
-		host_load_stat_free(&l->host_prev);
-	l->host_prev = cur;
-	l->have_host_prev = true;
-	if (centi > 10000)
-		centi = 10000;
-	return centi;
+	centi = (int)(load.host_cpu_pct * 100.0 + 0.5);
+	return centi > 10000 ? 10000 : centi;
 }
 
 /* One timeline entry for the control interval that just ended. True: the
@@ -167,10 +181,10 @@ static bool loader_timeline_entry(struct loader *l)
 	const struct throttle *t = &l->cs.applied;
 	int host;
 
-	host = loader_host_cpu(l);
 	if (loader_counters(l, &now) != 0)
 		return false;
 	control_counters_delta(&now, &l->tl_base, &d);
+	host = loader_host_cpu(&d);
 	memset(&e, 0, sizeof(e));
 	e.version = LOWPROF_TIMELINE_VERSION;
 	e.monotonic_ns = now.monotonic_ns;
@@ -263,7 +277,6 @@ void loader_control_start(struct loader *l)
 	loader_counters(l, &l->tl_base);
 	/* What the processes had used up to here is the first entry's start-up. */
 	l->tl_base.startup_cpu_ns = 0;
-	loader_host_cpu(l);
 	l->next_control_ns = l->tl_base.monotonic_ns + l->control_interval_ns;
 }
 

@@ -411,9 +411,6 @@ void loader_stop(struct loader *l, bool clean)
 	seen_pids_fini(&l->seen);
 	file_registry_free(l->files);
 	l->files = NULL;
-	if (l->have_host_prev)
-		host_load_stat_free(&l->host_prev);
-	l->have_host_prev = false;
 	host_load_source_close(&l->host);
 	agent_cpu_fini(&l->agent);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the

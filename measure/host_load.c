@@ -280,6 +280,36 @@ static int times_delta(const struct host_cpu_times *a, const struct host_cpu_tim
 	return 0;
 }
 
+void host_ticks_of(const struct host_stat *st, struct host_ticks *out)
+{
+	const struct host_cpu_times *t = &st->total;
+
+	out->busy = t->user + t->nice + t->system + t->irq + t->softirq + t->steal;
+	out->total = out->busy + t->idle + t->iowait;
+	out->ctxt = st->ctxt;
+	out->have_ctxt = st->have_ctxt;
+}
+
+bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint64_t ctxt_d,
+			struct host_load *out)
+{
+	long hz;
+
+	memset(out, 0, sizeof(*out));
+	if (total_d == 0)
+		return false;
+	/* idle and iowait may dip (NO_HZ): busy is then at most all of it. */
+	out->host_cpu_pct = busy_d >= total_d ? 100.0 : 100.0 * (double)busy_d / (double)total_d;
+	out->busiest_cpu_pct = out->host_cpu_pct;
+	/* total is ticks of every CPU: seconds of capacity once divided by USER_HZ. */
+	if (have_ctxt) {
+		hz = sysconf(_SC_CLK_TCK);
+		out->switches_valid = true;
+		out->switches_per_cpu_s = (double)ctxt_d / ((double)total_d / (double)(hz > 0 ? hz : 100));
+	}
+	return true;
+}
+
 int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 		      struct host_load *out, char *err, size_t errlen)
 {
@@ -297,15 +327,9 @@ int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
 		snprintf(err, errlen, "no CPU time passed between the two /proc/stat snapshots");
 		return -ENODATA;
 	}
-	out->host_cpu_pct = 100.0 * (double)busy / (double)total;
-	/* total is jiffies of every CPU: seconds of capacity once divided by USER_HZ. */
-	if (prev->have_ctxt && cur->have_ctxt && cur->ctxt >= prev->ctxt) {
-		long hz = sysconf(_SC_CLK_TCK);
-
-		out->switches_valid = true;
-		out->switches_per_cpu_s = (double)(cur->ctxt - prev->ctxt) /
-					  ((double)total / (double)(hz > 0 ? hz : 100));
-	}
+	(void)host_load_of_ticks(busy, total,
+				 prev->have_ctxt && cur->have_ctxt && cur->ctxt >= prev->ctxt,
+				 cur->ctxt - prev->ctxt, out);
 
 	/* Both lists are ascending by CPU id: walk them together, compare the common CPUs. */
 	while (i < prev->ncpus && j < cur->ncpus) {

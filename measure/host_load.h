@@ -52,6 +52,30 @@ struct host_load {
 };
 
 /*
+ * The aggregate line as two cumulative sums and the ctxt count: what crosses
+ * a process boundary. The loader reads /proc/stat once per control interval
+ * (its timeline's host CPU) and sends these in its Stats; the controller
+ * computes the host's load from their deltas rather than read the file
+ * again (on a large host /proc/stat is tens of KiB, generated on each read).
+ */
+struct host_ticks {
+	uint64_t busy;  /* user + nice + system + irq + softirq + steal */
+	uint64_t total; /* busy + idle + iowait; 0: unknown */
+	uint64_t ctxt;
+	bool have_ctxt;
+};
+
+void host_ticks_of(const struct host_stat *st, struct host_ticks *out);
+
+/*
+ * The whole host's load over an interval from its deltas: busy and total
+ * ticks (total_d 0: unknown, false returned), and the context switches when
+ * have_ctxt. busiest_cpu_pct is the host's (no per-CPU figures here).
+ */
+bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint64_t ctxt_d,
+			struct host_load *out);
+
+/*
  * Parse /proc/stat text (need not be NUL-terminated). Returns 0, or -EINVAL
  * with the reason in err (missing aggregate line, no cpuN lines, a field
  * missing or not a number, a duplicated CPU). out is freed with

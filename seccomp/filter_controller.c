@@ -1,5 +1,5 @@
 /*
- * lowprof-controller: reads /proc (host load), talks to the loader on the
+ * lowprof-controller: reads /proc/pressure/cpu (host pressure), talks to the loader on the
  * control socket, sleeps on a timer. No exec, no ptrace, no sockets of its own.
  */
 #include "seccomp/seccomp_policy.h"

@@ -292,6 +292,10 @@ static void test_stats_are_deltas(void **state)
 	fx->fake.counters.submitted = 1000;
 	fx->fake.counters.reserve_failures = 7;
 	fx->fake.counters.agent_cpu_ns = 50000000;
+	fx->fake.counters.host_busy_ticks = 5000;
+	fx->fake.counters.host_total_ticks = 20000;
+	fx->fake.counters.host_ctxt = 900000;
+	fx->fake.counters.host_have_ctxt = true;
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
 	fx->fake.counters.monotonic_ns = 6 * SEC;
@@ -301,6 +305,9 @@ static void test_stats_are_deltas(void **state)
 	fx->fake.counters.bpf_run_count = 40;
 	fx->fake.counters.agent_cpu_ns = 60000000;
 	fx->fake.counters.ringbuf_used_bytes = 4096;
+	fx->fake.counters.host_busy_ticks = 5150;
+	fx->fake.counters.host_total_ticks = 20200;
+	fx->fake.counters.host_ctxt = 903000;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
 	env.stats_request = &sr;
 	assert_int_equal(exchange(fx, &env), 0);
@@ -315,6 +322,32 @@ static void test_stats_are_deltas(void **state)
 	assert_int_equal(ans->stats->ringbuf_used_bytes, 4096);
 	assert_int_equal(ans->stats->online_cpus, 2);
 	assert_int_equal(ans->stats->applied->tier, LOWPROF__CTL__TIER__TIER_HEALTHY);
+	/* The host's /proc/stat ticks, as deltas too: the controller reads no file for them. */
+	assert_int_equal(ans->stats->host_busy_ticks, 150);
+	assert_int_equal(ans->stats->host_total_ticks, 200);
+	assert_int_equal(ans->stats->host_context_switches, 3000);
+	assert_true(ans->stats->host_have_switches);
+	wire_free(ans);
+	/* /proc/stat unreadable now: the host is unknown (0 ticks), not a delta from 0. */
+	fx->fake.counters.monotonic_ns = 7 * SEC;
+	fx->fake.counters.host_busy_ticks = 0;
+	fx->fake.counters.host_total_ticks = 0;
+	fx->fake.counters.host_ctxt = 0;
+	fx->fake.counters.host_have_ctxt = false;
+	assert_int_equal(exchange(fx, &env), 0);
+	ans = answer(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	assert_int_equal(ans->stats->host_total_ticks, 0);
+	assert_int_equal(ans->stats->host_busy_ticks, 0);
+	assert_false(ans->stats->host_have_switches);
+	wire_free(ans);
+	/* ... and the interval after it, from an unknown base, unknown too. */
+	fx->fake.counters.monotonic_ns = 8 * SEC;
+	fx->fake.counters.host_busy_ticks = 5300;
+	fx->fake.counters.host_total_ticks = 20400;
+	assert_int_equal(exchange(fx, &env), 0);
+	ans = answer(fx);
+	assert_int_equal(ans->stats->host_total_ticks, 0);
 	wire_free(ans);
 	/* GetState: what is in force. */
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE;

@@ -157,6 +157,41 @@ static void test_compute(void **unused)
 	host_load_stat_free(&b);
 }
 
+/* The loader's way (one read an interval, sums sent to the controller) gives
+ * what two snapshots give. */
+static void test_ticks(void **unused)
+{
+	struct host_stat a, b;
+	struct host_ticks ta, tb;
+	struct host_load from_ticks, from_snapshots;
+	char err[160];
+
+	(void)unused;
+	parse_ok(stat_a, &a);
+	parse_ok(stat_b_ctxt, &b);
+	host_ticks_of(&a, &ta);
+	host_ticks_of(&b, &tb);
+	assert_true(ta.have_ctxt && tb.have_ctxt);
+	assert_int_equal(tb.total - ta.total, 550);
+	assert_int_equal(tb.busy - ta.busy, 200);
+	assert_true(host_load_of_ticks(tb.busy - ta.busy, tb.total - ta.total, true,
+				       tb.ctxt - ta.ctxt, &from_ticks));
+	assert_int_equal(host_load_compute(&a, &b, &from_snapshots, err, sizeof(err)), 0);
+	assert_float_equal(from_ticks.host_cpu_pct, from_snapshots.host_cpu_pct, 1e-9);
+	assert_true(from_ticks.switches_valid);
+	assert_float_equal(from_ticks.switches_per_cpu_s, from_snapshots.switches_per_cpu_s, 1e-9);
+	/* Without switches: the load, no rate. */
+	assert_true(host_load_of_ticks(200, 550, false, 0, &from_ticks));
+	assert_false(from_ticks.switches_valid);
+	/* No ticks: unknown. */
+	assert_false(host_load_of_ticks(0, 0, true, 10, &from_ticks));
+	/* idle dipped under busy's growth: all of it busy, never above 100%. */
+	assert_true(host_load_of_ticks(120, 100, false, 0, &from_ticks));
+	assert_float_equal(from_ticks.host_cpu_pct, 100.0, 1e-9);
+	host_load_stat_free(&a);
+	host_load_stat_free(&b);
+}
+
 static void test_iowait_dip_tolerated(void **unused)
 {
 	struct host_stat a;
@@ -358,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_compute),
+		cmocka_unit_test(test_ticks),
 		cmocka_unit_test(test_iowait_dip_tolerated),
 		cmocka_unit_test(test_hotplug),
 		cmocka_unit_test(test_malformed),

@@ -36,7 +36,7 @@ static void run_init(struct run *r, uint32_t user_hz)
 static const struct policy_decision *step(struct run *r, double cpu, double drop, double overhead)
 {
 	struct policy_signals sig = {
-		.host_valid = true, .host_cpu_pct = cpu, .busiest_cpu_pct = cpu,
+		.host_valid = true, .host_cpu_pct = cpu,
 		.stats_valid = true, .drop_pct = drop, .overhead_pct = overhead,
 	};
 

@@ -39,7 +39,7 @@ static void run_init(struct run *r, uint32_t max_ppm)
 static uint32_t step(struct run *r, double overhead, bool ran, double offcpu)
 {
 	struct policy_signals sig = {
-		.host_valid = true, .host_cpu_pct = 5.0, .busiest_cpu_pct = 5.0,
+		.host_valid = true, .host_cpu_pct = 5.0,
 		.stats_valid = true, .drop_pct = 0.0, .overhead_pct = overhead,
 		.offcpu_ran = ran, .offcpu_overhead_pct = offcpu,
 	};
@@ -54,7 +54,7 @@ static struct throttle step_switches(struct run *r, double overhead, double offc
 				     double switches_per_cpu_s, double floor_ns)
 {
 	struct policy_signals sig = {
-		.host_valid = true, .host_cpu_pct = 50.0, .busiest_cpu_pct = 100.0,
+		.host_valid = true, .host_cpu_pct = 50.0,
 		.stats_valid = true, .drop_pct = 0.0, .overhead_pct = overhead,
 		.offcpu_ran = floor_ns > 0, .offcpu_overhead_pct = offcpu,
 		.host_switches_valid = true, .host_switches_per_cpu_s = switches_per_cpu_s,
