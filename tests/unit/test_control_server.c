@@ -292,10 +292,6 @@ static void test_stats_are_deltas(void **state)
 	fx->fake.counters.submitted = 1000;
 	fx->fake.counters.reserve_failures = 7;
 	fx->fake.counters.agent_cpu_ns = 50000000;
-	fx->fake.counters.host_busy_ticks = 5000;
-	fx->fake.counters.host_total_ticks = 20000;
-	fx->fake.counters.host_ctxt = 900000;
-	fx->fake.counters.host_have_ctxt = true;
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
 	fx->fake.counters.monotonic_ns = 6 * SEC;
@@ -305,9 +301,6 @@ static void test_stats_are_deltas(void **state)
 	fx->fake.counters.bpf_run_count = 40;
 	fx->fake.counters.agent_cpu_ns = 60000000;
 	fx->fake.counters.ringbuf_used_bytes = 4096;
-	fx->fake.counters.host_busy_ticks = 5150;
-	fx->fake.counters.host_total_ticks = 20200;
-	fx->fake.counters.host_ctxt = 903000;
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
 	env.stats_request = &sr;
 	assert_int_equal(exchange(fx, &env), 0);
@@ -322,32 +315,6 @@ static void test_stats_are_deltas(void **state)
 	assert_int_equal(ans->stats->ringbuf_used_bytes, 4096);
 	assert_int_equal(ans->stats->online_cpus, 2);
 	assert_int_equal(ans->stats->applied->tier, LOWPROF__CTL__TIER__TIER_HEALTHY);
-	/* The host's /proc/stat ticks, as deltas too: the controller reads no file for them. */
-	assert_int_equal(ans->stats->host_busy_ticks, 150);
-	assert_int_equal(ans->stats->host_total_ticks, 200);
-	assert_int_equal(ans->stats->host_context_switches, 3000);
-	assert_true(ans->stats->host_have_switches);
-	wire_free(ans);
-	/* /proc/stat unreadable now: the host is unknown (0 ticks), not a delta from 0. */
-	fx->fake.counters.monotonic_ns = 7 * SEC;
-	fx->fake.counters.host_busy_ticks = 0;
-	fx->fake.counters.host_total_ticks = 0;
-	fx->fake.counters.host_ctxt = 0;
-	fx->fake.counters.host_have_ctxt = false;
-	assert_int_equal(exchange(fx, &env), 0);
-	ans = answer(fx);
-	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
-	assert_int_equal(ans->stats->host_total_ticks, 0);
-	assert_int_equal(ans->stats->host_busy_ticks, 0);
-	assert_false(ans->stats->host_have_switches);
-	wire_free(ans);
-	/* ... and the interval after it, from an unknown base, unknown too. */
-	fx->fake.counters.monotonic_ns = 8 * SEC;
-	fx->fake.counters.host_busy_ticks = 5300;
-	fx->fake.counters.host_total_ticks = 20400;
-	assert_int_equal(exchange(fx, &env), 0);
-	ans = answer(fx);
-	assert_int_equal(ans->stats->host_total_ticks, 0);
 	wire_free(ans);
 	/* GetState: what is in force. */
 	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_GET_STATE;
@@ -357,6 +324,63 @@ static void test_stats_are_deltas(void **state)
 	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATE);
 	assert_int_equal(ans->state->frequency_hz, 19);
 	assert_int_equal(ans->state->unwind_mode, LOWPROF__CTL__UNWIND_MODE__UNWIND_MODE_DWARF);
+	wire_free(ans);
+}
+
+/* The host's /proc/stat ticks at second `at` (0 ticks: unreadable). */
+static void fake_host(struct fixture *fx, uint64_t at, uint64_t busy, uint64_t total, uint64_t ctxt)
+{
+	fx->fake.counters.monotonic_ns = at * SEC;
+	fx->fake.counters.host_busy_ticks = busy;
+	fx->fake.counters.host_total_ticks = total;
+	fx->fake.counters.host_ctxt = ctxt;
+	fx->fake.counters.host_have_ctxt = ctxt != 0;
+}
+
+/* A Stats asked for (every_interval: and every interval's from now on, the
+ * controller's subscription); the caller checks and frees it. */
+static Lowprof__Ctl__Envelope *ask_stats(struct fixture *fx, bool every_interval)
+{
+	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
+	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
+
+	sr.every_interval = every_interval;
+	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
+	env.stats_request = &sr;
+	assert_int_equal(exchange(fx, &env), 0);
+	ans = answer(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	return ans;
+}
+
+/* The host's ticks go to the controller as deltas too (it reads no
+ * /proc/stat of its own); an interval with an unreadable end or start is
+ * unknown (0 ticks), never a delta from 0. */
+static void test_stats_host_ticks(void **state)
+{
+	struct fixture *fx = *state;
+	Lowprof__Ctl__Envelope *ans;
+
+	fake_host(fx, 5, 5000, 20000, 900000);
+	say_hello(fx, WIRE_PROTOCOL_VERSION);
+	expect_reply(fx, 0);
+	fake_host(fx, 6, 5150, 20200, 903000);
+	ans = ask_stats(fx, false);
+	assert_int_equal(ans->stats->host_busy_ticks, 150);
+	assert_int_equal(ans->stats->host_total_ticks, 200);
+	assert_int_equal(ans->stats->host_context_switches, 3000);
+	assert_true(ans->stats->host_have_switches);
+	wire_free(ans);
+	fake_host(fx, 7, 0, 0, 0);
+	ans = ask_stats(fx, false);
+	assert_int_equal(ans->stats->host_busy_ticks, 0);
+	assert_int_equal(ans->stats->host_total_ticks, 0);
+	assert_false(ans->stats->host_have_switches);
+	wire_free(ans);
+	fake_host(fx, 8, 5300, 20400, 906000);
+	ans = ask_stats(fx, false);
+	assert_int_equal(ans->stats->host_total_ticks, 0);
+	assert_false(ans->stats->host_have_switches);
 	wire_free(ans);
 }
 
@@ -529,16 +553,7 @@ static void test_apply_failure_reported(void **state)
  * to that request, a Stats, which the caller checks and frees. */
 static Lowprof__Ctl__Envelope *subscribe(struct fixture *fx)
 {
-	Lowprof__Ctl__Envelope env = LOWPROF__CTL__ENVELOPE__INIT, *ans;
-	Lowprof__Ctl__StatsRequest sr = LOWPROF__CTL__STATS_REQUEST__INIT;
-
-	sr.every_interval = true;
-	env.payload_case = LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS_REQUEST;
-	env.stats_request = &sr;
-	assert_int_equal(exchange(fx, &env), 0);
-	ans = answer(fx);
-	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
-	return ans;
+	return ask_stats(fx, true);
 }
 
 /*
@@ -645,6 +660,7 @@ int main(void)
 		T(test_bad_enums_refused),
 		T(test_unknown_types_refused),
 		T(test_stats_are_deltas),
+		T(test_stats_host_ticks),
 		T(test_stats_pushed_every_interval),
 		T(test_long_quiet_interval_not_silence),
 		T(test_offcpu_probability),
