@@ -27,6 +27,7 @@
 #include "common/mono_clock.h"
 #include "loader/bpf_session.h"
 #include "loader/file_registry.h"
+#include "loader/interp_trust.h"
 #include "loader/loader_options.h"
 #include "loader/mapped_file.h"
 #include "loader/overlay_file.h"
@@ -314,7 +315,10 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 		return;
 	}
 	evicted = ft->maps.evictions;
-	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg, unwind_maps_ehdr_hash(fd));
+	/* Its header may name every process's dynamic loader only if no
+	 * unprivileged user can have written it (interp_trust.h). */
+	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg,
+			    interp_trust_fd(fd) ? unwind_maps_ehdr_hash(fd) : 0);
 	if (f != NULL && f->state == UNWIND_FILE_READY)
 		unwind_audit_rows(path, id, f->first_row, f->nrows, ft->maps.evictions - evicted);
 	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)

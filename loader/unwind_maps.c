@@ -426,7 +426,8 @@ uint64_t unwind_maps_ehdr_hash(int fd)
 }
 
 /* A ready table's unwind_interp entry (the walker's way to the dynamic
- * loader): a file whose header hashes as another's takes the entry over. */
+ * loader), for a file the caller trusts with it (interp_trust.h): one whose
+ * header hashes as another's takes the entry over. */
 static void um_interp_publish(struct unwind_maps *um, const struct unwind_file *f)
 {
 	if (um->interp_fd < 0 || f->ehdr_hash == 0 || f->state != UNWIND_FILE_READY)

@@ -168,7 +168,8 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowprof_file_id *key);
 /* Cache a checked table: rows copied into the map (evicting the least
  * recently used files if needed), then its unwind_files entry, and its
- * unwind_interp entry when ehdr_hash is not 0 (unwind_maps_ehdr_hash).
+ * unwind_interp entry when ehdr_hash is not 0 (unwind_maps_ehdr_hash of a
+ * file interp_trust_fd trusts: the caller's choice).
  * Returns the file (state READY or NO_SPACE), or NULL on ENOMEM. */
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
