@@ -61,7 +61,6 @@ static void loader_host_ticks(struct loader *l, struct control_counters *out)
 		return;
 	}
 	host_ticks_of(&cur, &t);
-	host_load_stat_free(&cur);
 	out->host_busy_ticks = t.busy;
 	out->host_total_ticks = t.total;
 	out->host_ctxt = t.ctxt;

@@ -117,43 +117,11 @@ bad_label:
 	return -EINVAL;
 }
 
-static int stat_append(struct host_stat *st, size_t *cap, unsigned int id,
-		       const struct host_cpu_times *t)
-{
-	if (st->ncpus == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		unsigned int *ids;
-		struct host_cpu_times *cpus;
-
-		/* Each array is kept by st as soon as it is grown, so a failure leaks nothing. */
-		ids = realloc(st->cpu_id, ncap * sizeof(*ids));
-		if (ids == NULL)
-			return -ENOMEM;
-		st->cpu_id = ids;
-		cpus = realloc(st->cpu, ncap * sizeof(*cpus));
-		if (cpus == NULL)
-			return -ENOMEM;
-		st->cpu = cpus;
-		*cap = ncap;
-	}
-	st->cpu_id[st->ncpus] = id;
-	st->cpu[st->ncpus] = *t;
-	st->ncpus++;
-	return 0;
-}
-
-void host_load_stat_free(struct host_stat *st)
-{
-	free(st->cpu_id);
-	free(st->cpu);
-	memset(st, 0, sizeof(*st));
-}
-
 int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
 			 char *err, size_t errlen)
 {
 	bool have_total = false;
-	size_t cap = 0;
+	long last_id = -1; /* the previous cpuN line's N */
 	size_t pos = 0;
 	int rc = 0;
 
@@ -195,18 +163,15 @@ int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
 			have_total = true;
 			continue;
 		}
-		/* The kernel lists online CPUs in ascending order: anything else is not /proc/stat. */
-		if (!have_total ||
-		    (out->ncpus > 0 && (unsigned int)id <= out->cpu_id[out->ncpus - 1])) {
+		/* The kernel lists online CPUs in ascending order: anything else is not /proc/stat.
+		 * The line is checked and counted; only the aggregate is kept. */
+		if (!have_total || id <= last_id) {
 			snprintf(err, errlen, "/proc/stat: cpu%ld out of order or repeated", id);
 			rc = -EINVAL;
 			goto fail;
 		}
-		rc = stat_append(out, &cap, (unsigned int)id, &t);
-		if (rc < 0) {
-			snprintf(err, errlen, "/proc/stat: out of memory");
-			goto fail;
-		}
+		last_id = id;
+		out->ncpus++;
 	}
 	if (!have_total) {
 		snprintf(err, errlen, "/proc/stat: no aggregate cpu line");
@@ -221,7 +186,7 @@ int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
 	return 0;
 
 fail:
-	host_load_stat_free(out);
+	memset(out, 0, sizeof(*out));
 	return rc;
 }
 
@@ -238,46 +203,6 @@ int host_load_read_stat(const char *path, struct host_stat *out, char *err, size
 	rc = host_load_parse_stat(buf, len, out, err, errlen);
 	free(buf);
 	return rc;
-}
-
-static const char *const field_names[HOST_LOAD_MIN_FIELDS] = {
-	"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
-};
-
-/* busy and total jiffies between a and b; -ERANGE if a busy counter went backwards.
- * cpu: the CPU's id, or -1 for the "cpu" line; named only in the error, so that
- * an interval's comparison formats nothing. */
-static int times_delta(const struct host_cpu_times *a, const struct host_cpu_times *b,
-		       uint64_t *busy, uint64_t *total, int cpu, char *err, size_t errlen)
-{
-	struct host_cpu_times ca = *a;
-	struct host_cpu_times cb = *b;
-
-	*busy = 0;
-	*total = 0;
-	for (int i = 0; i < HOST_LOAD_MIN_FIELDS; i++) {
-		uint64_t before = *field_ptr(&ca, i);
-		uint64_t after = *field_ptr(&cb, i);
-		bool idle_like = i == 3 || i == 4; /* idle, iowait */
-		uint64_t d;
-
-		if (after < before && !idle_like) {
-			char what[24];
-
-			if (cpu < 0)
-				snprintf(what, sizeof(what), "cpu");
-			else
-				snprintf(what, sizeof(what), "cpu%d", cpu);
-			snprintf(err, errlen, "%s: %s went backwards (%llu -> %llu)", what,
-				 field_names[i], (unsigned long long)before, (unsigned long long)after);
-			return -ERANGE;
-		}
-		d = after > before ? after - before : 0;
-		*total += d;
-		if (!idle_like)
-			*busy += d;
-	}
-	return 0;
 }
 
 void host_ticks_of(const struct host_stat *st, struct host_ticks *out)
@@ -300,7 +225,6 @@ bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint6
 		return false;
 	/* idle and iowait may dip (NO_HZ): busy is then at most all of it. */
 	out->host_cpu_pct = busy_d >= total_d ? 100.0 : 100.0 * (double)busy_d / (double)total_d;
-	out->busiest_cpu_pct = out->host_cpu_pct;
 	/* total is ticks of every CPU: seconds of capacity once divided by USER_HZ. */
 	if (have_ctxt) {
 		hz = sysconf(_SC_CLK_TCK);
@@ -308,61 +232,6 @@ bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint6
 		out->switches_per_cpu_s = (double)ctxt_d / ((double)total_d / (double)(hz > 0 ? hz : 100));
 	}
 	return true;
-}
-
-int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
-		      struct host_load *out, char *err, size_t errlen)
-{
-	uint64_t busy;
-	uint64_t total;
-	size_t i = 0;
-	size_t j = 0;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = times_delta(&prev->total, &cur->total, &busy, &total, -1, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (total == 0) {
-		snprintf(err, errlen, "no CPU time passed between the two /proc/stat snapshots");
-		return -ENODATA;
-	}
-	(void)host_load_of_ticks(busy, total,
-				 prev->have_ctxt && cur->have_ctxt && cur->ctxt >= prev->ctxt,
-				 cur->ctxt - prev->ctxt, out);
-
-	/* Both lists are ascending by CPU id: walk them together, compare the common CPUs. */
-	while (i < prev->ncpus && j < cur->ncpus) {
-		uint64_t cb;
-		uint64_t ct;
-		double pct;
-
-		if (prev->cpu_id[i] < cur->cpu_id[j]) {
-			i++;
-			continue;
-		}
-		if (prev->cpu_id[i] > cur->cpu_id[j]) {
-			j++;
-			continue;
-		}
-		rc = times_delta(&prev->cpu[i], &cur->cpu[j], &cb, &ct, (int)cur->cpu_id[j], err, errlen);
-		if (rc < 0)
-			return rc;
-		out->cpus_compared++;
-		if (ct > 0) {
-			pct = 100.0 * (double)cb / (double)ct;
-			if (pct > out->busiest_cpu_pct || out->cpus_compared == 1) {
-				out->busiest_cpu_pct = pct;
-				out->busiest_cpu = cur->cpu_id[j];
-			}
-		}
-		i++;
-		j++;
-	}
-	out->cpus_changed = out->cpus_compared != prev->ncpus || out->cpus_compared != cur->ncpus;
-	if (out->cpus_compared == 0)
-		out->busiest_cpu_pct = out->host_cpu_pct; /* every CPU changed: the host is all we know */
-	return 0;
 }
 
 int host_load_parse_pressure(const char *buf, size_t len, double *some_avg10,

@@ -1,16 +1,20 @@
 /*
- * Host load for the throttle: CPU utilisation from two /proc/stat snapshots
- * (whole host and the busiest CPU), and CPU pressure from /proc/pressure/cpu.
+ * Host load for the throttle: the whole host's CPU utilisation from the
+ * aggregate "cpu" line of /proc/stat, and CPU pressure from /proc/pressure/cpu.
  *
- * Busy = user + nice + system + irq + softirq + steal. Idle = idle + iowait
- * (a CPU waiting for I/O could run our handler at no cost to anyone). Steal
- * counts as busy: it is capacity this host asked for and did not get, so an
- * oversubscribed VM is treated as loaded and the profiler backs off there too.
- * guest and guest_nice are already inside user and nice, so they are not added
- * again.
+ * The loader reads /proc/stat once per control interval and keeps the
+ * aggregate line as two cumulative tick sums (struct host_ticks); the
+ * controller turns their deltas over an interval into a percentage
+ * (host_load_of_ticks). Busy = user + nice + system + irq + softirq + steal;
+ * the total adds idle + iowait (a CPU waiting for I/O could run our handler at
+ * no cost to anyone). Steal counts as busy: it is capacity this host asked for
+ * and did not get, so an oversubscribed VM is treated as loaded and the
+ * profiler backs off there too. guest and guest_nice are already inside user
+ * and nice, so they are not added again.
  *
- * Parsing is strict: every cpu line needs at least the eight fields up to
- * steal, all decimal; duplicated or malformed lines reject the snapshot.
+ * Parsing is strict: the aggregate line and every cpuN line need at least the
+ * eight fields up to steal, all decimal; missing, duplicated or malformed
+ * lines reject the snapshot. The cpuN lines are checked and counted, not kept.
  *
  * The same file's ctxt line (context switches since boot) gives the host's
  * switch rate, which the off-CPU throttle needs while its program is
@@ -28,25 +32,19 @@ struct host_cpu_times {
 	uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
 };
 
-/* One /proc/stat snapshot: the aggregate line and every cpuN line. */
+/* One /proc/stat snapshot: the aggregate line, and how many cpuN lines it had. */
 struct host_stat {
 	struct host_cpu_times total;
-	size_t ncpus;
-	unsigned int *cpu_id;        /* N of each cpuN line, in file order */
-	struct host_cpu_times *cpu;  /* ncpus entries */
-	bool have_ctxt;              /* a ctxt line was present */
-	uint64_t ctxt;               /* context switches since boot */
+	size_t ncpus;    /* cpuN lines (online CPUs), at least 1 */
+	bool have_ctxt;  /* a ctxt line was present */
+	uint64_t ctxt;   /* context switches since boot */
 };
 
-/* Utilisation between two snapshots. */
+/* The whole host's utilisation over an interval. */
 struct host_load {
-	double host_cpu_pct;    /* whole host, 0..100 */
-	double busiest_cpu_pct; /* highest of the CPUs present in both snapshots */
-	unsigned int busiest_cpu;
-	unsigned int cpus_compared; /* CPUs present in both snapshots */
-	bool cpus_changed;          /* a CPU came or went (hotplug) in between */
+	double host_cpu_pct; /* 0..100 */
 	/* Context switches per second of CPU capacity (per CPU per second), when
-	 * both snapshots had a ctxt line and it did not go backwards. */
+	 * the interval's switch count is known. */
 	bool switches_valid;
 	double switches_per_cpu_s;
 };
@@ -69,8 +67,9 @@ void host_ticks_of(const struct host_stat *st, struct host_ticks *out);
 
 /*
  * The whole host's load over an interval from its deltas: busy and total
- * ticks (total_d 0: unknown, false returned), and the context switches when
- * have_ctxt. busiest_cpu_pct is the host's (no per-CPU figures here).
+ * ticks (total_d 0: unknown, false returned and *out zeroed), and the context
+ * switches when have_ctxt. busy_d above total_d (idle and iowait may dip under
+ * the kernel's NO_HZ accounting) reads as 100%.
  */
 bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint64_t ctxt_d,
 			struct host_load *out);
@@ -78,26 +77,14 @@ bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint6
 /*
  * Parse /proc/stat text (need not be NUL-terminated). Returns 0, or -EINVAL
  * with the reason in err (missing aggregate line, no cpuN lines, a field
- * missing or not a number, a duplicated CPU). out is freed with
- * host_load_stat_free on success; on failure it holds nothing.
+ * missing or not a number, a CPU repeated or out of order, a malformed or
+ * repeated ctxt line); on failure *out is zeroed. Nothing is allocated.
  */
 int host_load_parse_stat(const char *buf, size_t len, struct host_stat *out,
 			 char *err, size_t errlen);
 
 /* Read and parse a file in /proc/stat format; -errno if it cannot be read. */
 int host_load_read_stat(const char *path, struct host_stat *out, char *err, size_t errlen);
-
-void host_load_stat_free(struct host_stat *st);
-
-/*
- * Utilisation from prev to cur. Returns 0, -ERANGE if a counter went
- * backwards (idle and iowait excepted: the kernel's NO_HZ accounting lets
- * them dip slightly, so their deltas are clamped at zero), or -ENODATA if no
- * time passed. CPUs present in only one snapshot are left out of the busiest
- * CPU and flagged with cpus_changed.
- */
-int host_load_compute(const struct host_stat *prev, const struct host_stat *cur,
-		      struct host_load *out, char *err, size_t errlen);
 
 /*
  * Parse /proc/pressure/cpu text: the "some" line's avg10, 0..100. Returns 0,
