@@ -147,7 +147,8 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 /* An off-CPU record: its own profile, its weight (ns) as time, the count in
  * microseconds (exporter/formats/offcpu_outputs.h). */
 static int ingest_offcpu(const struct ingest_targets *t, const struct sample_view *sv,
-			 const struct frame *frames, size_t n, struct ingest_stats *st)
+			 const struct frame *frames, size_t n, uint64_t epoch,
+			 struct ingest_stats *st)
 {
 	const struct lowprof_sample *h = sv->hdr;
 	uint64_t us = h->period_ns / 1000;
@@ -155,15 +156,15 @@ static int ingest_offcpu(const struct ingest_targets *t, const struct sample_vie
 
 	if (t->offcpu == NULL)
 		return 0;
-	rc = profile_add_sample(t->offcpu, h->pid, h->tid, sv->comm, frames, n,
-				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
-				h->period_ns);
+	rc = profile_add_sample_epoch(t->offcpu, epoch, h->pid, h->tid, sv->comm, frames, n,
+				      (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
+				      h->period_ns);
 	if (rc == 0)
 		st->offcpu++;
 	if (rc == 0 && t->offcpu_interval != NULL &&
-	    profile_add_sample(t->offcpu_interval, h->pid, h->tid, sv->comm, frames, n,
-			       (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
-			       h->period_ns) != 0)
+	    profile_add_sample_epoch(t->offcpu_interval, epoch, h->pid, h->tid, sv->comm, frames,
+				     n, (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0,
+				     us ? us : 1, h->period_ns) != 0)
 		st->interval_refused++;
 	return rc;
 }
@@ -174,6 +175,7 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	struct frame buf[LOWPROF_MAX_FRAMES + 1]; /* and a stop marker */
 	const struct lowprof_sample *h = sv->hdr;
 	const struct frame *frames;
+	uint64_t epoch;
 	size_t n;
 	int rc;
 
@@ -186,15 +188,20 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	 * the process still exists; the cache keeps them after it exits. */
 	if (t->procs != NULL)
 		(void)process_info_lookup(t->procs, h->pid);
+	/* The frames' strings are the symbolizer's (cached ones too: the stack
+	 * cache drops what a rebuilt string table invalidated) or constants. */
+	epoch = symbolizer_strings_epoch(sym);
 	if (h->flags & LOWPROF_SAMPLE_OFF_CPU)
-		return ingest_offcpu(t, sv, frames, n, st);
-	rc = profile_add_sample(t->cumulative, h->pid, h->tid, sv->comm, frames, n,
-				(h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns);
+		return ingest_offcpu(t, sv, frames, n, epoch, st);
+	rc = profile_add_sample_epoch(t->cumulative, epoch, h->pid, h->tid, sv->comm, frames, n,
+				      (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
+				      h->period_ns);
 	if (rc == 0)
 		st->samples++;
 	if (rc == 0 && t->interval != NULL &&
-	    profile_add_sample(t->interval, h->pid, h->tid, sv->comm, frames, n,
-			       (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1, h->period_ns) != 0)
+	    profile_add_sample_epoch(t->interval, epoch, h->pid, h->tid, sv->comm, frames, n,
+				     (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
+				     h->period_ns) != 0)
 		st->interval_refused++;
 	return rc;
 }

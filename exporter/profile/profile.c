@@ -211,9 +211,12 @@ static struct profile_frame_memo *profile_frame_memo_slot(struct profile *p, con
 	return m != NULL ? &m->frame[h & (PROFILE_FRAME_MEMO - 1)] : NULL;
 }
 
-/* The memo's location is f's: same fields, same strings, and the location's own key matches. */
+/* The memo's location is f's: same fields, same strings, and the location's own key matches.
+ * The strings' bytes are compared unless the entry was made under epoch, the
+ * strings epoch f's strings are promised under: then the same address is the
+ * same live string, unchanged (profile_add_sample_epoch). */
 static bool profile_frame_memo_hit(const struct profile *p, const struct profile_frame_memo *e,
-				   const struct frame *f)
+				   const struct frame *f, uint64_t epoch)
 {
 	const struct profile_location *loc;
 	const struct profile_function *fn;
@@ -228,8 +231,11 @@ static bool profile_frame_memo_hit(const struct profile *p, const struct profile
 	    (f->kernel || loc->mapping == PROFILE_NO_MAPPING ? loc->address : loc->module_offset) != where)
 		return false;
 	fn = &p->functions[loc->function];
-	if (fn->kernel != f->kernel || fn->symbolized != f->symbolized ||
-	    strcmp(intern_str(&p->strings, fn->name), f->function != NULL ? f->function : "[unknown]") != 0 ||
+	if (fn->kernel != f->kernel || fn->symbolized != f->symbolized)
+		return false;
+	if (epoch != 0 && e->epoch == epoch)
+		return true;
+	if (strcmp(intern_str(&p->strings, fn->name), f->function != NULL ? f->function : "[unknown]") != 0 ||
 	    strcmp(intern_str(&p->strings, fn->filename), f->module != NULL ? f->module : "") != 0)
 		return false;
 	if (!f->kernel && loc->mapping != PROFILE_NO_MAPPING &&
@@ -242,12 +248,18 @@ static bool profile_frame_memo_hit(const struct profile *p, const struct profile
 
 static int profile_put_frame_new(struct profile *p, const struct frame *f, uint32_t *out);
 
-static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t *out)
+/* f's location, through the memo; epoch: the strings epoch f's strings are
+ * promised under, 0 none. */
+static int profile_put_frame(struct profile *p, const struct frame *f, uint64_t epoch,
+			     uint32_t *out)
 {
 	struct profile_frame_memo *e = profile_frame_memo_slot(p, f);
 	int err;
 
-	if (e != NULL && profile_frame_memo_hit(p, e, f)) {
+	if (e != NULL && profile_frame_memo_hit(p, e, f, epoch)) {
+		/* Checked byte by byte if it had to be: trusted under this epoch now. */
+		if (epoch != 0)
+			e->epoch = epoch;
 		*out = e->loc1 - 1;
 		return 0;
 	}
@@ -259,6 +271,7 @@ static int profile_put_frame(struct profile *p, const struct frame *f, uint32_t 
 		e->where = profile_frame_where(f);
 		e->kernel = f->kernel;
 		e->symbolized = f->symbolized;
+		e->epoch = epoch;
 		e->loc1 = *out + 1;
 	}
 	return err;
@@ -440,7 +453,7 @@ static int profile_other_location(struct profile *p, uint32_t *out)
 		*out = p->other_location;
 		return 0;
 	}
-	err = profile_put_frame(p, &f, out);
+	err = profile_put_frame(p, &f, 0, out);
 	if (err == 0)
 		p->other_location = *out;
 	return err;
@@ -546,6 +559,14 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 		       const struct frame *frames, size_t nframes, bool truncated,
 		       uint64_t count, uint64_t cpu_ns)
 {
+	return profile_add_sample_epoch(p, 0, pid, tid, comm, frames, nframes, truncated, count,
+					cpu_ns);
+}
+
+int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t pid,
+			     uint32_t tid, const char *comm, const struct frame *frames,
+			     size_t nframes, bool truncated, uint64_t count, uint64_t cpu_ns)
+{
 	uint32_t comm_idx;
 	size_t i;
 	int err;
@@ -564,7 +585,7 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 	if (err != 0)
 		return err;
 	for (i = 0; i < nframes; i++) {
-		err = profile_put_frame(p, &frames[i], &p->scratch[i]);
+		err = profile_put_frame(p, &frames[i], strings_epoch, &p->scratch[i]);
 		if (err != 0)
 			return err;
 	}
@@ -633,7 +654,7 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 			loc = src->pool[s->loc_offset + j];
 			if (remap[loc] == 0) {
 				profile_location_frame(src, loc, &f);
-				err = profile_put_frame(dst, &f, &remap[loc]);
+				err = profile_put_frame(dst, &f, 0, &remap[loc]);
 				if (err == 0)
 					remap[loc]++;
 			}

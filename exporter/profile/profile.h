@@ -157,6 +157,18 @@ int profile_add_sample(struct profile *p, uint32_t pid, uint32_t tid, const char
 		       uint64_t count, uint64_t cpu_ns);
 
 /*
+ * profile_add_sample for frames whose strings (function, module, build_id)
+ * stay alive and unchanged while strings_epoch does, and whose epochs are
+ * never reused (symbolizer_strings_epoch; 0: no promise). A frame seen
+ * before under the same epoch then finds its location by the strings'
+ * addresses, comparing no bytes: a sample of a known stack costs a few
+ * compares a frame. The comm is not covered: it is checked as always.
+ */
+int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t pid,
+			     uint32_t tid, const char *comm, const struct frame *frames,
+			     size_t nframes, bool truncated, uint64_t count, uint64_t cpu_ns);
+
+/*
  * p will be read (written out, merged from), not added to: frees the write
  * side's memos (~170 KiB) and the tables' unused room. Adding afterwards
  * still works, only without the memos' head start. The window seals each

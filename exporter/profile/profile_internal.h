@@ -27,6 +27,9 @@ struct profile_htab {
 struct profile_frame_memo {
 	const char *function, *module, *build_id;
 	uint64_t where;  /* module_offset, or address for kernel and unmapped frames */
+	/* The strings epoch its pointers were seen under (profile_add_sample_epoch),
+	 * 0: none promised; while the same, the pointers name their content. */
+	uint64_t epoch;
 	uint32_t loc1;   /* location index + 1; 0: empty */
 	bool kernel, symbolized;
 };
@@ -45,7 +48,8 @@ struct profile_memo {
 		uint32_t idx;
 	} str[PROFILE_STR_MEMO];
 	/* Likewise the location of a frame seen before: its fields are compared,
-	 * then the strings behind its pointers, before the location is reused. */
+	 * then the strings behind its pointers (unless both the entry and the
+	 * frame are under the same strings epoch), before the location is reused. */
 	struct profile_frame_memo frame[PROFILE_FRAME_MEMO];
 };
 

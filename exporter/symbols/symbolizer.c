@@ -583,6 +583,15 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 	out->maps_bytes = s->npids * sizeof(struct sym_pid) + s->maps_bytes;
 }
 
+/* Process-wide, so that a symbolizer made after another's end never gives
+ * an epoch the other gave (its strings are gone). The exporter has one thread. */
+static uint64_t sym_epoch_source;
+
+uint64_t symbolizer_strings_epoch(const struct symbolizer *s)
+{
+	return s->strings_epoch;
+}
+
 struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t errlen)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -597,6 +606,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->idle_ns = SYMBOLIZER_DEFAULT_IDLE_NS;
 	s->src = src;
 	s->strings_gen = ++s->gen_counter;
+	s->strings_epoch = ++sym_epoch_source;
 	sym_load_vdso(s);
 	return s;
 nomem:
@@ -656,6 +666,7 @@ int symbolizer_trim_strings(struct symbolizer *s, size_t max_bytes)
 	/* Stacks symbolized before point into the freed table: none may be reused. */
 	s->kernel_gen = ++s->gen_counter;
 	s->strings_gen = s->kernel_gen;
+	s->strings_epoch = ++sym_epoch_source;
 	s->stats.string_trims++;
 	return 1;
 }

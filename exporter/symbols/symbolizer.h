@@ -160,6 +160,14 @@ uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid);
 uint64_t symbolizer_files_generation(const struct symbolizer *s, bool kernel);
 
 /*
+ * A number that changes whenever a string a returned frame points to may be
+ * freed (the string table rebuilt), and that no other symbolizer of the
+ * process ever gave: while it stays the same, a frame string's address names
+ * its content (profile_set_frame_epoch).
+ */
+uint64_t symbolizer_strings_epoch(const struct symbolizer *s);
+
+/*
  * Drop the pids and files not asked for since before_ns (mono_ns), or for
  * the idle time (symbolizer_set_idle_ns), whichever is shorter: called when
  * the window rolls, so the caches hold what is sampled now, not what the run

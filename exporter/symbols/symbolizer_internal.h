@@ -78,6 +78,9 @@ struct symbolizer {
 	uint64_t kernel_gen;
 	/* The string table's: new at creation and at each rebuild. */
 	uint64_t strings_gen;
+	/* The same events, numbered across every symbolizer of the process
+	 * (symbolizer_strings_epoch): never one an earlier table had. */
+	uint64_t strings_epoch;
 };
 
 /* The symbolizer's copy of str, valid until symbolizer_free; NULL when out of memory. */

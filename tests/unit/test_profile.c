@@ -355,6 +355,75 @@ static void test_utf8(void **state)
 	assert_int_equal(profile_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4), 0); /* > U+10FFFF */
 }
 
+/* The leaf function's name of stack i. */
+static const char *leaf_name(const struct profile *p, size_t i)
+{
+	const struct profile_location *l =
+		profile_location_at(p, profile_stack_locations(p, profile_stack_at(p, i))[0]);
+
+	return profile_string(p, profile_function_at(p, l->function)->name);
+}
+
+/*
+ * Frames under a strings epoch (profile_add_sample_epoch): a known frame
+ * finds its location by its strings' addresses; the same buffers rewritten
+ * are taken for their new content once the epoch changes, and whenever an
+ * add gives no epoch, or found the entry without one.
+ */
+static void test_strings_epoch(void **state)
+{
+	struct profile *p = profile_new();
+	char name[32], mod[32];
+	struct frame f;
+
+	(void)state;
+	strcpy(name, "alpha");
+	strcpy(mod, "/lib/a.so");
+	f = uf(name, mod, 0x7f0000000000ULL, 0x1000);
+	assert_int_equal(profile_add_sample_epoch(p, 7, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_add_sample_epoch(p, 7, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 1);
+	assert_int_equal(profile_stack_at(p, 0)->count, 2);
+
+	/* Under one epoch an address is its content: the buffer rewritten
+	 * without a new epoch (what the promise rules out) still gets alpha's
+	 * location, which shows that no bytes were compared. */
+	strcpy(name, "omega");
+	assert_int_equal(profile_add_sample_epoch(p, 7, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 1);
+
+	/* A new epoch: the same address may hold another string now. */
+	strcpy(name, "beta");
+	assert_int_equal(profile_add_sample_epoch(p, 8, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 2);
+	assert_string_equal(leaf_name(p, 1), "beta");
+	assert_string_equal(leaf_name(p, 0), "alpha");
+
+	/* No epoch: the bytes are compared. */
+	strcpy(name, "gamma");
+	assert_int_equal(profile_add_sample(p, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 3);
+	assert_string_equal(leaf_name(p, 2), "gamma");
+
+	/* gamma's entry was made without an epoch: an add under epoch 8 checks
+	 * its bytes before trusting it (delta is not gamma). */
+	strcpy(name, "delta");
+	assert_int_equal(profile_add_sample_epoch(p, 8, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 4);
+	assert_string_equal(leaf_name(p, 3), "delta");
+	/* ... and, checked, trusts it from then on under that epoch. */
+	assert_int_equal(profile_add_sample_epoch(p, 8, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 4);
+	assert_int_equal(profile_stack_at(p, 3)->count, 2);
+
+	/* The module's bytes count too: another file under a new epoch. */
+	strcpy(mod, "/lib/b.so");
+	assert_int_equal(profile_add_sample_epoch(p, 9, 1, 1, "app", &f, 1, false, 1, 1), 0);
+	assert_int_equal(profile_stack_count(p), 5);
+	assert_int_equal(profile_mapping_count(p), 2);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_strings_epoch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
