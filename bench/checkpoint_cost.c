@@ -5,7 +5,9 @@
  * host's exporter does (its caches cold, its heap as heap_bound leaves it).
  * Each mode writes WRITES times through the exporter's own pprof_write_file:
  *   durable   fsync of the file and of the directory (the profile files)
- *   process   OUTPUT_FILE_PROCESS_SAFE (the checkpoint: no fsync)
+ *   process   OUTPUT_FILE_PROCESS_SAFE (no fsync: the views, the window split)
+ *   held      into a memfd (pprof_write_held: the checkpoint, held by the
+ *             supervisor; no file system at all)
  * and prints the CPU (this thread, user + system) and the page faults per
  * write, the first write left out. --trim BYTES sets glibc's trim threshold
  * after heap_bound() (HEAP_BOUND_TRIM_THRESHOLD otherwise): what the heap's
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,8 +43,9 @@ static long cc_faults(void)
 
 static char cc_fn[CC_FUNCTIONS][32];
 
-static int cc_mode(const char *label, int dirfd, const struct profile *p, unsigned flags,
-		   unsigned writes, unsigned gap_ms)
+/* heldfd >= 0: into that memfd, else a file in dirfd written with flags. */
+static int cc_mode(const char *label, int dirfd, int heldfd, const struct profile *p,
+		   unsigned flags, unsigned writes, unsigned gap_ms)
 {
 	uint64_t cpu = 0, c;
 	long faults = 0, f;
@@ -52,7 +56,9 @@ static int cc_mode(const char *label, int dirfd, const struct profile *p, unsign
 		usleep(gap_ms * 1000);
 		f = cc_faults();
 		c = thread_cpu_ns();
-		if (pprof_write_file(dirfd, "checkpoint.pb.gz", p, flags, err, sizeof(err)) != 0) {
+		if ((heldfd >= 0 ? pprof_write_held(heldfd, p, err, sizeof(err))
+				 : pprof_write_file(dirfd, "checkpoint.pb.gz", p, flags, err,
+						    sizeof(err))) != 0) {
 			fprintf(stderr, "lowprof-checkpoint-cost: %s\n", err);
 			return 1;
 		}
@@ -76,7 +82,7 @@ int main(int argc, char **argv)
 	struct profile *p;
 	char tmpl[4096];
 	unsigned s, d;
-	int dirfd, rc;
+	int dirfd, heldfd, rc;
 
 	if (argc > 2 && strcmp(argv[1], "--trim") == 0) {
 		trim = atol(argv[2]);
@@ -120,8 +126,12 @@ int main(int argc, char **argv)
 	}
 	printf("stacks %u, %u frames each; heap trim threshold %ld\n", stacks, CC_DEPTH,
 	       trim >= 0 ? trim : (long)HEAP_BOUND_TRIM_THRESHOLD);
-	rc = cc_mode("durable", dirfd, p, 0, writes, gap_ms) ||
-	     cc_mode("process", dirfd, p, OUTPUT_FILE_PROCESS_SAFE, writes, gap_ms);
+	heldfd = memfd_create("lowprof-checkpoint-cost", MFD_CLOEXEC);
+	rc = cc_mode("durable", dirfd, -1, p, 0, writes, gap_ms) ||
+	     cc_mode("process", dirfd, -1, p, OUTPUT_FILE_PROCESS_SAFE, writes, gap_ms) ||
+	     (heldfd >= 0 && cc_mode("held", -1, heldfd, p, 0, writes, gap_ms));
+	if (heldfd >= 0)
+		close(heldfd);
 	unlinkat(dirfd, "checkpoint.pb.gz", 0);
 	close(dirfd);
 	rmdir(tmpl);

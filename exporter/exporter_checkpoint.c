@@ -11,25 +11,28 @@
  * interval begins and the two never hold the same sample: a restarted
  * exporter takes the checkpoint when it begins at or after the window
  * file's end, and counts as lost only what neither holds.
+ *
+ * It is kept in a memfd the supervisor holds (LOWPROF_FD_CHECKPOINT,
+ * formats/held_file.h), not in the output directory: only a restarted
+ * exporter of the same run reads it, so it has to outlive the exporter, not
+ * the host, and no disk needs to see it. A checkpoint the exporter's death
+ * cut short fails its gzip check when read back and is counted lost.
  */
 #include "exporter/exporter_checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/exporter_loop.h"
-#include "exporter/formats/output_file.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
 #include "exporter/profile/profile_window.h"
 #include "ipc/lowprof_fds.h"
-#include "ipc/output_files.h"
 
 uint64_t exporter_checkpoint_gap_ns(uint64_t cost_ns, uint64_t allowance_ns, uint64_t slot_ns)
 {
@@ -108,10 +111,7 @@ void exporter_checkpoint(struct exporter *ex)
 	cpu0 = thread_cpu_ns();
 	/* Timed to now; the roll times it again when it closes the interval. */
 	profile_set_time(cur, start, now_unix);
-	/* Read back by a restarted exporter of this run only, and a host crash
-	 * ends the run: no fsync (exporter_checkpoint.h). */
-	if (pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, cur, OUTPUT_FILE_PROCESS_SAFE,
-			     err, sizeof(err)) != 0) {
+	if (pprof_write_held(LOWPROF_FD_CHECKPOINT, cur, err, sizeof(err)) != 0) {
 		c->failures++;
 		if ((c->failures & (c->failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
 			log_warn("checkpoint: %s", err);
@@ -131,10 +131,12 @@ void exporter_checkpoint(struct exporter *ex)
 	output_pace_charge(&ex->pace, cost);
 }
 
-void exporter_checkpoint_remove(void)
+void exporter_checkpoint_clear(void)
 {
-	if (unlinkat(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, 0) != 0 && errno != ENOENT)
-		log_warn("checkpoint: removing %s: %s", OUTPUT_FILE_CHECKPOINT, strerror(errno));
+	int rc = held_file_clear(LOWPROF_FD_CHECKPOINT);
+
+	if (rc != 0)
+		log_warn("checkpoint: emptying it: %s", strerror(-rc));
 }
 
 struct profile *exporter_checkpoint_reload(uint64_t window_end_ns, uint64_t run_start_ns,
@@ -146,11 +148,11 @@ struct profile *exporter_checkpoint_reload(uint64_t window_end_ns, uint64_t run_
 	int rc;
 
 	*refused = false;
-	rc = pprof_reader_load_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, &p, err, sizeof(err));
+	rc = pprof_reader_load_held(LOWPROF_FD_CHECKPOINT, &p, err, sizeof(err));
 	if (rc == -ENOENT)
 		return NULL;
 	if (rc != 0) {
-		log_error("restart: %s refused: %s", OUTPUT_FILE_CHECKPOINT, err);
+		log_error("restart: the checkpoint refused: %s", err);
 		*refused = true;
 		return NULL;
 	}

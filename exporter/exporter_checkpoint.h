@@ -32,11 +32,13 @@ struct profile;
  * trade). While the interval holds a trickle (exporter_trickle: an idle
  * host), at least an --interval apart (at most EXPORTER_CHECKPOINT_MAX_NS).
  *
- * The checkpoint is not fsynced (OUTPUT_FILE_PROCESS_SAFE): it is for the
- * exporter's death, when the page cache keeps it, and only an exporter of
- * the same run reads it back; a host crash ends the run, and the next run
- * removes it unread (exporter_restore). Its two fsyncs were two I/O sleeps
- * a checkpoint and a fifth of its CPU.
+ * The checkpoint is for the exporter's death, and only an exporter of the
+ * same run reads it back: it lives in a memfd the supervisor holds
+ * (LOWPROF_FD_CHECKPOINT, formats/held_file.h), which ends with the run.
+ * In the output directory it had cost a file created, renamed over the
+ * last one, the last one's blocks freed (a synchronous discard where the
+ * file system is mounted `discard`) and written back to disk, for every
+ * checkpoint; its fsyncs, earlier, two I/O sleeps and a fifth of its CPU.
  */
 #define EXPORTER_CHECKPOINT_NS (2 * NSEC_PER_SEC)
 #define EXPORTER_CHECKPOINT_MAX_NS (60 * NSEC_PER_SEC)
@@ -72,14 +74,14 @@ int exporter_checkpoint_json(const struct exporter_checkpoint *c, char *buf, siz
  * charged to the write pacing). Never fatal: a failure is logged and counted. */
 void exporter_checkpoint(struct exporter *ex);
 
-/* The checkpoint left in the output directory, when it is the tail of the
- * window file that ends at window_end_ns, of the run started at run_start_ns,
- * and ends by now: else NULL (*refused when it could not be read: to be
- * moved aside, not overwritten unseen). */
+/* The checkpoint the last exporter of this run left, when it is the tail of
+ * the window file that ends at window_end_ns, of the run started at
+ * run_start_ns, and ends by now: else NULL (*refused when it could not be
+ * read: a write the exporter's death cut short, logged and counted lost). */
 struct profile *exporter_checkpoint_reload(uint64_t window_end_ns, uint64_t run_start_ns,
 					   uint64_t now_unix_ns, bool *refused);
 
-/* A fresh run's, or a stopped one's: nothing to take back. */
-void exporter_checkpoint_remove(void);
+/* Nothing to take back (the stop wrote everything to the files). */
+void exporter_checkpoint_clear(void);
 
 #endif

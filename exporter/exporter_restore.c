@@ -97,8 +97,8 @@ static uint64_t exporter_reload_checkpoint(struct exporter *ex, const struct exp
 		profile_get_time(ex->restored, &start, &window_end);
 	ex->restored_tail = exporter_checkpoint_reload(window_end, old->start_unix_ns,
 						       exporter_unix_ns(), &refused);
-	if (refused)
-		exporter_set_aside(ex, OUTPUT_FILE_CHECKPOINT);
+	if (refused) /* cut short: no sample of it can be trusted */
+		exporter_checkpoint_clear();
 	if (ex->restored_tail == NULL)
 		return 0;
 	profile_get_totals(ex->restored_tail, &totals);
@@ -243,8 +243,8 @@ void exporter_restore(struct exporter *ex)
 			 (unsigned long long)ex->reloaded_samples, (unsigned long long)tail,
 			 (unsigned long long)lost);
 	} else {
-		/* An earlier run's: not this one's to take back. */
-		exporter_checkpoint_remove();
+		/* An earlier run's: not this one's to take back (the checkpoint
+		 * is this run's own memfd, empty at its start). */
 		exporter_remove(WINDOW_SPLIT_FILE);
 		exporter_remove(OFFCPU_WINDOW_SPLIT_FILE);
 	}

@@ -671,6 +671,6 @@ void exporter_write_all(struct exporter *ex, bool roll)
 	}
 	/* The stop's last roll: the files hold everything, the checkpoint nothing more. */
 	if (roll)
-		exporter_checkpoint_remove();
+		exporter_checkpoint_clear();
 	exporter_report_state(ex, true);
 }

@@ -21,6 +21,10 @@ enum lowprof_inherited_fd {
 	/* exporter: --otlp-headers-file, opened and checked by the supervisor, so that
 	 * header values (secrets) never appear in a command line */
 	LOWPROF_FD_OTLP_HEADERS = 14,
+	/* exporter: memfd of the checkpoint of the interval being collected, held by
+	 * the supervisor so that it outlives each exporter and ends with the run
+	 * (exporter/formats/held_file.h) */
+	LOWPROF_FD_CHECKPOINT = 15,
 };
 
 enum lowprof_exit_code {

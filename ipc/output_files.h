@@ -1,7 +1,9 @@
 /*
  * The files the exporter keeps in the output directory. The supervisor needs
  * the list too: it hands the directory (and these files, left by an earlier
- * run as another user) to the exporter's --user before starting it.
+ * run as another user) to the exporter's --user before starting it. (The
+ * checkpoint of the interval being collected is not here: a memfd the
+ * supervisor holds, exporter/exporter_checkpoint.h.)
  */
 #ifndef LOWPROF_IPC_OUTPUT_FILES_H
 #define LOWPROF_IPC_OUTPUT_FILES_H
@@ -16,8 +18,6 @@
 #define OUTPUT_FILE_OFFCPU_SVG "offcpu.svg"
 /* The exporter's restart record (exporter/exporter_state.h). */
 #define OUTPUT_FILE_EXPORTER_STATE ".lowprof-exporter-state"
-/* The interval being collected, for a restarted exporter (exporter/exporter_checkpoint.h). */
-#define OUTPUT_FILE_CHECKPOINT ".lowprof-interval.pb.gz"
 /* profile.pb.gz's split into its intervals, for a restarted exporter
  * (exporter/formats/window_split_file.h). */
 #define OUTPUT_FILE_WINDOW_SPLIT ".lowprof-window-split"
@@ -30,7 +30,7 @@
 #define OUTPUT_FILES_ALL                                                                        \
 	{OUTPUT_FILE_PPROF, OUTPUT_FILE_FOLDED, OUTPUT_FILE_SVG, OUTPUT_FILE_SUMMARY,            \
 	 OUTPUT_FILE_OFFCPU_PPROF, OUTPUT_FILE_OFFCPU_FOLDED, OUTPUT_FILE_OFFCPU_SVG,              \
-	 OUTPUT_FILE_EXPORTER_STATE, OUTPUT_FILE_CHECKPOINT, OUTPUT_FILE_WINDOW_SPLIT,        \
-	 OUTPUT_FILE_OFFCPU_WINDOW_SPLIT, NULL}
+	 OUTPUT_FILE_EXPORTER_STATE, OUTPUT_FILE_WINDOW_SPLIT, OUTPUT_FILE_OFFCPU_WINDOW_SPLIT, \
+	 NULL}
 
 #endif /* LOWPROF_IPC_OUTPUT_FILES_H */

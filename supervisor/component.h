@@ -15,7 +15,7 @@
 #include "supervisor/restart_policy.h"
 
 #define COMPONENT_MAX_ARGS 2200
-#define COMPONENT_MAX_FDS 8
+#define COMPONENT_MAX_FDS 12
 
 enum component_state {
 	COMPONENT_STOPPED,  /* not started yet, or stopped on purpose */

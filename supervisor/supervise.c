@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -67,6 +68,7 @@ struct supervisor {
 	struct component comp[COMP_COUNT];
 	struct sd_notify sd;
 	int shm_fd;
+	int checkpoint_fd; /* the exporter's checkpoint (held_file.h), for every exporter of the run */
 	int event_fd;
 	int outdir_fd;
 	struct audit_sink audit; /* the loader's audit records, into the file: kept across loader restarts */
@@ -214,6 +216,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ex, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
+	component_add_fd(ex, sv->checkpoint_fd, LOWPROF_FD_CHECKPOINT);
 	component_add_fd(ex, sv->symbols_fd[1], LOWPROF_FD_SYMBOLS);
 	for (i = 0; i < 3; i++) {
 		if (sv->tls_fd[i] >= 0)
@@ -350,6 +353,13 @@ static int supervise_setup(struct supervisor *sv)
 		shm_size = 1u << 20;
 	if (shm_ring_create(shm_size, &sv->shm_fd, err, sizeof(err)) != 0) {
 		log_error("shared memory ring: %s", err);
+		return -1;
+	}
+	/* Held here like the ring: a restarted exporter reads back what the last
+	 * one wrote; a new run starts with an empty one. */
+	sv->checkpoint_fd = memfd_create("lowprof-checkpoint", MFD_CLOEXEC);
+	if (sv->checkpoint_fd < 0) {
+		log_error("checkpoint memfd: %s", strerror(errno));
 		return -1;
 	}
 	sv->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1034,7 +1044,7 @@ int supervise_run(const struct supervisor_options *opt)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
-	sv.shm_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
+	sv.shm_fd = sv.checkpoint_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
 	sv.audit.file_fd = sv.audit.sock = sv.audit.loader_end = -1;
 	sv.tls_fd[0] = sv.tls_fd[1] = sv.tls_fd[2] = -1;
 	sv.headers_fd = -1;

@@ -26,7 +26,7 @@
  * mtime), so a file removed or changed by someone else is written again.
  */
 #define OUTPUT_FILE_MEMO_MAX (64u * 1024)
-#define OUTPUT_FILE_MEMO_SLOTS 16 /* every name in OUTPUT_FILES_ALL (11) and room */
+#define OUTPUT_FILE_MEMO_SLOTS 16 /* every name in OUTPUT_FILES_ALL (10) and room */
 
 struct output_file_memo {
 	int dirfd;

@@ -11,6 +11,7 @@
 
 #include "common/array_grow.h"
 #include "common/errbuf.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/formats/pprof.pb-c.h"
 #include "exporter/profile/frame.h"
 #include "exporter/profile/profile.h"
@@ -304,6 +305,23 @@ cleanup:
 	if (msg != NULL)
 		perftools__profiles__profile__free_unpacked(msg, NULL);
 	free(raw);
+	return rc;
+}
+
+int pprof_reader_load_held(int fd, struct profile **out, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	rc = held_file_read(fd, PPROF_READER_MAX_COMPRESSED, &buf, &len, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (len == 0)
+		return -ENOENT;
+	rc = pprof_reader_load(buf, len, out, err, errlen);
+	free(buf);
 	return rc;
 }
 

@@ -30,4 +30,8 @@ int pprof_reader_load(const uint8_t *gz, size_t len, struct profile **out,
 int pprof_reader_load_file(int dirfd, const char *name, struct profile **out,
 			   char *err, size_t errlen);
 
+/* Same from a held file (held_file.h); -ENOENT when it is empty. A write the
+ * exporter's death cut short is refused (-EINVAL) like any malformed stream. */
+int pprof_reader_load_held(int fd, struct profile **out, char *err, size_t errlen);
+
 #endif

@@ -11,8 +11,10 @@
 #include <zlib.h>
 
 #include "common/errbuf.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/formats/output_file.h"
 #include "exporter/formats/pprof.pb-c.h"
+#include "exporter/formats/pprof_reader.h"
 #include "exporter/profile/profile.h"
 
 typedef Perftools__Profiles__Profile pprof_profile;
@@ -563,6 +565,17 @@ static int pprof_file_writer(FILE *out, void *arg)
 	struct pprof_file_job *job = arg;
 
 	return pprof_write(job->p, out, job->err, sizeof(job->err));
+}
+
+int pprof_write_held(int fd, const struct profile *p, char *err, size_t errlen)
+{
+	struct pprof_file_job job = {.p = p};
+	int rc = held_file_write(fd, pprof_file_writer, &job, PPROF_READER_MAX_COMPRESSED, err,
+				 errlen);
+
+	if (rc != 0 && rc != -EFBIG && job.err[0] != '\0')
+		errbuf_set(err, errlen, "%s", job.err);
+	return rc;
 }
 
 int pprof_write_file(int dirfd, const char *name, const struct profile *p, unsigned flags,

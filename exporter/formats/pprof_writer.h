@@ -23,6 +23,10 @@ int pprof_write(const struct profile *p, FILE *out, char *err, size_t errlen);
 int pprof_write_file(int dirfd, const char *name, const struct profile *p, unsigned flags,
 		     char *err, size_t errlen);
 
+/* The same into a held file (held_file.h: the supervisor's memfd), whole,
+ * at most PPROF_READER_MAX_COMPRESSED: what pprof_reader_load_held reads. */
+int pprof_write_held(int fd, const struct profile *p, char *err, size_t errlen);
+
 /* Other names for the two sample types: the stacks' count, then their
  * cpu_ns (also the period type and the default sample type). */
 struct pprof_sample_types {

@@ -11,8 +11,11 @@
 # apart, not one per loader notice (6 s apart at rest with --liveness-timeout
 # 15: the rule, not the notices, keeps them apart), and none fsynced
 # (strace on the exporter: the profile files' fsyncs are seen, none of the
-# checkpoint's, the window split's or the folded stacks' and flame graph's,
-# views of profile.pb.gz).
+# checkpoint's memfd, the window split's or the folded stacks' and flame
+# graph's, views of profile.pb.gz). The checkpoint lives in a memfd the
+# supervisor holds: its writes are seen as its mtime through the
+# exporter's /proc/PID/fd/15 (LOWPROF_FD_CHECKPOINT), and nothing of it is
+# ever in the output directory.
 #   usage: test_checkpoint_spacing.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -20,7 +23,14 @@ require_bpf
 work_dir ckpt
 
 # watch_writes FILE OUT SECONDS: when FILE was rewritten, seen every 0.1 s
-# for SECONDS (its mtimes, ns, one a line, into OUT).
+# for SECONDS (its mtimes, ns, one a line, into OUT); not while it is empty
+# (the memfd as the supervisor made it, before the first checkpoint).
+# The checkpoint memfd of the exporter of the supervisor $sup.
+checkpoint_fd() {
+	exporter=$(child_pid lowprof-exporter)
+	[ -n "$exporter" ] || fail "no exporter"
+	echo "/proc/$exporter/fd/15"
+}
 watch_writes() {
 	python3 - "$1" "$2" "$3" <<'PY' || fail "the watcher failed"
 import os, sys, time
@@ -28,8 +38,9 @@ path, out = sys.argv[1], sys.argv[2]
 seen, end = [], time.monotonic() + float(sys.argv[3])
 while time.monotonic() < end:
     try:
-        m = os.stat(path).st_mtime_ns
-        if not seen or m != seen[-1]:
+        st = os.stat(path)
+        m = st.st_mtime_ns
+        if st.st_size > 0 and (not seen or m != seen[-1]):
             seen.append(m)
     except FileNotFoundError:
         pass
@@ -50,8 +61,9 @@ sup=$!
 track "$sup"
 wait_profiling "$work/stderr"
 
-watch_writes "$work/out/.lowprof-interval.pb.gz" "$work/writes" 29
+watch_writes "$(checkpoint_fd)" "$work/writes" 29
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
+ls -A "$work/out" | grep -q interval && fail "a checkpoint file in the output directory: $(ls -A "$work/out")"
 
 python3 - "$work/out/summary.json" "$work/writes" <<'PY' || fail "checkpoint spacing"
 import json, sys
@@ -98,7 +110,7 @@ exporter=$(child_pid lowprof-exporter)
 strace -f -y -e trace=fsync,fdatasync,sync_file_range -o "$work/fsyncs" -p "$exporter" 2>/dev/null &
 tracer=$!
 track "$tracer"
-watch_writes "$work/rest/.lowprof-interval.pb.gz" "$work/writes-rest" 42
+watch_writes "/proc/$exporter/fd/15" "$work/writes-rest" 42
 kill -INT "$tracer" 2>/dev/null
 wait "$tracer" 2>/dev/null || true # strace ends on SIGINT with its status
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr-rest"))"
@@ -119,7 +131,7 @@ assert len(writes) >= 2, "the checkpoint was not rewritten at rest"
 assert min(gaps) >= 10.0 - 0.15, ("checkpoints closer than an --interval at rest", gaps)
 # The files' writes are fsynced (so strace saw the exporter's fsyncs), the checkpoint's not.
 assert any("profile.pb.gz" in l for l in fsyncs), fsyncs
-assert not any(".lowprof-interval.pb.gz" in l for l in fsyncs), fsyncs
+assert not any("lowprof-checkpoint" in l for l in fsyncs), fsyncs
 # Nor the window's split, written after profile.pb.gz: only this run reads it.
 assert not any(".lowprof-window-split" in l for l in fsyncs), fsyncs
 # summary.json is durable; the views of profile.pb.gz are not fsynced.

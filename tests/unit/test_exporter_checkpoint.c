@@ -1,7 +1,8 @@
 /*
  * The checkpoint of the interval being collected: when one is due, and which
- * one a restarted exporter takes back (a real pprof file in a real directory
- * on the exporter's output-directory fd).
+ * one a restarted exporter takes back (a real pprof in a real memfd on the
+ * exporter's checkpoint fd, as the supervisor hands it over): the tail of the
+ * window file only, not a write cut short, nothing once cleared.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +23,6 @@
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/profile/profile.h"
 #include "ipc/lowprof_fds.h"
-#include "ipc/output_files.h"
 
 #define S(x) ((uint64_t)(x) * NSEC_PER_SEC)
 #define T0 S(1700000000)
@@ -86,7 +87,7 @@ static void test_json(void **state)
 	assert_int_equal(exporter_checkpoint_json(&c, tiny, sizeof(tiny)), -1);
 }
 
-/* A checkpoint covering [start, end) with n samples, in the output directory. */
+/* A checkpoint covering [start, end) with n samples, written as the exporter does. */
 static void put_checkpoint(uint64_t start, uint64_t end, unsigned n)
 {
 	struct frame f = {.function = "tail_fn", .module = "/bin/app", .address = 0x401000,
@@ -97,24 +98,24 @@ static void put_checkpoint(uint64_t start, uint64_t end, unsigned n)
 	assert_non_null(p);
 	assert_int_equal(profile_add_sample(p, 7, 7, "app", &f, 1, false, n, n), 0);
 	profile_set_time(p, start, end);
-	assert_int_equal(pprof_write_file(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, p, 0, err,
-					  sizeof(err)), 0);
+	assert_int_equal(pprof_write_held(LOWPROF_FD_CHECKPOINT, p, err, sizeof(err)), 0);
 	profile_free(p);
 }
 
 static void test_reload_rules(void **state)
 {
-	char dir[] = "/tmp/lowprof-ckpt.XXXXXX";
+	uint8_t old_bytes[4096], new_bytes[4096];
+	ssize_t old_len, new_len;
 	struct profile_totals t;
 	struct profile *p;
+	struct stat st;
 	bool refused;
 	int fd;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = memfd_create("test-checkpoint", MFD_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(dup2(fd, LOWPROF_FD_OUTDIR), LOWPROF_FD_OUTDIR);
+	assert_int_equal(dup2(fd, LOWPROF_FD_CHECKPOINT), LOWPROF_FD_CHECKPOINT);
 	close(fd);
 
 	assert_null(exporter_checkpoint_reload(T0, T0, T0 + S(60), &refused)); /* none */
@@ -132,19 +133,42 @@ static void test_reload_rules(void **state)
 	assert_null(exporter_checkpoint_reload(T0, T0 + S(30), T0 + S(60), &refused));
 	assert_null(exporter_checkpoint_reload(T0, T0, T0 + S(24), &refused));
 	assert_false(refused);
-	/* Not a pprof: refused, to be moved aside. */
-	fd = openat(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, O_WRONLY | O_TRUNC);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "\x1f\x8bjunk", 6), 6);
-	close(fd);
+
+	/* A later, smaller checkpoint replaces it whole: nothing of the old one
+	 * is left behind it. */
+	put_checkpoint(T0 + S(20), T0 + S(28), 3);
+	p = exporter_checkpoint_reload(T0 + S(20), T0, T0 + S(60), &refused);
+	assert_non_null(p);
+	profile_get_totals(p, &t);
+	assert_int_equal(t.samples, 3);
+	profile_free(p);
+
+	/* A write the exporter's death cut short: the new one's head over the
+	 * old one's tail. Refused, not taken for either. */
+	old_len = pread(LOWPROF_FD_CHECKPOINT, old_bytes, sizeof(old_bytes), 0);
+	assert_true(old_len > 16 && (size_t)old_len < sizeof(old_bytes));
+	put_checkpoint(T0 + S(20), T0 + S(29), 7);
+	new_len = pread(LOWPROF_FD_CHECKPOINT, new_bytes, sizeof(new_bytes), 0);
+	assert_true(new_len > 16 && (size_t)new_len < sizeof(new_bytes));
+	assert_int_equal(ftruncate(LOWPROF_FD_CHECKPOINT, 0), 0);
+	assert_int_equal(pwrite(LOWPROF_FD_CHECKPOINT, old_bytes, (size_t)old_len, 0), old_len);
+	assert_int_equal(pwrite(LOWPROF_FD_CHECKPOINT, new_bytes, (size_t)new_len / 2, 0),
+			 new_len / 2);
+	assert_null(exporter_checkpoint_reload(T0 + S(20), T0, T0 + S(60), &refused));
+	assert_true(refused);
+	/* Not a pprof at all: refused. */
+	assert_int_equal(ftruncate(LOWPROF_FD_CHECKPOINT, 0), 0);
+	assert_int_equal(pwrite(LOWPROF_FD_CHECKPOINT, "\x1f\x8bjunk", 6, 0), 6);
 	assert_null(exporter_checkpoint_reload(T0, T0, T0 + S(60), &refused));
 	assert_true(refused);
-	/* Removed, and removing none is no error. */
-	exporter_checkpoint_remove();
-	assert_int_equal(faccessat(LOWPROF_FD_OUTDIR, OUTPUT_FILE_CHECKPOINT, F_OK, 0), -1);
-	exporter_checkpoint_remove();
-	close(LOWPROF_FD_OUTDIR);
-	assert_int_equal(rmdir(dir), 0);
+	/* Cleared: none, and clearing none is no error. */
+	exporter_checkpoint_clear();
+	assert_int_equal(fstat(LOWPROF_FD_CHECKPOINT, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_null(exporter_checkpoint_reload(T0, T0, T0 + S(60), &refused));
+	assert_false(refused);
+	exporter_checkpoint_clear();
+	close(LOWPROF_FD_CHECKPOINT);
 }
 
 int main(void)
