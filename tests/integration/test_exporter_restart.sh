@@ -16,7 +16,8 @@ work_dir exrestart
 # Its own name, so its stacks are told apart in profile.folded.
 cp "$BIN/two_chains" "$work/early_chains"
 "$BIN/two_chains" 30 &
-track $!
+late=$!
+track "$late"
 # --cpu-budget 100: every file of an interval written at once, unpaced, so
 # that profile.folded below holds what profile.pb.gz (reloaded) holds.
 "$BIN/lowprof" --duration 22 --frequency 99 --interval 2 --cpu-budget 100 \
@@ -75,10 +76,15 @@ assert late >= 99 * (22 - 2 * 2) * 0.4, ("late workload", late)
 print("early_chains %d samples (before the kills %d), two_chains %d, restarts %s, lost_on_restart %d"
       % (early, early_before, late, r, d["lost_on_restart"]))
 PY
+# Ended here, not at 30 s: still running into the next part, it would end
+# inside that part's window and halve its rate across the kill there.
+kill "$late"
+wait "$late" 2>/dev/null || true
 
 # ---- a full window, then a restart ----
 "$BIN/two_chains" 30 &
-track $!
+late=$!
+track "$late"
 sup_out="$work/out2"
 "$BIN/lowprof" --duration 20 --frequency 99 --interval 2 --window 6 --cpu-budget 100 \
 	--output "$sup_out" --no-throttle --run-dir "$work/run2" --unwind fp \
@@ -114,6 +120,8 @@ echo "window of 6 s: $before samples in profile.folded before the kill, $after (
 [ "$after" -ge $((before * 6 / 10)) ] || fail "the reloaded window shrank at restart: $before -> $after samples"
 [ "$merged_after" -eq "$after" ] || fail "summary.json ($merged_after) and profile.folded ($after) disagree"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr2"))"
+kill "$late"
+wait "$late" 2>/dev/null || true
 
 # ---- a kill in the middle of a long interval ----
 # The files are rewritten every 10 s; killed 5 s into an interval, the
