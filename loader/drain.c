@@ -17,8 +17,11 @@ static int drain_on_sample(void *ctx, void *data, size_t size)
 	int rc;
 
 	d->drained++;
-	if (d->seen != NULL && size >= sizeof(struct lowprof_sample))
-		seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid, d->now_ns);
+	/* Without the set every process counts as new: the exporter is told at once. */
+	if (d->seen == NULL ||
+	    (size >= sizeof(struct lowprof_sample) &&
+	     seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid, d->now_ns)))
+		d->new_pid = true;
 	rc = shm_ring_producer_write(&d->shm, LOWPROF_REC_SAMPLE, data, (uint32_t)size);
 	if (rc == -ENOSPC)
 		d->shm_dropped++;
@@ -54,13 +57,27 @@ static void drain_notify(struct drain *d)
 	d->notify_pending = true;
 }
 
-void drain_flush_notify(struct drain *d)
+bool drain_notice_now(bool may_wait, bool new_pid, double fill, uint64_t since_last_ns)
 {
-	uint64_t one = 1;
+	return !may_wait || new_pid || fill >= DRAIN_NOTICE_FILL || since_last_ns >= DRAIN_NOTICE_MAX_NS;
+}
+
+void drain_flush_notify(struct drain *d, bool may_wait)
+{
+	uint64_t one = 1, now;
 
 	if (!d->notify_pending)
 		return;
+	now = mono_ns();
+	if (!drain_notice_now(may_wait, d->new_pid, shm_ring_producer_fill(&d->shm),
+			      now - d->notified_ns)) {
+		d->notices_deferred++;
+		return;
+	}
 	d->notify_pending = false;
+	d->new_pid = false;
+	d->notified_ns = now;
+	d->notices++;
 	/* Only a hint: the exporter also polls, so a failed write loses nothing. */
 	if (write(d->eventfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return;
@@ -87,8 +104,8 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 	/* Published, not announced: statistics and timeline entries can wait for
 	 * the exporter's next pass (its file writes, its liveness ping, or the
 	 * next samples); waking it for each of them would add wake-ups. Samples
-	 * announce themselves (drain_run): their processes must be symbolized
-	 * while they still exist. */
+	 * announce themselves (drain_run), at once when of a process not seen
+	 * lately, which must be asked about while it exists (drain.h). */
 	if (rc == 0)
 		shm_ring_producer_publish(&d->shm);
 	return rc;

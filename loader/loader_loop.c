@@ -382,7 +382,8 @@ int loader_run(struct loader *l)
 			loader_tick(l, false);
 			loader_arm_timer(l);
 		}
-		drain_flush_notify(&l->dr);
+		/* Resting, or a rest just ended: told at once (drain.h). */
+		drain_flush_notify(&l->dr, !l->quiet && !was_quiet);
 	}
 }
 
@@ -398,7 +399,7 @@ void loader_stop(struct loader *l, bool clean)
 		loader_publish_stats(l);
 		/* The last records: the exporter reads them now, not at its next pass. */
 		l->dr.notify_pending = true;
-		drain_flush_notify(&l->dr);
+		drain_flush_notify(&l->dr, false);
 		loader_symbols_grace(l);
 	}
 	if (l->draining) {

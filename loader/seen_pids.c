@@ -31,12 +31,13 @@ static uint32_t seen_pids_slot(const uint32_t *t, uint32_t pid)
 	return i;
 }
 
-void seen_pids_add(struct seen_pids *s, uint32_t pid, uint64_t now_ns)
+bool seen_pids_add(struct seen_pids *s, uint32_t pid, uint64_t now_ns)
 {
 	uint32_t *t, i;
+	bool known;
 
 	if (pid == 0)
-		return;
+		return false;
 	if (now_ns - s->swapped_ns >= (uint64_t)SEEN_PIDS_WINDOW_S * NSEC_PER_SEC) {
 		/* The older generation is forgotten; the current one becomes it. */
 		s->cur ^= 1;
@@ -47,13 +48,15 @@ void seen_pids_add(struct seen_pids *s, uint32_t pid, uint64_t now_ns)
 	t = s->gen[s->cur];
 	i = seen_pids_slot(t, pid);
 	if (t[i] == pid)
-		return;
+		return false;
+	known = s->gen[s->cur ^ 1][seen_pids_slot(s->gen[s->cur ^ 1], pid)] == pid;
 	if (s->count[s->cur] >= SEEN_PIDS_MAX) {
 		s->not_kept++;
-		return;
+		return !known;
 	}
 	t[i] = pid;
 	s->count[s->cur]++;
+	return !known;
 }
 
 bool seen_pids_has(const struct seen_pids *s, uint32_t pid)

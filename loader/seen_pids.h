@@ -31,7 +31,9 @@ struct seen_pids {
 
 /* 0 or -ENOMEM. now_ns starts the first generation. */
 int seen_pids_init(struct seen_pids *s, uint64_t now_ns);
-void seen_pids_add(struct seen_pids *s, uint32_t pid, uint64_t now_ns);
+/* Whether pid was in neither generation: a process not sampled lately (or
+ * one the set could not keep), which the exporter has not been told of. */
+bool seen_pids_add(struct seen_pids *s, uint32_t pid, uint64_t now_ns);
 bool seen_pids_has(const struct seen_pids *s, uint32_t pid);
 void seen_pids_fini(struct seen_pids *s);
 
