@@ -117,6 +117,9 @@ struct exporter {
 	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (write every file now) */
 	uint64_t next_write_ns;       /* monotonic: the next end of an --interval */
 	unsigned intervals_spanned;   /* --intervals the one being collected spans (>= 1) */
+	/* The last interval end found more than a trickle (read in full then):
+	 * the next end is waited for on our own timer (exporter_run.c). */
+	bool last_end_busy;
 };
 
 /* CLOCK_REALTIME in nanoseconds (the profile's times; durations use mono_ns()). */

@@ -35,7 +35,8 @@
 
 /* The loader writes the eventfd when a pass of its drain published samples
  * (not for its statistics and timeline records alone, which wait for our next
- * pass), so the exporter wakes on data; otherwise at the next file write, or
+ * pass), so the exporter wakes on data: at once for a new process, at most
+ * 5 s apart for known ones (loader/drain.h); otherwise at the next file write, or
  * for its liveness ping (0.4 of the supervisor's timeout apart). After a
  * wake by the loader our own timeout waits a tenth longer than the ping
  * interval, so that the loader's next notice, if samples keep coming, is our
@@ -143,7 +144,12 @@ static int exporter_poll_timeout(const struct exporter *ex, bool loader_woke)
 	int timeout = poll_ms + (loader_woke ? poll_ms / POLL_LOADER_SLACK_DIV : 0);
 	long otlp_ms;
 
-	going_on = exporter_interval_ends_going_on(ex);
+	/* After a busy end the next is kept on time: the loader tells us of the
+	 * samples of processes we know only 5 s apart (loader/drain.h), so the
+	 * few read since the roll are no rate, and a busy interval taken for a
+	 * trickle would be closed up to 5 s late. At rest its notices come with
+	 * every pass, and what was read is the rate. */
+	going_on = ex->last_end_busy ? 0 : exporter_interval_ends_going_on(ex);
 	if (going_on > 0 && ex->otlp == NULL)
 		end_ns += (uint64_t)going_on * ex->opt.interval_s * NSEC_PER_SEC; /* the roll */
 	else if (going_on > 0)

@@ -340,6 +340,8 @@ bool exporter_interval_end(struct exporter *ex, uint64_t late_ns)
 {
 	uint64_t cpu0 = thread_cpu_ns();
 
+	ex->last_end_busy = !exporter_trickle(
+		ex, (uint64_t)ex->opt.interval_s * ex->intervals_spanned * NSEC_PER_SEC + late_ns);
 	/* Taken late, the interval holds the samples read since its end too:
 	 * judged over the time up to now. */
 	if (!output_pace_extend(&ex->pace,
