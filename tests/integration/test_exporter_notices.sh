@@ -31,21 +31,32 @@ exporter_sleeps() {
 	echo $((b - a))
 }
 
+# run_counting NAME SECONDS [LOWPROF OPTIONS]: lowprof for SECONDS at 99 Hz,
+# an interval longer than the run, output in $work/NAME; the exporter's
+# sleeps over 15 s after the start-up into $work/NAME.sleeps.
+run_counting() {
+	name=$1 seconds=$2
+	shift 2
+	"$BIN/lowprof" "$@" --duration "$seconds" --frequency 99 --interval 3600 --no-throttle \
+		--cpu-budget 100 --unwind fp --output "$work/$name" --run-dir "$work/run-$name" \
+		2>"$work/$name.stderr" &
+	sup=$!
+	track "$sup"
+	wait_profiling "$work/$name.stderr"
+	sleep 4
+	exporter_sleeps 15 >"$work/$name.sleeps"
+	wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/$name.stderr"))"
+}
+
 "$BIN/two_chains" 40 &
 wl=$!
 track "$wl"
-"$BIN/lowprof" --pid "$wl" --duration 26 --frequency 99 --interval 3600 --no-throttle --cpu-budget 100 \
-	--unwind fp --output "$work/out" --run-dir "$work/run" 2>"$work/stderr" &
-sup=$!
-track "$sup"
-wait_profiling "$work/stderr"
-sleep 4
-known=$(exporter_sleeps 15)
+run_counting known 26 --pid "$wl"
+known=$(cat "$work/known.sleeps")
 echo "one known busy process: the exporter slept $known times in 15 s"
 # 3 notices, their checkpoints' turns, a ping timeout (12 s apart), a margin.
 [ "$known" -le 8 ] || fail "the exporter woke $known times in 15 s for a process it knows"
-wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
-samples=$(json_value "$work/out/summary.json" samples)
+samples=$(json_value "$work/known/summary.json" samples)
 # Nothing waits at risk: every sample reaches the files (the loader's last
 # drain tells the exporter at the stop). One busy CPU, 99 Hz, ~22 s.
 [ "$samples" -ge $((99 * 22 * 4 / 10)) ] || fail "only $samples samples in the files"
@@ -58,19 +69,13 @@ sh -c 'while :; do "$1" 1; done' newcomer-loop "$work/newcomer" &
 loop=$!
 track "$loop"
 on_exit 'pkill -f "$work/newcomer" 2>/dev/null'
-"$BIN/lowprof" --duration 24 --frequency 99 --interval 3600 --no-throttle --cpu-budget 100 \
-	--unwind fp --output "$work/out2" --run-dir "$work/run2" 2>"$work/stderr2" &
-sup=$!
-track "$sup"
-wait_profiling "$work/stderr2"
-sleep 4
-fresh=$(exporter_sleeps 15)
+run_counting fresh 24
+fresh=$(cat "$work/fresh.sleeps")
 echo "a new process every second: the exporter slept $fresh times in 15 s"
 # Told of each at the loader's next drain: about 15; a loaded host's
 # scheduler may leave one unsampled now and then.
 [ "$fresh" -ge 10 ] || fail "the exporter woke only $fresh times in 15 s for 15 new processes"
-wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr2"))"
 kill "$loop"
-n=$(grep -c '^newcomer;' "$work/out2/profile.folded" || true)
+n=$(grep -c '^newcomer;' "$work/fresh/profile.folded" || true)
 [ "$n" -ge 1 ] || fail "no newcomer stack in profile.folded"
 echo PASS
