@@ -1,6 +1,6 @@
 #!/bin/sh
 # The files' writes are paced within the CPU budget (exporter/output_pace.h):
-# with a budget so small that a quarter of it (1 ms a second) holds about one
+# with a budget so small that a quarter of it (0.5 ms a second) holds about one
 # write, the files of an interval are written in different control
 # intervals, the heavier ones less often but never starved, no control
 # interval holds them all; SIGHUP and the stop write every file at once.
@@ -13,9 +13,12 @@ work_dir pacing
 "$BIN/two_chains" 40 &
 wl=$!
 track "$wl"
-# 0.2% of 2 CPUs is 4 ms a second, a quarter of it 1 ms: each file costs more.
+# 0.1% of 2 CPUs is 2 ms a second, a quarter of it 0.5 ms: about one file's
+# write (profile.pb.gz ~0.7 ms, flamegraph.svg ~0.5, summary.json ~0.3,
+# profile.folded ~0.1 for this workload). At 0.2% (1 ms) all four fitted in
+# one slot now and then once the writes got cheaper (1 run in 4).
 # --no-throttle: the budget paces the writes only; sampling stays at 99 Hz.
-"$BIN/lowprof" --pid "$wl" --duration 34 --frequency 99 --interval 5 --cpu-budget 0.2 \
+"$BIN/lowprof" --pid "$wl" --duration 34 --frequency 99 --interval 5 --cpu-budget 0.1 \
 	--no-throttle --output "$work/out" --run-dir "$work/run" --unwind fp 2>"$work/stderr" &
 sup=$!
 track "$sup"
@@ -50,8 +53,8 @@ ncpus = int(sys.argv[4])
 o = mid["outputs"]
 files = o["files"]
 print("mid-run outputs:", json.dumps(o))
-# The allowance: a quarter of 0.2% of the host's CPUs over 1 s.
-assert abs(o["allowance_ms"] - 0.25 * 0.002 * ncpus * 1000) < 0.01, o
+# The allowance: a quarter of 0.1% of the host's CPUs over 1 s.
+assert abs(o["allowance_ms"] - 0.25 * 0.001 * ncpus * 1000) < 0.01, o
 assert o["slots_per_interval"] == 5 and o["max_every"] == 6, o
 for name in ("profile.pb.gz", "profile.folded", "flamegraph.svg", "summary.json"):
     f = files[name]
