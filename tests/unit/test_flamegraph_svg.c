@@ -74,6 +74,20 @@ static void fill_of(const char *svg, const char *prefix, unsigned int rgb[3])
 	assert_int_equal(sscanf(fill, "fill=\"rgb(%u,%u,%u)", &rgb[0], &rgb[1], &rgb[2]), 3);
 }
 
+/* The geometry of the <rect> that follows the <title> starting with prefix. */
+static void rect_of(const char *svg, const char *prefix, double *x, double *y, double *w, int *h)
+{
+	char needle[256];
+	const char *t, *rect;
+
+	snprintf(needle, sizeof(needle), "<title>%s", prefix);
+	t = strstr(svg, needle);
+	assert_non_null(t);
+	rect = strstr(t, "<rect ");
+	assert_non_null(rect);
+	assert_int_equal(sscanf(rect, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%d\"", x, y, w, h), 4);
+}
+
 static void test_svg(void **state)
 {
 	struct profile *p = make_profile();
@@ -134,6 +148,23 @@ static void test_svg(void **state)
 		/* lowprof's markers: green, apart from both. */
 		fill_of(svg, "[truncated]", mark);
 		assert_true(mark[1] > mark[0] && mark[1] > mark[2]);
+	}
+	/* The layout, to a tenth of a pixel: the root spans the width but its
+	 * pads (1200 - 2 x 10), each frame its share of it, siblings in name
+	 * order from the parent's left edge, each level a frame higher. */
+	{
+		double x, y, w, ax, ay, aw, dx, dy, dw;
+		int h;
+
+		rect_of(svg, "all ", &x, &y, &w, &h);
+		assert_int_equal(h, 15);
+		assert_true(x == 10.0 && w == 1180.0);
+		rect_of(svg, "app ", &ax, &ay, &aw, &h);
+		rect_of(svg, "db&lt;x&gt; ", &dx, &dy, &dw, &h);
+		assert_true(ax == 10.0 && aw == 1062.6); /* 1801 of 2000 samples */
+		assert_true(dx == 1072.6 && dw == 117.4); /* 199, after app */
+		assert_true(ay == y - 16 && dy == ay);
+		assert_non_null(strstr(svg, "<text x=\"13.0\" y=\""));
 	}
 	/* Stable: the same name always gets the same colour. */
 	{
