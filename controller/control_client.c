@@ -144,6 +144,10 @@ static void control_client_stats_from_wire(const Lowprof__Ctl__Stats *st, struct
 	out->host_total_ticks = st->host_total_ticks;
 	out->host_context_switches = st->host_context_switches;
 	out->host_have_switches = st->host_have_switches;
+	/* Never more than the loader's longest interval (throttle_quiet_max_intervals). */
+	out->next_push_intervals = st->next_push_intervals < CONTROL_MAX_PUSH_INTERVALS
+					   ? st->next_push_intervals
+					   : CONTROL_MAX_PUSH_INTERVALS;
 }
 
 int control_client_stats(struct control_client *cc, bool every_interval, struct control_stats *out)

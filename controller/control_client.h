@@ -57,7 +57,10 @@ struct control_stats {
 	uint64_t host_total_ticks;
 	uint64_t host_context_switches;
 	bool host_have_switches;
+	/* The next push comes this many intervals on (0: not said, as in an answer). */
+	uint32_t next_push_intervals;
 };
+#define CONTROL_MAX_PUSH_INTERVALS 64
 
 /* Use fd (checked to be a socket, made non-blocking). 0, or -errno with why in err. */
 int control_client_open(struct control_client *cc, int fd, int cancel_fd, char *err, size_t errlen);

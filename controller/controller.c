@@ -73,15 +73,11 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 			sig->offcpu_floor_valid = true;
 			sig->offcpu_floor_ns = (double)st->offcpu_floor_run_ns / (double)st->offcpu_floor_runs;
 		}
-		/* The host load that drives the tiers is everyone else's: lowprof's own
-		 * CPU, start-ups included, is its budget's business (and the in-BPF
-		 * guard's), not a sign that the host is busy. */
-		if (sig->host_valid) {
-			double own = ((double)st->bpf_run_time_ns + (double)st->agent_cpu_ns +
-				      (double)st->startup_cpu_ns) / capacity * 100.0;
-
-			sig->host_cpu_pct = sig->host_cpu_pct > own ? sig->host_cpu_pct - own : 0.0;
-		}
+		/* The host load that drives the tiers is everyone else's. */
+		if (sig->host_valid)
+			sig->host_cpu_pct = host_load_others_pct(
+				sig->host_cpu_pct, st->bpf_run_time_ns + st->agent_cpu_ns + st->startup_cpu_ns,
+				st->online_cpus, st->interval_ns);
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
 		  "agent %llu ns, start-up %llu ns, off-CPU %llu ns %llu records %llu switches, over %.3f s",
@@ -126,10 +122,9 @@ static int controller_set_throttle(struct controller *c, const struct throttle *
 
 /*
  * One control interval: pushed, the Stats the loader sent at its end; NULL:
- * ask for them (the first interval, or no push came). A quiet interval
- * (ipc/throttle.h), by the loader's test on the throttle as this step left
- * it, adds to quiet_run: the next Stats come that many intervals on
- * (throttle_quiet_span; a change ends the quiet there: a push sooner than we
+ * ask for them (the first interval, or no push came). The Stats say when
+ * the next come (next_push_intervals: several intervals on after a quiet or
+ * steady one, ipc/throttle.h; a change ends it there: a push sooner than we
  * stand by for does no harm).
  * Returns 0, or -errno when the loader is gone.
  */
@@ -168,12 +163,9 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 			 sig.drop_pct, sig.overhead_pct, d.reason, desc);
 		rc = controller_set_throttle(c, t);
 	}
-	if (rc == 0 && got && c->have_sent &&
-	    throttle_quiet(&c->sent, st->samples_submitted, st->reserve_failures, st->offcpu_records,
-			   st->interval_ns))
-		c->quiet_run++;
-	else
-		c->quiet_run = 0;
+	/* The loader says when it pushes next (a new throttle ends a long
+	 * interval there: a push sooner than we stand by for does no harm). */
+	c->next_push_intervals = rc == 0 && got ? st->next_push_intervals : 0;
 	return rc;
 }
 
@@ -209,15 +201,12 @@ int controller_start(struct controller *c, char *err, size_t errlen)
 }
 
 /* A pushed Stats is this late at most before we ask ourselves: half an
- * interval past when it is due, which is several intervals on after quiet
- * ones (ipc/throttle.h: the loader applies the same test and the same
- * span; a push sooner than that wakes us all the same). */
+ * interval past when the last one said the next is due, which is several
+ * intervals on after a quiet or steady one (ipc/throttle.h); one interval
+ * when it did not say. */
 static uint64_t controller_standby_ns(const struct controller *c)
 {
-	uint64_t interval_ns = (uint64_t)(c->interval_s * 1e9);
-	unsigned span = throttle_quiet_span(
-		c->quiet_run, throttle_quiet_max_intervals(interval_ns, (uint64_t)notify_ping_interval_ms() *
-									       NSEC_PER_MSEC));
+	unsigned span = c->next_push_intervals > 0 ? c->next_push_intervals : 1;
 
 	return (uint64_t)(c->interval_s * (span + 0.5) * 1e9);
 }

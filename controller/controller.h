@@ -26,7 +26,7 @@ struct controller {
 	struct host_load_source host; /* /proc/pressure/cpu, kept open */
 	struct throttle sent; /* what the loader was last asked for (or reported) */
 	bool have_sent;
-	unsigned quiet_run;   /* quiet intervals in a row, as the loader counts them */
+	unsigned next_push_intervals; /* the last Stats said: the next in this many intervals (0: not said) */
 };
 
 /*

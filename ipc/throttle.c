@@ -90,6 +90,29 @@ bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
 	       t->sample_divisor <= 1 && !t->paused && !t->offcpu_parked;
 }
 
+bool throttle_steady(const struct throttle *t, const struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+		     bool fixed, double host_cpu_pct, uint64_t drops, uint64_t offcpu_records,
+		     double overhead_pct, double budget_pct)
+{
+	struct throttle own;
+	double low, high;
+
+	if (drops != 0 || offcpu_records != 0 || t->paused || t->sample_divisor > 1 || t->offcpu_parked)
+		return false;
+	if (fixed)
+		return true;
+	if ((unsigned)t->tier >= THROTTLE_TIER_COUNT || host_cpu_pct < 0 || overhead_pct * 2 > budget_pct)
+		return false;
+	throttle_for_tier(tiers, t->tier, &own);
+	if (t->frequency_hz != own.frequency_hz || t->unwind_mode != own.unwind_mode ||
+	    t->max_depth != own.max_depth)
+		return false;
+	low = t->tier == THROTTLE_TIER_HEALTHY ? -1.0 : tiers[t->tier].enter_cpu_pct - THROTTLE_STEADY_BAND_PCT;
+	high = t->tier + 1 >= THROTTLE_TIER_COUNT ? 101.0
+						: tiers[t->tier + 1].enter_cpu_pct - THROTTLE_STEADY_BAND_PCT;
+	return host_cpu_pct >= low && host_cpu_pct < high;
+}
+
 unsigned throttle_quiet_span(unsigned run, unsigned max_intervals)
 {
 	unsigned span;

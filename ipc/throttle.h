@@ -111,6 +111,27 @@ unsigned throttle_quiet_span(unsigned run, unsigned max_intervals);
 /* The longest quiet span: whole control intervals within one ping interval, at least 2. */
 unsigned throttle_quiet_max_intervals(uint64_t control_interval_ns, uint64_t ping_interval_ns);
 
+/*
+ * A steady control interval, on a busy host: the throttle in force is its
+ * tier's own (no budget step, undivided, not paused), nothing was lost, no
+ * off-CPU record, the overhead at most half the budget, and the host's load
+ * inside the tier's band: from THROTTLE_STEADY_BAND_PCT under the tier's
+ * entry (a tier is left only 10 points under it) to as far under the next
+ * tier's. The policy would decide the same again: the loader makes the next
+ * interval THROTTLE_STEADY_SPAN intervals long, one wake-up in two for it
+ * and the controller (a decision waits at most one interval more: still
+ * within three), unless the ring filling (the BPF program wakes the loader
+ * at a quarter: before any loss) or a new throttle ends it sooner.
+ * fixed (--no-throttle): nothing is decided, so only the losses count.
+ * host_cpu_pct < 0: unknown, never steady. overhead_pct and budget_pct in %
+ * of the host's capacity.
+ */
+#define THROTTLE_STEADY_SPAN 2
+#define THROTTLE_STEADY_BAND_PCT 5.0
+bool throttle_steady(const struct throttle *t, const struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
+		     bool fixed, double host_cpu_pct, uint64_t drops, uint64_t offcpu_records,
+		     double overhead_pct, double budget_pct);
+
 /* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused", " off-cpu 50%" appended), for logs. */
 void throttle_describe(const struct throttle *t, char *buf, size_t len);
 

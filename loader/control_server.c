@@ -116,7 +116,8 @@ void control_counters_delta(const struct control_counters *now, const struct con
 }
 
 /* A Stats of the counters since the previous one: the answer to a request, or the push. */
-static int control_send_stats(struct control_server *cs)
+/* next_push_intervals: see the Stats message; 0 in an answer. */
+static int control_send_stats(struct control_server *cs, unsigned next_push_intervals)
 {
 	Lowprof__Ctl__Envelope out = LOWPROF__CTL__ENVELOPE__INIT;
 	Lowprof__Ctl__Stats st = LOWPROF__CTL__STATS__INIT;
@@ -153,6 +154,7 @@ static int control_send_stats(struct control_server *cs)
 	st.host_total_ticks = d.host_total_ticks;
 	st.host_context_switches = d.host_ctxt;
 	st.host_have_switches = d.host_have_ctxt;
+	st.next_push_intervals = next_push_intervals;
 	throttle_to_wire(&cs->applied, &applied);
 	st.applied = &applied;
 	cs->base = now;
@@ -169,7 +171,7 @@ static int control_handle_stats_request(void *server, const void *msg, uint64_t 
 
 	(void)now_ns;
 	cs->subscribed = env->stats_request->every_interval;
-	return control_send_stats(cs);
+	return control_send_stats(cs, 0);
 }
 
 /*
@@ -194,7 +196,12 @@ static bool control_push_read(struct control_server *cs, uint64_t now_ns)
 	return true;
 }
 
-bool control_server_push(struct control_server *cs, uint64_t now_ns)
+bool control_server_listening(struct control_server *cs, uint64_t now_ns)
+{
+	return control_push_read(cs, now_ns);
+}
+
+bool control_server_push(struct control_server *cs, uint64_t now_ns, unsigned next_push_intervals)
 {
 	char why[160];
 	int rc;
@@ -203,7 +210,7 @@ bool control_server_push(struct control_server *cs, uint64_t now_ns)
 	 * hung, gone). One unread Stats at most, and its silence runs on. */
 	if (!control_push_read(cs, now_ns))
 		return false;
-	rc = control_send_stats(cs);
+	rc = control_send_stats(cs, next_push_intervals);
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "controller cut off: sending its stats: %s", strerror(-rc));
 		control_cut_off(cs, why, false);

@@ -170,13 +170,20 @@ int control_server_handle(struct control_server *cs, uint64_t now_ns);
 bool control_server_tick(struct control_server *cs, uint64_t now_ns);
 
 /*
- * At the end of each control interval: a subscribed peer (StatsRequest with
- * every_interval) gets the interval's Stats unasked. Its having read the
- * previous one counts as hearing from it (the silence clock of
- * control_server_tick); while that one is unread nothing more is sent. True
- * when a Stats was sent.
+ * A subscribed peer that has read everything we sent, our last push included:
+ * it is listening (and heard from now, the silence clock of
+ * control_server_tick).
  */
-bool control_server_push(struct control_server *cs, uint64_t now_ns);
+bool control_server_listening(struct control_server *cs, uint64_t now_ns);
+
+/*
+ * At the end of each control interval: a subscribed peer (StatsRequest with
+ * every_interval) gets the interval's Stats unasked, saying that the next
+ * comes next_push_intervals intervals on. Only when it is listening (above):
+ * while the previous one is unread nothing more is sent. True when a Stats
+ * was sent.
+ */
+bool control_server_push(struct control_server *cs, uint64_t now_ns, unsigned next_push_intervals);
 
 void control_server_close(struct control_server *cs);
 

@@ -52,12 +52,15 @@ struct loader {
 	uint64_t next_control_ns;
 	uint64_t control_interval_ns;
 	bool control_driven;          /* the controller's stats request made the last interval's tick */
-	/* The interval running is a quiet one (ipc/throttle.h's throttle_quiet):
-	 * quiet_span_ns long, from the tick at last_control_ns; quiet_run quiet
-	 * intervals in a row led to it (throttle_quiet_span). */
+	/* The interval running is a quiet one (ipc/throttle.h's throttle_quiet;
+	 * quiet_run quiet intervals in a row led to it: throttle_quiet_span) or
+	 * a steady one (throttle_steady), span_ns long from the tick at
+	 * last_control_ns; else span_ns is one control interval. */
 	bool quiet;
 	unsigned quiet_run;
-	uint64_t quiet_span_ns;
+	bool steady;
+	uint64_t span_ns;
+	bool applied_in_interval;     /* a new throttle was applied since the last tick */
 	uint64_t last_control_ns;
 	uint64_t pass;                /* loop passes: counters read twice in one pass are read once */
 	uint64_t counters_pass;
@@ -107,9 +110,9 @@ void loader_control_start(struct loader *l);
  * clock, the timeline entry, the controller's Stats (unless asked: it just
  * had them), the state for `lowprof status`. True when it ran. */
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked);
-/* A burst of samples drained, or a new throttle: a quiet interval ends one
- * interval after it began (now, if that has passed), and the next quiet one
- * is short again. */
-void loader_quiet_end(struct loader *l);
+/* A burst of samples drained, or a new throttle: a quiet or steady interval
+ * ends one interval after it began (now, if that has passed), and the next
+ * quiet one is short again. */
+void loader_span_end(struct loader *l);
 
 #endif /* LOWPROF_LOADER_LOADER_H */

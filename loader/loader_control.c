@@ -40,8 +40,10 @@ static int loader_apply(void *arg, const struct throttle *t, char *err, size_t e
 		audit_actor_self(&who);
 	}
 	loader_audit_apply(&who, &l->sess, &cfg_before, &thr_before, &bt, rc);
-	if (rc == 0)
-		loader_quiet_end(l);
+	if (rc == 0) {
+		l->applied_in_interval = true;
+		loader_span_end(l);
+	}
 	return rc;
 }
 
@@ -171,15 +173,45 @@ static int loader_host_cpu(const struct control_counters *d)
 	return centi > 10000 ? 10000 : centi;
 }
 
+/* The tier table, as the controller builds it: --max-depth is the healthy
+ * tier's depth, and so every tier's ceiling. */
+static void loader_tiers(const struct loader_options *opt,
+			 struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT])
+{
+	throttle_tiers_default(tiers, opt->frequency_hz);
+	tiers[THROTTLE_TIER_HEALTHY].max_depth = opt->max_depth;
+}
+
+/* Whether the interval whose deltas are d (host: its host CPU in
+ * hundredths of a percent, -1 unknown) was steady, the policy's test as the
+ * controller would see it (ipc/throttle.h's throttle_steady). */
+static bool loader_steady(const struct loader *l, const struct control_counters *d, int host,
+			  uint32_t cpus)
+{
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
+	double capacity = (double)cpus * (double)(d->monotonic_ns > 0 ? d->monotonic_ns : 1);
+	double overhead = ((double)d->bpf_run_time_ns + (double)d->agent_cpu_ns) / capacity * 100.0;
+	double others = host < 0 ? -1.0
+				 : host_load_others_pct(host / 100.0, d->bpf_run_time_ns + d->agent_cpu_ns +
+									  d->startup_cpu_ns,
+							cpus, d->monotonic_ns);
+
+	loader_tiers(&l->opt, tiers);
+	return throttle_steady(&l->cs.applied, tiers, l->opt.no_throttle, others, d->reserve_failures,
+			       d->offcpu_records, overhead, l->opt.cpu_budget_pct);
+}
+
 /* One timeline entry for the control interval that just ended. True: the
- * interval was quiet (next to nothing sampled, see throttle_quiet). */
-static bool loader_timeline_entry(struct loader *l)
+ * interval was quiet (next to nothing sampled, see throttle_quiet); *steady:
+ * it was steady (loader_steady). */
+static bool loader_timeline_entry(struct loader *l, bool *steady)
 {
 	struct lowprof_timeline_entry e;
 	struct control_counters now, d;
 	const struct throttle *t = &l->cs.applied;
 	int host;
 
+	*steady = false;
 	if (loader_counters(l, &now) != 0)
 		return false;
 	control_counters_delta(&now, &l->tl_base, &d);
@@ -220,6 +252,7 @@ static bool loader_timeline_entry(struct loader *l)
 	}
 	if (drain_put_record(&l->dr, LOWPROF_REC_TIMELINE, &e, sizeof(e)) != 0)
 		log_warn_f("shared ring full: timeline entry not delivered");
+	*steady = loader_steady(l, &d, host, e.online_cpus);
 	return throttle_quiet(t, d.submitted, d.reserve_failures, d.offcpu_records, e.interval_ns);
 }
 
@@ -228,9 +261,7 @@ void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier t
 {
 	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
 
-	throttle_tiers_default(tiers, opt->frequency_hz);
-	/* As in the controller: --max-depth is the healthy tier's depth, and so every tier's ceiling. */
-	tiers[THROTTLE_TIER_HEALTHY].max_depth = opt->max_depth;
+	loader_tiers(opt, tiers);
 	throttle_for_tier(tiers, tier, out);
 }
 
@@ -319,12 +350,13 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	l->state_failsafe = l->cs.failsafe;
 }
 
-void loader_quiet_end(struct loader *l)
+void loader_span_end(struct loader *l)
 {
-	if (!l->quiet)
+	if (!l->quiet && !l->steady)
 		return;
 	l->quiet = false;
 	l->quiet_run = 0;
+	l->steady = false;
 	bpf_session_set_resting(&l->sess, false);
 	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
@@ -332,36 +364,47 @@ void loader_quiet_end(struct loader *l)
 
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
-	uint64_t span;
-	bool quiet, heard;
+	unsigned intervals;
+	bool quiet, steady, settled;
 
 	if (now_ns + slack_ns < l->next_control_ns)
 		return false;
 	control_server_tick(&l->cs, now_ns);
-	quiet = loader_timeline_entry(l);
-	/* The controller's Stats of the interval, unless it just asked for them.
-	 * It read the previous ones (or asked): a quiet interval cannot hide a
-	 * controller that already fell silent. */
-	heard = asked;
-	if (!asked)
-		heard = control_server_push(&l->cs, now_ns);
-	loader_notify_state(l, now_ns);
-	/* Nothing to throttle: the next interval is longer (ipc/throttle.h). Not
-	 * while tables are being built (their work is the fast period's), in the
-	 * fail-safe, or when the controller is not listening. */
-	l->quiet = quiet && heard && !l->cs.failsafe && !l->pt.busy && l->cs.mon.fd >= 0;
+	quiet = loader_timeline_entry(l, &steady);
+	/* The next interval is longer when nothing is to be throttled (quiet)
+	 * or the policy would decide the same again (steady): ipc/throttle.h.
+	 * Not while tables are being built (their work is the fast period's),
+	 * in the fail-safe, or when the controller is not listening: it read
+	 * the previous push (or just asked), so a long interval cannot hide a
+	 * controller that already fell silent. A steady one neither when the
+	 * controller's request made this tick (it times the intervals then) nor
+	 * after a new throttle (its effect is measured over one interval first). */
+	settled = (asked || control_server_listening(&l->cs, now_ns)) && !l->cs.failsafe &&
+		  !l->pt.busy && l->cs.mon.fd >= 0;
+	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
-	span = l->control_interval_ns *
-	       throttle_quiet_span(l->quiet_run,
-				   throttle_quiet_max_intervals(l->control_interval_ns,
-								(uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC));
-	l->quiet_span_ns = span;
+	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval;
+	l->applied_in_interval = false;
+	intervals = l->quiet ? throttle_quiet_span(l->quiet_run,
+						   throttle_quiet_max_intervals(
+							   l->control_interval_ns,
+							   (uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC))
+			     : l->steady ? THROTTLE_STEADY_SPAN : 1;
+	/* The controller's Stats of the interval, unless it just asked for
+	 * them, saying when the next come (it stands by for that long). */
+	if (!asked && !control_server_push(&l->cs, now_ns, intervals)) {
+		l->quiet = l->steady = false;
+		l->quiet_run = 0;
+		intervals = 1;
+	}
+	loader_notify_state(l, now_ns);
+	l->span_ns = l->control_interval_ns * intervals;
 	/* While we rest, a few samples waiting wake us (not a quarter-full ring). */
 	bpf_session_set_resting(&l->sess, l->quiet);
 	l->last_control_ns = now_ns;
-	l->next_control_ns += span;
+	l->next_control_ns += l->span_ns;
 	/* After a stall, do not emit a burst of catch-up entries. */
 	if (l->next_control_ns <= now_ns + slack_ns)
-		l->next_control_ns = now_ns + span;
+		l->next_control_ns = now_ns + l->span_ns;
 	return true;
 }

@@ -238,8 +238,8 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 }
 
 /* woken: the BPF program woke us (a burst, or samples piling up while we
- * rest): that ends a quiet interval. A trickle drained at a quiet interval's
- * end does not (throttle_quiet counts it). */
+ * rest): that ends a quiet or steady interval. A trickle drained at a quiet
+ * interval's end does not (throttle_quiet counts it). */
 static void loader_drain(struct loader *l, bool woken)
 {
 	int rc = drain_run(&l->dr);
@@ -248,7 +248,7 @@ static void loader_drain(struct loader *l, bool woken)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
 	/* Something is sampled again: the controller hears of it within an interval. */
 	if (rc > 0 && woken)
-		loader_quiet_end(l);
+		loader_span_end(l);
 }
 
 /*
@@ -276,9 +276,9 @@ static void loader_tick(struct loader *l, bool asked)
 	symbol_broker_tick(&l->sb, now);
 	/* At a control tick the statistics go along if due within half their
 	 * period, so that the two deadlines fall into step (one wake-up a second
-	 * at the defaults, not two half a second apart); before a quiet interval,
-	 * always: its end is their next deadline. */
-	if ((ticked && l->quiet) ||
+	 * at the defaults, not two half a second apart); before a quiet or steady
+	 * interval, always: its end is their next deadline. */
+	if ((ticked && (l->quiet || l->steady)) ||
 	    now + (ticked ? stats_period / 2 : stats_period / 4) >= l->next_stats_ns) {
 		loader_publish_stats(l);
 		l->next_stats_ns = now + stats_period;
@@ -311,10 +311,11 @@ static void loader_arm_timer(struct loader *l)
 
 	if (!l->pt.busy && period_ms < SETTINGS_IDLE_DRAIN_MS)
 		period_ms = SETTINGS_IDLE_DRAIN_MS;
-	/* A quiet interval: nothing in the ring to hurry for (a few samples
-	 * waiting wake us while we rest); the statistics wait for its end. */
-	if (l->quiet && period_ms < l->quiet_span_ns / NSEC_PER_MSEC)
-		period_ms = l->quiet_span_ns / NSEC_PER_MSEC;
+	/* A quiet or steady interval: nothing in the ring to hurry for (a few
+	 * samples waiting wake us while we rest, a quarter-full ring at other
+	 * times, before any is lost); the statistics wait for its end. */
+	if ((l->quiet || l->steady) && period_ms < l->span_ns / NSEC_PER_MSEC)
+		period_ms = l->span_ns / NSEC_PER_MSEC;
 	/* Our passes carry the liveness pings: never further apart than they. */
 	if (period_ms > notify_ping_interval_ms())
 		period_ms = notify_ping_interval_ms();
@@ -322,7 +323,7 @@ static void loader_arm_timer(struct loader *l)
 	 * pings (whatever the control interval) and the ring's age. */
 	next = now + period_ms * NSEC_PER_MSEC;
 	ctl = l->next_control_ns + standby;
-	stats = l->quiet ? UINT64_MAX : l->next_stats_ns + standby;
+	stats = l->quiet || l->steady ? UINT64_MAX : l->next_stats_ns + standby;
 	if (ctl > now && ctl < next)
 		next = ctl;
 	if (stats > now && stats < next)
@@ -339,7 +340,7 @@ int loader_run(struct loader *l)
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
 				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
 	uint64_t stats_served;
-	bool asked, was_quiet;
+	bool asked, was_quiet, was_long;
 
 	loader_arm_timer(l);
 	for (;;) {
@@ -352,6 +353,7 @@ int loader_run(struct loader *l)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
 		was_quiet = l->quiet;
+		was_long = l->quiet || l->steady;
 		/* Liveness for the supervisor: the drain timer wakes us at least
 		 * once per ping interval (loader_arm_timer). */
 		notify_ping();
@@ -375,8 +377,8 @@ int loader_run(struct loader *l)
 		if ((pfd[1].revents & POLLIN) || (pfd[5].revents & POLLIN) || asked) {
 			loader_tick(l, asked);
 			loader_arm_timer(l);
-		} else if (was_quiet && !l->quiet) {
-			/* A new throttle or a burst ended the quiet interval: its
+		} else if (was_long && !l->quiet && !l->steady) {
+			/* A new throttle or a burst ended the long interval: its
 			 * end is one interval after it began, now if that has
 			 * passed (the tick), else the timer's. */
 			loader_tick(l, false);

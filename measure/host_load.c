@@ -234,6 +234,14 @@ bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint6
 	return true;
 }
 
+double host_load_others_pct(double host_cpu_pct, uint64_t own_ns, uint32_t cpus, uint64_t interval_ns)
+{
+	double capacity = (double)(cpus > 0 ? cpus : 1) * (double)interval_ns;
+	double own = capacity > 0 ? (double)own_ns / capacity * 100.0 : 0.0;
+
+	return host_cpu_pct > own ? host_cpu_pct - own : 0.0;
+}
+
 int host_load_parse_pressure(const char *buf, size_t len, double *some_avg10,
 			     char *err, size_t errlen)
 {

@@ -75,6 +75,15 @@ bool host_load_of_ticks(uint64_t busy_d, uint64_t total_d, bool have_ctxt, uint6
 			struct host_load *out);
 
 /*
+ * The host's load that drives the tiers: everyone else's. lowprof's own CPU
+ * (own_ns over the interval: its BPF time, its processes' CPU, start-ups
+ * included) is its budget's business and the in-BPF guard's, not a sign that
+ * the host is busy. host_cpu_pct less own_ns as a share of cpus x
+ * interval_ns, at least 0.
+ */
+double host_load_others_pct(double host_cpu_pct, uint64_t own_ns, uint32_t cpus, uint64_t interval_ns);
+
+/*
  * Parse /proc/stat text (need not be NUL-terminated). Returns 0, or -EINVAL
  * with the reason in err (missing aggregate line, no cpuN lines, a field
  * missing or not a number, a CPU repeated or out of order, a malformed or

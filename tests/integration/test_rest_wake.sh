@@ -73,9 +73,10 @@ if woken["samples"] > 50:
 if woken["interval_s"] > longest - 0.1:
     sys.exit(f"FAIL: the interval the load fell in lasted its whole {woken['interval_s']:.2f} s: "
              "ended by the timer, not by the samples")
-# Then one-second intervals for the rest of the load.
+# Then no more rests while the load lasts: intervals of one second, or two
+# when steady (a busy host whose throttle the policy would keep: ipc/throttle.h).
 after = tl[i + 1:i + 3]
-if not after or any(e["interval_s"] > 1.5 for e in after):
-    sys.exit(f"FAIL: the intervals after the wake are not one second long: {after}")
+if not after or any(e["interval_s"] > 2.5 for e in after):
+    sys.exit(f"FAIL: the intervals after the wake are longer than a steady one: {after}")
 print("PASS")
 PY

@@ -573,32 +573,39 @@ static void test_stats_pushed_every_interval(void **state)
 	expect_reply(fx, 0);
 	/* Not subscribed: nothing unasked. */
 	fx->now += SEC;
-	assert_false(control_server_push(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now, 1));
 	fx->fake.counters.monotonic_ns = 1 * SEC;
 	fx->fake.counters.submitted = 100;
-	wire_free(subscribe(fx));
+	/* An answer does not say when the next comes (the controller then
+	 * stands by for an interval). */
+	ans = subscribe(fx);
+	assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
+	assert_int_equal(ans->stats->next_push_intervals, 0);
+	wire_free(ans);
 	/* Three intervals, each read at once: a Stats each, the silence clock reset. */
 	for (i = 0; i < 3; i++) {
 		fx->now += SEC;
 		fx->fake.counters.monotonic_ns += SEC;
 		fx->fake.counters.submitted += 19;
 		assert_false(control_server_tick(&fx->cs, fx->now));
-		assert_true(control_server_push(&fx->cs, fx->now));
+		/* Each says when the next comes, as the loader decided. */
+		assert_true(control_server_push(&fx->cs, fx->now, 1 + (unsigned)i));
 		ans = answer(fx);
 		assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
 		assert_int_equal(ans->stats->interval_ns, SEC);
 		assert_int_equal(ans->stats->samples_submitted, 19);
+		assert_int_equal(ans->stats->next_push_intervals, 1 + i);
 		wire_free(ans);
 	}
 	/* Now the controller stops reading: one more push, then none. */
 	fx->now += SEC;
-	assert_true(control_server_push(&fx->cs, fx->now));
+	assert_true(control_server_push(&fx->cs, fx->now, 1));
 	fx->now += SEC;
 	assert_false(control_server_tick(&fx->cs, fx->now));
-	assert_false(control_server_push(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now, 1));
 	fx->now += SEC;
 	assert_false(control_server_tick(&fx->cs, fx->now));
-	assert_false(control_server_push(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now, 1));
 	/* Three intervals since it last read anything: the fail-safe. */
 	fx->now += SEC;
 	assert_true(control_server_tick(&fx->cs, fx->now));
@@ -610,7 +617,7 @@ static void test_stats_pushed_every_interval(void **state)
 	say_hello(fx, WIRE_PROTOCOL_VERSION);
 	expect_reply(fx, 0);
 	fx->now += SEC;
-	assert_false(control_server_push(&fx->cs, fx->now));
+	assert_false(control_server_push(&fx->cs, fx->now, 1));
 }
 
 /*
@@ -633,7 +640,7 @@ static void test_long_quiet_interval_not_silence(void **state)
 		fx->now += 6 * SEC;
 		fx->fake.counters.monotonic_ns += 6 * SEC;
 		assert_false(control_server_tick(&fx->cs, fx->now));
-		assert_true(control_server_push(&fx->cs, fx->now));
+		assert_true(control_server_push(&fx->cs, fx->now, 1));
 		ans = answer(fx);
 		assert_int_equal(ans->payload_case, LOWPROF__CTL__ENVELOPE__PAYLOAD_STATS);
 		assert_int_equal(ans->stats->interval_ns, 6 * SEC);
@@ -644,7 +651,7 @@ static void test_long_quiet_interval_not_silence(void **state)
 	 * controller has been silent for it, six seconds. */
 	fx->now += 6 * SEC;
 	assert_false(control_server_tick(&fx->cs, fx->now));
-	assert_true(control_server_push(&fx->cs, fx->now));
+	assert_true(control_server_push(&fx->cs, fx->now, 1));
 	fx->now += 6 * SEC;
 	assert_true(control_server_tick(&fx->cs, fx->now));
 	assert_int_equal(fx->fake.applied.tier, 2);

@@ -72,6 +72,62 @@ static void expect_reason(const struct policy_decision *d, const char *needle)
 #define HIGH THROTTLE_TIER_HIGH
 #define CRIT THROTTLE_TIER_CRITICAL
 
+/*
+ * A steady interval (ipc/throttle.h) is one after which the loader waits two
+ * intervals for the next decision: only right if the policy would decide
+ * the same again. Over a long pseudo-random trace (load swinging across the
+ * thresholds, drop storms, overhead around the budget), whenever the
+ * settings in force and the interval's signals pass throttle_steady, the
+ * decision keeps them, and keeps them again for the same signals.
+ */
+static void test_steady_is_a_fixed_point(void **unused)
+{
+	struct run r;
+	struct throttle applied;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	double level = 50.0;
+	unsigned i, steady = 0, by_tier[THROTTLE_TIER_COUNT] = {0};
+
+	(void)unused;
+	run_init(&r, 19);
+	applied = r.state.current;
+	for (i = 0; i < 200000; i++) {
+		double cpu, drop, overhead;
+		struct run again;
+
+		/* Load in runs: a level held for a while (a tenth of the intervals
+		 * jump anywhere), a few points of noise around it. */
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if ((x >> 40) % 10 == 0)
+			level = (double)((x >> 24) % 1001) / 10.0;
+		cpu = level + (double)((x >> 8) % 61) / 10.0 - 3.0;
+		cpu = cpu < 0 ? 0 : cpu > 100 ? 100 : cpu;
+		drop = (x >> 20) % 100 == 0 ? 10.0 : 0.0;
+		/* Mostly well under the budget, now and then over it. */
+		overhead = (x >> 12) % 20 == 0 ? 2.0 + (double)((x >> 16) % 200) / 100.0
+					       : (double)((x >> 16) % 100) / 100.0;
+		step(&r, cpu, drop, overhead);
+		if (throttle_steady(&applied, r.set.tiers, false, cpu, drop > 0 ? 1 : 0, 0, overhead,
+				    r.set.cpu_budget_pct)) {
+			steady++;
+			by_tier[applied.tier]++;
+			if (!throttle_equal(&r.d.throttle, &applied))
+				fail_msg("step %u: steady at %.1f%% load, overhead %.2f%%, but %s", i, cpu,
+					 overhead, r.d.reason);
+			again = r;
+			step(&again, cpu, drop, overhead);
+			if (!throttle_equal(&again.d.throttle, &applied))
+				fail_msg("step %u: steady at %.1f%% load, but the same signals change it: %s",
+					 i, cpu, again.d.reason);
+		}
+		applied = r.d.throttle;
+	}
+	/* Not vacuous: every tier was steady many times. */
+	for (i = 0; i < THROTTLE_TIER_COUNT; i++)
+		assert_true(by_tier[i] > 100);
+	assert_true(steady > 1000);
+}
+
 static void test_initial_state(void **unused)
 {
 	struct run r;
@@ -502,6 +558,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_initial_state),
+		cmocka_unit_test(test_steady_is_a_fixed_point),
 		cmocka_unit_test(test_load_spike),
 		cmocka_unit_test(test_step_down_through_high),
 		cmocka_unit_test(test_sustained_95),

@@ -159,6 +159,56 @@ static void test_quiet_span(void **state)
 	assert_int_equal(throttle_quiet_max_intervals(0, 6 * SEC), 2);
 }
 
+/* Steady: the tier's own settings, nothing lost, the overhead under half the
+ * budget, the host's load inside the tier's band (5 points under each entry). */
+static void test_steady(void **state)
+{
+	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
+	struct throttle t;
+
+	(void)state;
+	throttle_tiers_default(tiers, 19);
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	assert_true(throttle_steady(&t, tiers, false, 0.0, 0, 0, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 74.9, 0, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 75.0, 0, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 95.0, 0, 0, 0.1, 1.5));
+	/* Unknown load, a loss, an off-CPU record, the overhead past half the budget. */
+	assert_false(throttle_steady(&t, tiers, false, -1.0, 0, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 1, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 1, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.75, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.76, 1.5));
+	/* A budget step (frequency halved, frame pointers), a divisor, a pause. */
+	t.frequency_hz = 9;
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.1, 1.5));
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	t.unwind_mode = LOWPROF_UNWIND_FP;
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.1, 1.5));
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	t.sample_divisor = 2;
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.1, 1.5));
+	t.sample_divisor = 1;
+	t.paused = true;
+	assert_false(throttle_steady(&t, tiers, false, 50.0, 0, 0, 0.1, 1.5));
+	/* High: from 75 (it is left under 70) to under 85 (critical from 90). */
+	throttle_for_tier(tiers, THROTTLE_TIER_HIGH, &t);
+	assert_false(throttle_steady(&t, tiers, false, 74.9, 0, 0, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 75.0, 0, 0, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 84.9, 0, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, false, 85.0, 0, 0, 0.1, 1.5));
+	/* Critical: from 85 up, a host kept busy included. */
+	throttle_for_tier(tiers, THROTTLE_TIER_CRITICAL, &t);
+	assert_false(throttle_steady(&t, tiers, false, 84.9, 0, 0, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 85.0, 0, 0, 0.1, 1.5));
+	assert_true(throttle_steady(&t, tiers, false, 100.0, 0, 0, 0.1, 1.5));
+	/* --no-throttle: nothing is decided, only a loss counts. */
+	throttle_for_tier(tiers, THROTTLE_TIER_HEALTHY, &t);
+	assert_true(throttle_steady(&t, tiers, true, 100.0, 0, 0, 50.0, 1.5));
+	assert_true(throttle_steady(&t, tiers, true, -1.0, 0, 0, 0.1, 1.5));
+	assert_false(throttle_steady(&t, tiers, true, 100.0, 3, 0, 0.1, 1.5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_wire_round_trip),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_quiet_span),
+		cmocka_unit_test(test_steady),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
