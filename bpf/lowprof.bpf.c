@@ -56,16 +56,17 @@ struct {
  * never (set by the loader before load). */
 const volatile __u64 ringbuf_wakeup_bytes = 0;
 /*
- * The loader rests: on a quiet host it drains only every few seconds
- * (ipc/throttle.h, quiet intervals) and says so here, through the object's
- * mapped .bss (a store, no syscall: drain state, like the ring's consumer
- * position, not a setting). Meanwhile ringbuf_rest_wake_bytes waiting (a
- * few samples: more than the trickle a quiet interval allows) wake it, so
- * that load coming to a resting host is seen at once, not at the rest's
- * end. Read once per sample, written twice per rest: no line bounces.
+ * While the loader's interval is long (ipc/throttle.h: a rest on a quiet
+ * host, a steady interval on a busy one) it drains only at the interval's
+ * end, and says here how many bytes waiting wake it sooner, through the
+ * object's mapped .bss (a store, no syscall: drain state, like the ring's
+ * consumer position, not a setting): a few samples at rest (more than the
+ * trickle a quiet interval allows), more than the interval's own rate would
+ * leave by its end when steady. So load coming to such a host is seen at
+ * once, not at the interval's end. 0: only ringbuf_wakeup_bytes. Read once
+ * per sample, written twice per long interval: no line bounces.
  */
-const volatile __u64 ringbuf_rest_wake_bytes = 0;
-volatile __u32 loader_resting = 0;
+volatile __u64 loader_wake_bytes = 0;
 
 /* What a walk knows of the task's address space, read once per sample
  * (bpf/unwind_vma.bpf.h). */
@@ -265,7 +266,7 @@ SEC("perf_event")
 int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 start = bpf_ktime_get_ns();
-	__u64 wakeup;
+	__u64 wakeup, wake_bytes;
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
@@ -352,15 +353,16 @@ record:
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	/* Wake the loader only when the ring fills up, or when samples wait
-	 * while it rests; its timer drains the rest. */
+	/* Wake the loader only when the ring fills up, or when more samples
+	 * wait than its long interval expects; its timer drains the rest. */
 	wakeup = BPF_RB_NO_WAKEUP;
-	if (ringbuf_wakeup_bytes > 0 || loader_resting) {
+	wake_bytes = loader_wake_bytes;
+	if (ringbuf_wakeup_bytes > 0 || wake_bytes > 0) {
 		__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size;
 
 		if (ringbuf_wakeup_bytes > 0 && avail >= ringbuf_wakeup_bytes)
 			wakeup = BPF_RB_FORCE_WAKEUP;
-		else if (loader_resting && avail >= ringbuf_rest_wake_bytes)
+		else if (wake_bytes > 0 && avail >= wake_bytes)
 			wakeup = BPF_RB_FORCE_WAKEUP;
 	}
 	if (bpf_ringbuf_output(&samples, s, size, wakeup) == 0)

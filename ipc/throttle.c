@@ -113,6 +113,17 @@ bool throttle_steady(const struct throttle *t, const struct throttle_tier_settin
 	return host_cpu_pct >= low && host_cpu_pct < high;
 }
 
+uint64_t throttle_steady_wake_bytes(uint64_t bytes, uint64_t interval_ns, uint64_t span_ns,
+				    uint64_t floor_bytes)
+{
+	double expected;
+
+	if (interval_ns == 0)
+		return floor_bytes;
+	expected = 1.5 * (double)bytes * (double)span_ns / (double)interval_ns;
+	return expected >= (double)(UINT64_MAX / 2) ? UINT64_MAX / 2 : floor_bytes + (uint64_t)expected;
+}
+
 unsigned throttle_quiet_span(unsigned run, unsigned max_intervals)
 {
 	unsigned span;

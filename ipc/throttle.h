@@ -131,6 +131,17 @@ unsigned throttle_quiet_max_intervals(uint64_t control_interval_ns, uint64_t pin
 bool throttle_steady(const struct throttle *t, const struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT],
 		     bool fixed, double host_cpu_pct, uint64_t drops, uint64_t offcpu_records,
 		     double overhead_pct, double budget_pct);
+/*
+ * While a steady interval span_ns long runs, the BPF program wakes the
+ * loader once the ring holds this many bytes: half as much again as the
+ * last interval's rate (bytes drained over interval_ns) would leave by the
+ * steady interval's end, plus floor_bytes (a few samples: a rest's wake).
+ * At that rate it is not reached; load coming to the host (more CPUs busy,
+ * more samples) reaches it early, and the interval ends then, as a rest
+ * does. floor_bytes when interval_ns is 0.
+ */
+uint64_t throttle_steady_wake_bytes(uint64_t bytes, uint64_t interval_ns, uint64_t span_ns,
+				    uint64_t floor_bytes);
 
 /* "healthy 19 Hz dwarf depth 64 divisor 1" (" paused", " off-cpu 50%" appended), for logs. */
 void throttle_describe(const struct throttle *t, char *buf, size_t len);

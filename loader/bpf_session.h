@@ -51,11 +51,12 @@ struct bpf_session {
 int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *set,
 		      char *err, size_t errlen);
 /*
- * The loader rests (a quiet interval longer than one): a few samples waiting
- * wake it (bpf/lowprof.bpf.c, loader_resting), not only a quarter-full ring.
- * A store into the program's mapped .bss.
+ * The loader's interval is long (a quiet or steady one): this many bytes
+ * waiting in the ring wake it (bpf/lowprof.bpf.c, loader_wake_bytes), not
+ * only a quarter-full ring; 0: only that. A store into the program's mapped
+ * .bss.
  */
-void bpf_session_set_resting(struct bpf_session *s, bool resting);
+void bpf_session_set_wake_bytes(struct bpf_session *s, uint64_t bytes);
 
 /* Write the run-time config map (no reload). */
 int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);

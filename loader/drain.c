@@ -17,6 +17,8 @@ static int drain_on_sample(void *ctx, void *data, size_t size)
 	int rc;
 
 	d->drained++;
+	/* As bpf_ringbuf_query counts it: a header of 8 bytes, the length rounded up to 8. */
+	d->drained_bytes += (8 + size + 7) & ~(size_t)7;
 	/* Without the set every process counts as new: the exporter is told at once. */
 	if (d->seen == NULL ||
 	    (size >= sizeof(struct lowprof_sample) &&

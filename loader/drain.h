@@ -41,6 +41,7 @@ struct drain {
 	struct shm_ring_producer shm;
 	int eventfd;
 	uint64_t drained;     /* samples read from the BPF ring */
+	uint64_t drained_bytes; /* ... and the ring space they took (8-byte headers, 8-byte aligned) */
 	uint64_t shm_dropped; /* samples lost because the shared ring was full */
 	uint64_t shm_errors;  /* shared ring refused for another reason (corrupt consumer) */
 	struct seen_pids *seen; /* every sample's pid goes in (the broker's pids); NULL: none */

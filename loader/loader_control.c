@@ -357,7 +357,7 @@ void loader_span_end(struct loader *l)
 	l->quiet = false;
 	l->quiet_run = 0;
 	l->steady = false;
-	bpf_session_set_resting(&l->sess, false);
+	bpf_session_set_wake_bytes(&l->sess, 0);
 	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
 }
@@ -377,13 +377,18 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	 * in the fail-safe, or when the controller is not listening: it read
 	 * the previous push (or just asked), so a long interval cannot hide a
 	 * controller that already fell silent. A steady one neither when the
-	 * controller's request made this tick (it times the intervals then) nor
-	 * after a new throttle (its effect is measured over one interval first). */
+	 * controller's request made this tick (it times the intervals then), nor
+	 * after a new throttle (its effect is measured over one interval first),
+	 * nor unless it fits twice in the exporter's --interval: the exporter
+	 * closes its intervals on what we drained, and one that found nothing
+	 * new would look like a rest's trickle (and go on). */
 	settled = (asked || control_server_listening(&l->cs, now_ns)) && !l->cs.failsafe &&
 		  !l->pt.busy && l->cs.mon.fd >= 0;
 	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
-	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval;
+	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval &&
+		    (uint64_t)l->opt.interval_s * NSEC_PER_SEC >=
+			    2 * THROTTLE_STEADY_SPAN * l->control_interval_ns;
 	l->applied_in_interval = false;
 	intervals = l->quiet ? throttle_quiet_span(l->quiet_run,
 						   throttle_quiet_max_intervals(
@@ -399,8 +404,15 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	}
 	loader_notify_state(l, now_ns);
 	l->span_ns = l->control_interval_ns * intervals;
-	/* While we rest, a few samples waiting wake us (not a quarter-full ring). */
-	bpf_session_set_resting(&l->sess, l->quiet);
+	/* While we rest, a few samples waiting wake us; in a steady interval,
+	 * more than its rate would leave (not only a quarter-full ring). */
+	bpf_session_set_wake_bytes(
+		&l->sess, l->quiet    ? SETTINGS_RINGBUF_REST_WAKE_BYTES
+			  : l->steady ? throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
+								     now_ns - l->last_control_ns, l->span_ns,
+								     SETTINGS_RINGBUF_REST_WAKE_BYTES)
+				      : 0);
+	l->tick_drained_bytes = l->dr.drained_bytes;
 	l->last_control_ns = now_ns;
 	l->next_control_ns += l->span_ns;
 	/* After a stall, do not emit a burst of catch-up entries. */

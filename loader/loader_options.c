@@ -52,6 +52,7 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		 .check = loader_check_debug_dir},
 		SETTINGS_OPT_OFF_CPU(&out->off_cpu, &out->off_cpu_min_us, &out->off_cpu_prob_pct),
 		SETTINGS_OPT_LIVENESS_TIMEOUT(&out->liveness_timeout_s),
+		SETTINGS_OPT_INTERVAL(&out->interval_s),
 		SETTINGS_OPT_VERBOSE(&out->verbose),
 		{.name = NULL},
 	};
@@ -73,5 +74,6 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->off_cpu_min_us = SETTINGS_OFFCPU_MIN_US;
 	out->off_cpu_prob_pct = SETTINGS_OFFCPU_PROBABILITY_PCT;
 	out->liveness_timeout_s = SETTINGS_LIVENESS_TIMEOUT_S;
+	out->interval_s = SETTINGS_INTERVAL_S;
 	return option_table_parse(&parser, argc, argv, err, errlen) != 0 ? LOWPROF_EXIT_USAGE : 0;
 }

@@ -37,6 +37,9 @@ struct loader_options {
 	unsigned off_cpu_min_us;    /* --off-cpu-min-us: shorter blocked periods not recorded */
 	double off_cpu_prob_pct;    /* --off-cpu-probability: the starting sampling probability */
 	unsigned liveness_timeout_s; /* --liveness-timeout: the supervisor's; pings 0.4 of it apart */
+	/* --interval: the exporter's, which closes its intervals on what we
+	 * drained; a steady interval (drained at its end) fits twice in it. */
+	unsigned interval_s;
 	bool verbose;               /* -v: debug lines, the applied throttle changes' audit among them */
 };
 

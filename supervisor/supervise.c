@@ -130,6 +130,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_arg(ld, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ld, "--control-interval=%u", o->control_interval_s);
 	component_add_arg(ld, "--liveness-timeout=%u", o->liveness_timeout_s);
+	component_add_arg(ld, "--interval=%u", o->interval_s);
 	component_add_arg(ld, "--unwind=%s", settings_unwind_names[o->unwind]);
 	component_add_arg(ld, "--unwind-table-mb=%u", o->unwind_table_mb);
 	if (o->verbose)

@@ -209,6 +209,21 @@ static void test_steady(void **state)
 	assert_false(throttle_steady(&t, tiers, true, 100.0, 3, 0, 0.1, 1.5));
 }
 
+/* A steady interval's wake: half as much again as its rate would leave. */
+static void test_steady_wake_bytes(void **state)
+{
+	(void)state;
+	/* 10 000 bytes a second, a steady interval of two: 30 000, and the floor. */
+	assert_int_equal(throttle_steady_wake_bytes(10000, SEC, 2 * SEC, 4096), 30000 + 4096);
+	/* The same rate measured over a steady interval. */
+	assert_int_equal(throttle_steady_wake_bytes(20000, 2 * SEC, 2 * SEC, 4096), 30000 + 4096);
+	/* Nothing drained: a few samples wake it, as at rest. */
+	assert_int_equal(throttle_steady_wake_bytes(0, SEC, 2 * SEC, 4096), 4096);
+	assert_int_equal(throttle_steady_wake_bytes(5000, 0, 2 * SEC, 4096), 4096);
+	/* No overflow. */
+	assert_true(throttle_steady_wake_bytes(UINT64_MAX, 1, UINT64_MAX, 4096) >= UINT64_MAX / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_quiet_span),
 		cmocka_unit_test(test_steady),
+		cmocka_unit_test(test_steady_wake_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
