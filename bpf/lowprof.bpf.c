@@ -68,6 +68,24 @@ const volatile __u64 ringbuf_wakeup_bytes = 0;
  */
 volatile __u64 loader_wake_bytes = 0;
 
+/* The wake flag of a record of size bytes going into `samples` (a sample or
+ * an off-CPU record alike: either may fill the ring): the loader is woken
+ * only when the ring fills up or, in a long interval, more waits than it
+ * expects; its timer drains the rest. */
+static __always_inline __u64 samples_wakeup(__u64 size)
+{
+	__u64 wake_bytes = loader_wake_bytes, avail;
+
+	if (ringbuf_wakeup_bytes == 0 && wake_bytes == 0)
+		return BPF_RB_NO_WAKEUP;
+	avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size;
+	if (ringbuf_wakeup_bytes > 0 && avail >= ringbuf_wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	if (wake_bytes > 0 && avail >= wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 /* What a walk knows of the task's address space, read once per sample
  * (bpf/unwind_vma.bpf.h). */
 struct walk_mm {
@@ -266,7 +284,6 @@ SEC("perf_event")
 int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 start = bpf_ktime_get_ns();
-	__u64 wakeup, wake_bytes;
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	struct scratch_sample *s;
@@ -353,19 +370,7 @@ record:
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	/* Wake the loader only when the ring fills up, or when more samples
-	 * wait than its long interval expects; its timer drains the rest. */
-	wakeup = BPF_RB_NO_WAKEUP;
-	wake_bytes = loader_wake_bytes;
-	if (ringbuf_wakeup_bytes > 0 || wake_bytes > 0) {
-		__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + size;
-
-		if (ringbuf_wakeup_bytes > 0 && avail >= ringbuf_wakeup_bytes)
-			wakeup = BPF_RB_FORCE_WAKEUP;
-		else if (wake_bytes > 0 && avail >= wake_bytes)
-			wakeup = BPF_RB_FORCE_WAKEUP;
-	}
-	if (bpf_ringbuf_output(&samples, s, size, wakeup) == 0)
+	if (bpf_ringbuf_output(&samples, s, size, samples_wakeup(size)) == 0)
 		st->submitted++;
 	else
 		st->reserve_failures++;

@@ -96,7 +96,10 @@ static __always_inline bool offcpu_switch_in(struct task_struct *next,
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	if (bpf_ringbuf_output(&samples, e, size, BPF_RB_NO_WAKEUP) == 0)
+	/* It wakes the loader as a sample does: a host where few CPUs are busy
+	 * but many threads block (few samples, many records) filled the ring
+	 * between two of the loader's timed drains, unseen. */
+	if (bpf_ringbuf_output(&samples, e, size, samples_wakeup(size)) == 0)
 		os->submitted++;
 	else
 		os->reserve_failures++;
