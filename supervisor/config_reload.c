@@ -11,7 +11,8 @@
  * What a running lowprof changes: the throttle's inputs (the controller and
  * the loader are restarted with them), the exporter's interval, window and
  * OTLP delivery (the exporter is restarted: it reloads its profile from the
- * output directory), and what the supervisor reads at each use. Everything
+ * output directory; the interval also restarts the loader, which bounds its
+ * steady intervals by it), and what the supervisor reads at each use. Everything
  * else shapes the shared objects created once at start (the ring, the
  * sockets, the output and audit files, the users, the sandbox).
  */

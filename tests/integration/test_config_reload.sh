@@ -1,6 +1,7 @@
 #!/bin/sh
 # SIGHUP rereads the configuration file: a changed budget restarts the
-# controller and the loader with it, a changed interval the exporter; a key
+# controller and the loader with it, a changed interval the exporter (and the
+# loader, which bounds its steady intervals by it); a key
 # that needs a restart of lowprof is named and kept; a bad file changes
 # nothing; profiling goes on throughout.
 #   usage: test_config_reload.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
