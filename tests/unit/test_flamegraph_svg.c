@@ -60,32 +60,34 @@ static char *render(const struct profile *p, const struct flamegraph_options *o,
 	return buf;
 }
 
-/* The fill of the <rect> that follows the <title> starting with prefix. */
-static void fill_of(const char *svg, const char *prefix, unsigned int rgb[3])
+/* What follows the <title> starting with prefix, from the first `what` on. */
+static const char *after_title(const char *svg, const char *prefix, const char *what)
 {
 	char needle[256];
-	const char *t, *fill;
+	const char *t, *found;
 
 	snprintf(needle, sizeof(needle), "<title>%s", prefix);
 	t = strstr(svg, needle);
 	assert_non_null(t);
-	fill = strstr(t, "fill=\"rgb(");
-	assert_non_null(fill);
-	assert_int_equal(sscanf(fill, "fill=\"rgb(%u,%u,%u)", &rgb[0], &rgb[1], &rgb[2]), 3);
+	found = strstr(t, what);
+	assert_non_null(found);
+	return found;
+}
+
+/* The fill of the <rect> that follows the <title> starting with prefix. */
+static void fill_of(const char *svg, const char *prefix, unsigned int rgb[3])
+{
+	assert_int_equal(sscanf(after_title(svg, prefix, "fill=\"rgb("), "fill=\"rgb(%u,%u,%u)", &rgb[0],
+				&rgb[1], &rgb[2]),
+			 3);
 }
 
 /* The geometry of the <rect> that follows the <title> starting with prefix. */
 static void rect_of(const char *svg, const char *prefix, double *x, double *y, double *w, int *h)
 {
-	char needle[256];
-	const char *t, *rect;
-
-	snprintf(needle, sizeof(needle), "<title>%s", prefix);
-	t = strstr(svg, needle);
-	assert_non_null(t);
-	rect = strstr(t, "<rect ");
-	assert_non_null(rect);
-	assert_int_equal(sscanf(rect, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%d\"", x, y, w, h), 4);
+	assert_int_equal(sscanf(after_title(svg, prefix, "<rect "),
+				"<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%d\"", x, y, w, h),
+			 4);
 }
 
 static void test_svg(void **state)
