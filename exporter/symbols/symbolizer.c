@@ -514,6 +514,11 @@ void symbolizer_set_idle_ns(struct symbolizer *s, uint64_t idle_ns)
 	s->idle_ns = idle_ns < NSEC_PER_MSEC ? NSEC_PER_MSEC : idle_ns;
 }
 
+void symbolizer_set_keep_file_bytes(struct symbolizer *s, size_t keep_bytes)
+{
+	s->keep_file_bytes = keep_bytes;
+}
+
 size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
 {
 	uint64_t now = mono_ns();
@@ -534,6 +539,10 @@ size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns)
 	for (n = s->file_lru.prev; n != &s->file_lru; n = prev) {
 		prev = n->prev;
 		if (((struct sym_file *)n)->used_ns >= before_ns)
+			break;
+		/* The floor: what is left is the newest, and small enough to keep. */
+		if (s->keep_file_bytes > 0 && s->file_bytes <= s->keep_file_bytes &&
+		    s->nfiles <= SYMBOLIZER_KEEP_FILES)
 			break;
 		file_remove(s, (struct sym_file *)n);
 		dropped++;
@@ -604,6 +613,7 @@ struct symbolizer *symbolizer_new(struct proc_source *src, char *err, size_t err
 	s->max_files = SYMBOLIZER_DEFAULT_MAX_FILES;
 	s->max_file_bytes = SYMBOLIZER_DEFAULT_MAX_FILE_BYTES;
 	s->idle_ns = SYMBOLIZER_DEFAULT_IDLE_NS;
+	s->keep_file_bytes = SYMBOLIZER_DEFAULT_KEEP_FILE_BYTES;
 	s->src = src;
 	s->strings_gen = ++s->gen_counter;
 	s->strings_epoch = ++sym_epoch_source;

@@ -169,20 +169,35 @@ uint64_t symbolizer_strings_epoch(const struct symbolizer *s);
 
 /*
  * Drop the pids and files not asked for since before_ns (mono_ns), or for
- * the idle time (symbolizer_set_idle_ns), whichever is shorter: called when
- * the window rolls, so the caches hold what is sampled now, not what the run
- * ever saw (a process gone, a compiler that ran once). The window's stacks
- * keep their names without the tables (the profiles hold them); a table is
- * only needed for new samples, and is read again if they come. Returns how
- * many.
+ * the idle time (symbolizer_set_idle_ns), whichever is shorter, files down
+ * to the floor (symbolizer_set_keep_file_bytes): called when the window
+ * rolls, so the caches hold what is sampled now, not what the run ever saw
+ * (a process gone, a compiler that ran once). The window's stacks keep their
+ * names without the tables (the profiles hold them); a table is only needed
+ * for new samples, and is read again if they come. Returns how many.
  */
 size_t symbolizer_expire(struct symbolizer *s, uint64_t before_ns);
 
 /* A pid's maps or a file's symbols unused this long go at the next
- * symbolizer_expire (at least 1 ms). A file run once a minute is read once a
- * minute at most; a 10-minute window no longer holds every table it saw. */
+ * symbolizer_expire (at least 1 ms), beyond the floor below: a 10-minute
+ * window no longer holds every table it saw. */
 #define SYMBOLIZER_DEFAULT_IDLE_NS (60ull * 1000000000ull)
 void symbolizer_set_idle_ns(struct symbolizer *s, uint64_t idle_ns);
+
+/*
+ * The floor of expiry: the most recently used files' tables stay, however
+ * long unused, while all the tables held come to at most keep_bytes and
+ * SYMBOLIZER_KEEP_FILES files (older ones go first). An idle host's trickle
+ * (its daemons, lowprof's own processes) names the same few files a sample
+ * now and then, a minute or more apart: without the floor each such sample
+ * read libc's symbols again, most of the exporter's CPU at rest
+ * (docs/BENCHMARKS.md, "Symbol tables kept at rest"). The bound on all
+ * tables (SYMBOLIZER_DEFAULT_MAX_FILE_BYTES) is unchanged; 0 turns the floor
+ * off.
+ */
+#define SYMBOLIZER_DEFAULT_KEEP_FILE_BYTES ((size_t)2 << 20)
+#define SYMBOLIZER_KEEP_FILES 64
+void symbolizer_set_keep_file_bytes(struct symbolizer *s, size_t keep_bytes);
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 

@@ -60,6 +60,7 @@ struct symbolizer {
 	size_t file_bytes, max_file_bytes; /* the symbol tables' heap and its bound */
 	size_t maps_bytes;        /* the cached maps' heap (proc_maps_memory) */
 	uint64_t idle_ns;         /* symbolizer_expire drops what was unused this long */
+	size_t keep_file_bytes;   /* ... but files only down to this (symbolizer_set_keep_file_bytes) */
 	struct intern strings;    /* every string a returned frame points to */
 	struct proc_source *src;  /* maps, files, kallsyms: from the loader in a real run */
 	struct kallsyms *kallsyms;

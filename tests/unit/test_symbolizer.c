@@ -331,6 +331,7 @@ static void test_file_unknown_and_expire(void **state)
 
 	(void)state;
 	assert_non_null(s);
+	symbolizer_set_keep_file_bytes(s, 0); /* idleness alone (the floor: test_expiry_floor) */
 	assert_int_equal(symbolizer_file_frame(s, &ghost, 0x1136, &f), 1);
 	assert_string_equal(f.module, "[file 8:2 inode 424242]");
 	assert_string_equal(f.function, "[file 8:2 inode 424242]+0x1136");
@@ -362,6 +363,72 @@ static void test_file_unknown_and_expire(void **state)
 	symbolizer_stats(s, &st);
 	assert_int_equal(st.files_cached, 0);
 	assert_int_equal(st.expired, 5);
+	symbolizer_free(s);
+}
+
+/*
+ * The floor of expiry: tables unused for the idle time stay while all that
+ * is held fits the floor (an idle host's few files, named a sample now and
+ * then, are not read again each minute); past it the oldest go first, down
+ * to the floor.
+ */
+static void test_expiry_floor(void **state)
+{
+	struct proc_source *src = direct("/usr/lib/debug", "/proc/kallsyms");
+	char err[256] = "", exe[4096];
+	struct symbolizer *s = symbolizer_new(src, err, sizeof(err));
+	struct lowprof_file_id own, libc;
+	struct proc_source_stats ps0, ps1;
+	struct symbolizer_stats st;
+	size_t own_bytes, both_bytes;
+	struct frame f;
+	Dl_info info;
+	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe));
+
+	(void)state;
+	assert_non_null(s);
+	assert_true(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) != 0);
+	assert_int_equal(proc_source_direct_add_file(src, exe, &own), 0);
+	assert_int_equal(proc_source_direct_add_file(src, info.dli_fname, &libc), 0);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	symbolizer_stats(s, &st);
+	own_bytes = st.file_bytes;
+	assert_int_equal(symbolizer_file_frame(s, &libc, 0x10, &f), 0);
+	symbolizer_stats(s, &st);
+	both_bytes = st.file_bytes;
+	assert_true(own_bytes > 0 && both_bytes > own_bytes);
+	assert_true(both_bytes <= SYMBOLIZER_DEFAULT_KEEP_FILE_BYTES);
+	/* Everything unused since: at the default floor both files stay, and
+	 * are named again without asking the source. */
+	assert_int_equal(symbolizer_expire(s, mono_ns() + 1), 0);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 2);
+	proc_source_get_stats(src, &ps0);
+	assert_int_equal(symbolizer_file_frame(s, &libc, 0x10, &f), 0);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	proc_source_get_stats(src, &ps1);
+	assert_int_equal(ps1.requests, ps0.requests);
+	/* A floor that holds the newest alone: the older one (libc) goes. */
+	symbolizer_set_keep_file_bytes(s, both_bytes - 1);
+	assert_int_equal(symbolizer_expire(s, mono_ns() + 1), 1);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 1);
+	assert_int_equal(st.file_bytes, own_bytes);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	proc_source_get_stats(src, &ps1);
+	assert_int_equal(ps1.requests, ps0.requests);
+	/* Used within the idle time: kept whatever the floor. */
+	symbolizer_set_keep_file_bytes(s, 0);
+	assert_int_equal(symbolizer_expire(s, 0), 0);
+	/* No floor: unused since now, it goes, and is asked for again. */
+	assert_int_equal(symbolizer_expire(s, mono_ns() + 1), 1);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.files_cached, 0);
+	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	proc_source_get_stats(src, &ps1);
+	assert_true(ps1.requests > ps0.requests);
 	symbolizer_free(s);
 }
 
@@ -859,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_file_frame),
 		cmocka_unit_test(test_file_bytes_cap),
 		cmocka_unit_test(test_file_unknown_and_expire),
+		cmocka_unit_test(test_expiry_floor),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_restricted),
 		cmocka_unit_test(test_kernel_addresses_hidden),
