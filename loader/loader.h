@@ -111,6 +111,10 @@ void loader_control_start(struct loader *l);
  * clock, the timeline entry, the controller's Stats (unless asked: it just
  * had them), the state for `lowprof status`. True when it ran. */
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked);
+/* At a clean stop before the first control interval ended: that interval's
+ * timeline entry, short as it is, so that the run's start-up (carried by the
+ * entries) and its counters reach summary.json. Nothing once an entry was made. */
+void loader_control_final(struct loader *l);
 /* A burst of samples drained, or a new throttle: a quiet or steady interval
  * ends one interval after it began (now, if that has passed), and the next
  * quiet one is short again. */

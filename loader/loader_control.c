@@ -256,6 +256,14 @@ static bool loader_timeline_entry(struct loader *l, bool *steady)
 	return throttle_quiet(t, d.submitted, d.reserve_failures, d.offcpu_records, e.interval_ns);
 }
 
+void loader_control_final(struct loader *l)
+{
+	bool steady;
+
+	if (!l->first_entry_done)
+		(void)loader_timeline_entry(l, &steady);
+}
+
 void loader_tier_throttle(const struct loader_options *opt, enum throttle_tier tier,
 			  struct throttle *out)
 {

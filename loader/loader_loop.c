@@ -398,6 +398,7 @@ void loader_stop(struct loader *l, bool clean)
 		perf_events_disable(&l->sess.events);
 		drain_run(&l->dr);
 		l->pass++; /* the final counters, not the last pass's */
+		loader_control_final(l);
 		loader_publish_stats(l);
 		/* The last records: the exporter reads them now, not at its next pass. */
 		l->dr.notify_pending = true;

@@ -7,6 +7,7 @@
 # start-up block. On a shared machine whose other work keeps the host over the
 # high tier's threshold, leaving healthy is that work's doing and is allowed.
 # Each loader says when its start-up tables are done (bench/run waits for it).
+# A run stopped before its first control interval ended still reports start-up.
 #   usage: test_throttle_startup.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -41,6 +42,22 @@ run() {
 
 run calm 0
 run killed 1
+
+# A run stopped within its first control interval (SIGINT as soon as it
+# samples) still reports its start-up: the loader's last entry carries it.
+"$BIN/lowprof" --duration 30 --output "$work/short" 2>"$work/short.stderr" &
+sup=$!
+track "$sup"
+wait_profiling "$work/short.stderr"
+kill -INT "$sup"
+wait "$sup" || fail "lowprof (short) exited with status $? ($(tail -5 "$work/short.stderr"))"
+sup=
+python3 - "$work/short/summary.json" <<'PY' || fail "short run: start-up not reported"
+import json, sys
+st = json.load(open(sys.argv[1])).get("startup") or {}
+print("short run's startup:", st)
+sys.exit(0 if st.get("cpu_ms", 0) > 0 and st.get("bpf_load_ms", 0) > 0 else 1)
+PY
 grep -c "halve\|-> " "$work/killed.stderr" || true
 # The end of start-up (the tables of the running processes) is said once by
 # each loader: the first, and the one restarted after the kill.
