@@ -17,9 +17,12 @@ require_bpf
 work_dir offcpu-reweigh
 chmod 755 "$work"
 
-# --cpu-budget 3: room between half the budget (the cut) and the whole of it
-# (a budget step, which detaches the program and makes every stash stale).
-"$BIN/lowprof" --duration 80 --off-cpu --cpu-budget 3 --control-interval 1 --interval 1 \
+# --cpu-budget 6: room between half the budget (the cut, at 3%) and the whole
+# of it (a budget step, which detaches the program and makes every stash
+# stale). At 3 a loaded CI host once went from under 1.5% to 3.4% in one
+# interval (a new offcpu_churn's first second), so the first cut came with a
+# budget step and no sleeper stayed attached across it.
+"$BIN/lowprof" --duration 80 --off-cpu --cpu-budget 6 --control-interval 1 --interval 1 \
 	--output "$work/out" 2>"$work/stderr" &
 sup=$!
 track "$sup"
