@@ -366,6 +366,20 @@ static void test_file_unknown_and_expire(void **state)
 	symbolizer_free(s);
 }
 
+/* The test binary (exe: its path) and libc, registered with a direct source
+ * by identity; returns the marker function's offset in the test binary. */
+static uint64_t add_own_and_libc(struct proc_source *src, struct lowprof_file_id *own,
+				 struct lowprof_file_id *libc, char *exe, size_t exelen)
+{
+	uint64_t off = own_file_offset(marker_addr(), exe, exelen);
+	Dl_info info;
+
+	assert_true(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) != 0);
+	assert_int_equal(proc_source_direct_add_file(src, exe, own), 0);
+	assert_int_equal(proc_source_direct_add_file(src, info.dli_fname, libc), 0);
+	return off;
+}
+
 /*
  * The floor of expiry: tables unused for the idle time stay while all that
  * is held fits the floor (an idle host's few files, named a sample now and
@@ -382,14 +396,10 @@ static void test_expiry_floor(void **state)
 	struct symbolizer_stats st;
 	size_t own_bytes, both_bytes;
 	struct frame f;
-	Dl_info info;
-	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe));
+	uint64_t off = add_own_and_libc(src, &own, &libc, exe, sizeof(exe));
 
 	(void)state;
 	assert_non_null(s);
-	assert_true(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) != 0);
-	assert_int_equal(proc_source_direct_add_file(src, exe, &own), 0);
-	assert_int_equal(proc_source_direct_add_file(src, info.dli_fname, &libc), 0);
 	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
 	symbolizer_stats(s, &st);
 	own_bytes = st.file_bytes;
@@ -873,14 +883,10 @@ static void test_file_bytes_cap(void **state)
 	struct symbolizer_stats st;
 	size_t before, both;
 	struct frame f;
-	Dl_info info;
-	uint64_t off = own_file_offset(marker_addr(), exe, sizeof(exe));
+	uint64_t off = add_own_and_libc(src, &own, &libc, exe, sizeof(exe));
 
 	(void)state;
 	assert_non_null(s);
-	assert_true(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) != 0);
-	assert_int_equal(proc_source_direct_add_file(src, exe, &own), 0);
-	assert_int_equal(proc_source_direct_add_file(src, info.dli_fname, &libc), 0);
 	before = symbolizer_memory(s);
 	assert_int_equal(symbolizer_file_frame(s, &own, off, &f), 0);
 	assert_int_equal(symbolizer_file_frame(s, &libc, 0x10, &f), 0);
