@@ -190,7 +190,7 @@ void symbolizer_set_idle_ns(struct symbolizer *s, uint64_t idle_ns);
  * SYMBOLIZER_KEEP_FILES files (older ones go first). An idle host's trickle
  * (its daemons, lowprof's own processes) names the same few files a sample
  * now and then, a minute or more apart: without the floor each such sample
- * read libc's symbols again, most of the exporter's CPU at rest
+ * read libc's symbols again: half the exporter's CPU at rest
  * (docs/BENCHMARKS.md, "Symbol tables kept at rest"). The bound on all
  * tables (SYMBOLIZER_DEFAULT_MAX_FILE_BYTES) is unchanged; 0 turns the floor
  * off.
