@@ -1,13 +1,14 @@
 """A lowprof loader's BPF programs and maps, read by bpf(2) from the calling process.
 
-Shared by bench/run and bench/bpf-ab. A snapshot inside a measured window must start
+Shared by bench/run, bench/bpf-ab, bench/memory and bench/soak. A snapshot inside a measured window must start
 no process: lowprof meets every new process (its symbols, its unwind tables) and pays
 for it in the window, where perf defers that work to `perf report`. bpftool is used
 only where the syscall number is not known (bpftool_json).
 
     progs, maps = bpf_ids(loader_pid)          # ids from the loader's /proc/PID/fdinfo
     progs_stats(prog_ids) -> [(name, run_time_ns, run_cnt)] of those still loaded
-    maps_memlock(map_ids) -> bytes of kernel memory
+    maps_memlock(pid) -> {map_id: memlock bytes} of the maps pid holds now
+    bpftool_maps() -> {map_id: `bpftool map show -j` entry} (names, types: outside windows)
 
 Python 3 standard library only.
 """
@@ -20,7 +21,7 @@ import struct
 import subprocess
 
 SYS_BPF = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
-BPF_PROG_GET_FD_BY_ID, BPF_MAP_GET_FD_BY_ID, BPF_OBJ_GET_INFO_BY_FD = 13, 14, 15
+BPF_PROG_GET_FD_BY_ID, BPF_OBJ_GET_INFO_BY_FD = 13, 15
 BPF_PROG_INFO_NAME = 64  # offsetof(struct bpf_prog_info, name): uapi, append-only
 _LIBC = None
 
@@ -58,7 +59,7 @@ def _bpf(cmd, attr):
 
 
 def _fd_by_id(cmd, obj_id):
-    """An fd of the BPF program or map obj_id in this process, or -1 (gone, or no bpf(2))."""
+    """An fd of the BPF object obj_id in this process, or -1 (gone, or no bpf(2))."""
     if SYS_BPF is None:
         return -1
     attr = ctypes.create_string_buffer(16)
@@ -101,17 +102,17 @@ def progs_stats(prog_ids):
     return [st for st in (_prog_stats_bpf(i) for i in sorted(prog_ids)) if st is not None]
 
 
-def maps_memlock(map_ids):
-    """Kernel memory (memlock bytes) of the maps among map_ids still there."""
-    if SYS_BPF is None:
-        return sum(m.get("bytes_memlock", 0) for m in bpftool_json("map") if m.get("id") in map_ids)
-    total = 0
-    for i in sorted(map_ids):
-        fd = _fd_by_id(BPF_MAP_GET_FD_BY_ID, i)
-        if fd < 0:
-            continue
-        try:
-            total += int(fdinfo(f"/proc/self/fdinfo/{fd}").get("memlock", 0))
-        finally:
-            os.close(fd)
-    return total
+def maps_memlock(pid):
+    """{map_id: memlock bytes} of every distinct BPF map pid holds an fd of: its own
+    fdinfo says, no syscall and no bpftool (maps made since, e.g. row chunks, count)."""
+    seen = {}
+    for path in glob.glob(f"/proc/{pid}/fdinfo/*"):
+        fi = fdinfo(path)
+        if "map_id" in fi:
+            seen[int(fi["map_id"])] = int(fi.get("memlock", 0))
+    return seen
+
+
+def bpftool_maps():
+    """{id: `bpftool map show -j` entry} (name, type, max_entries), {} without bpftool."""
+    return {m["id"]: m for m in bpftool_json("map") if "id" in m}

@@ -1,10 +1,9 @@
 """What bench/soak and bench/memory read of lowprof's processes: its
-components by name, their private memory and the BPF maps they hold.
+components by name and their private memory (the BPF maps they hold:
+bench/bpfstats.py).
 Python 3 standard library only."""
 import glob
-import json
 import os
-import subprocess
 import time
 
 COMPONENTS = ["lowprof", "lowprof-loader", "lowprof-controller", "lowprof-exporter",
@@ -84,27 +83,6 @@ def memfd_kib(pids):
         for key, kib in mine.items():
             seen[key] = max(seen.get(key, 0), kib)
     return sum(seen.values())
-
-
-def map_memlock(pid):
-    """{map_id: memlock bytes} of every distinct BPF map pid holds an fd of."""
-    seen = {}
-    for fdinfo in glob.glob("/proc/%d/fdinfo/*" % pid):
-        text = read(fdinfo)
-        if "map_id:" not in text:
-            continue
-        fields = dict(l.split(":", 1) for l in text.splitlines() if ":" in l)
-        seen[int(fields["map_id"])] = int(fields.get("memlock", "0").strip())
-    return seen
-
-
-def bpftool_maps():
-    """{id: `bpftool map show -j` entry}, {} without bpftool."""
-    try:
-        out = subprocess.run(["bpftool", "map", "show", "-j"], capture_output=True, check=True).stdout
-        return {m["id"]: m for m in json.loads(out)}
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return {}
 
 
 def paced_churn(child, rate, seconds):
