@@ -219,6 +219,11 @@ struct lowprof_unwind_file {
 	/* lowprof_ehdr_hash of the file's first 64 bytes (its ELF header); 0:
 	 * none. How the walker knows the dynamic loader without a VMA lookup. */
 	__u64 ehdr_hash;
+	/* The first row's pc and the page index's size (its word 0): what the
+	 * row search starts from, here so that it reads no row for them. */
+	__u64 first_pc;
+	__u32 npages;
+	__u32 reserved;
 };
 
 /*

@@ -124,59 +124,71 @@ struct dwarf_walk {
  */
 struct dwarf_search {
 	__u64 key;
+	__u64 first_pc; /* the file's first row's pc (struct lowprof_unwind_file) */
 	__u32 first; /* row search: the file's first row */
 	__u32 lo, hi;
 	__u32 n;     /* row search: the file's rows; its page index follows them */
+	__u32 npages; /* the page index's word 0 (struct lowprof_unwind_file) */
 };
 
+/* Word k (0..3) of a row slot of the page index, as loaded in lo and hi. */
+static __always_inline long dwarf_slot_word(__u64 lo, __u64 hi, __u32 k)
+{
+	__u64 v = (k & 2) ? hi : lo;
+
+	return (k & 1) ? (long)(v >> 32) : (long)(v & 0xffffffffULL);
+}
+
 /*
- * Word j of the page index that starts at row slot base (bpf/lowprof.h); -1
- * if unreadable. Two loads at fixed offsets and a choice by j's low bits: a
- * load at a variable offset would make the verifier track j, and through it
- * the pc, precisely, and verify the walk once per pc range.
+ * Words j and j + 1 of the page index that starts at row slot base
+ * (bpf/lowprof.h): one row read, two where j + 1 starts the next slot.
+ * false if unreadable. Loads at fixed offsets and a choice by j's low bits:
+ * a load at a variable offset would make the verifier track j, and through
+ * it the pc, precisely, and verify the walk once per pc range.
  */
-static __always_inline long dwarf_index_word(__u32 base, __u32 j)
+static __always_inline bool dwarf_index_pair(__u32 base, __u32 j, long *a, long *b)
 {
 	struct lowprof_unwind_row *r = dwarf_row(base + (j >> 2));
-	__u64 lo, hi, v;
+	__u64 lo, hi;
 
 	if (!r)
-		return -1;
+		return false;
 	lo = *(volatile __u64 *)r;
 	hi = *(volatile __u64 *)((char *)r + 8);
-	v = (j & 2) ? hi : lo;
-	return (j & 1) ? (long)(v >> 32) : (long)(v & 0xffffffffULL);
+	*a = dwarf_slot_word(lo, hi, j);
+	if ((j & 3) != 3) {
+		*b = dwarf_slot_word(lo, hi, j + 1);
+		return true;
+	}
+	r = dwarf_row(base + (j >> 2) + 1);
+	if (!r)
+		return false;
+	*b = (long)(*(volatile __u64 *)r & 0xffffffffULL);
+	return true;
 }
 
 /*
  * The first step of the row search: narrow [lo, hi) to the rows of the key's
- * page (bpf/lowprof.h). Inside the callback, so that the verifier meets the
- * ranges it may choose as unknown numbers rather than as paths of the caller.
+ * page (bpf/lowprof.h). The first pc and the index's size come with the
+ * file's entry: one row read here, two when the page's bounds straddle a
+ * slot. Inside the callback, so that the verifier meets the ranges it may
+ * choose as unknown numbers rather than as paths of the caller.
  */
 static __always_inline long dwarf_page_step(struct dwarf_search *q)
 {
-	struct lowprof_unwind_row *r0 = dwarf_row(q->first);
-	__u32 base = q->first + q->n;
-	long npages, a, b;
+	long a, b;
 	__u64 page;
 
-	if (!r0 || q->key < r0->pc) {
+	if (q->key < q->first_pc) {
 		q->lo = 0; /* below the first row: not found */
 		return 1;
 	}
-	npages = dwarf_index_word(base, 0);
-	if (npages < 0) {
-		q->lo = 0;
-		return 1;
-	}
-	if (npages == 0)
+	if (q->npages == 0)
 		return 0; /* no index: search all rows */
-	page = (q->key >> LOWPROF_UNWIND_PAGE_SHIFT) - (r0->pc >> LOWPROF_UNWIND_PAGE_SHIFT);
-	if (page > (__u64)npages)
-		page = npages; /* past the last row's page: its bounds give the last row */
-	a = dwarf_index_word(base, 1 + (__u32)page);
-	b = dwarf_index_word(base, 2 + (__u32)page);
-	if (a < 0 || b < a || b >= q->n) {
+	page = (q->key >> LOWPROF_UNWIND_PAGE_SHIFT) - (q->first_pc >> LOWPROF_UNWIND_PAGE_SHIFT);
+	if (page > (__u64)q->npages)
+		page = q->npages; /* past the last row's page: its bounds give the last row */
+	if (!dwarf_index_pair(q->first + q->n, 1 + (__u32)page, &a, &b) || b < a || b >= q->n) {
 		q->lo = 0;
 		return 1;
 	}
@@ -209,16 +221,19 @@ static long dwarf_row_search_cb(__u64 i, void *ctx)
 	return 0;
 }
 
-/* The row covering the ELF address pc in [first, first + n) and its index, or NULL. */
-static __always_inline struct lowprof_unwind_row *dwarf_find_row(__u32 first, __u32 n, __u64 pc,
-								  __u32 *idx)
+/* The row of table t covering the ELF address pc, and its index; or NULL. */
+static __always_inline struct lowprof_unwind_row *dwarf_find_row(const struct lowprof_unwind_file *t,
+								  __u64 pc, __u32 *idx)
 {
 	struct dwarf_search q = {};
+	__u32 first = t->first_row;
 
 	q.key = pc;
 	q.first = first;
-	q.n = n;
-	q.hi = n;
+	q.n = t->nrows;
+	q.hi = t->nrows;
+	q.first_pc = t->first_pc;
+	q.npages = t->npages;
 	/* One step for the page index, then the search of the rows it gives. */
 	bpf_loop(LOWPROF_UNWIND_ROW_STEPS + 1, dwarf_row_search_cb, &q, 0);
 	if (q.lo == 0)
@@ -344,7 +359,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
-	r = dwarf_find_row(t->first_row, t->nrows, vaddr, &idx);
+	r = dwarf_find_row(t, vaddr, &idx);
 	if (!r)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 	w->cached_lookup = lookup;

@@ -401,6 +401,8 @@ void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *
 	}
 	e->first_row = f->first_row;
 	e->nrows = f->nrows;
+	e->first_pc = f->first_pc;
+	e->npages = f->npages;
 	/* More executable segments than the walker translates: no table, frame pointers. */
 	if (f->nsegments > LOWPROF_UNWIND_FILE_SEGS) {
 		e->nrows = 0;
@@ -710,6 +712,8 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof
 	f->first_row = start;
 	f->nrows = (uint32_t)t->nrows;
 	f->nslots = (uint32_t)slots;
+	f->first_pc = t->rows[0].pc;
+	f->npages = words[0];
 	f->state = UNWIND_FILE_READY;
 out:
 	free(words);
@@ -934,6 +938,10 @@ int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id
 	f->first_row = e->first_row;
 	f->nrows = e->nrows;
 	f->nslots = slots;
+	/* From the rows and the index themselves, not from the entry. */
+	f->first_pc = um->chunk[e->first_row >> LOWPROF_UNWIND_CHUNK_SHIFT]
+			       [e->first_row & (LOWPROF_UNWIND_CHUNK_ROWS - 1)].pc;
+	f->npages = npages;
 	f->flags = e->flags;
 	f->ehdr_hash = e->ehdr_hash;
 	f->nsegments = e->nsegs;

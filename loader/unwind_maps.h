@@ -42,6 +42,8 @@ struct unwind_file {
 	enum unwind_file_state state;
 	uint32_t first_row, nrows;
 	uint32_t nslots;      /* rows + page index: the range held */
+	uint64_t first_pc;    /* the first row's pc, and the page index's size */
+	uint32_t npages;      /* (its word 0): copied into the walker's entry */
 	uint32_t flags;       /* enum lowprof_unwind_file_flags */
 	uint64_t last_used;   /* the walker's stamp (or the loader's tick), for eviction */
 	uint64_t refused_ns;  /* not READY: when (mono), for the expiry */

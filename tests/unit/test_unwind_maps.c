@@ -570,7 +570,7 @@ static void test_adopt_entries(void **state)
 	for (i = 0; i < 5; i++)
 		k[i] = key_of(100 + i);
 	for (i = 0; i < 3; i++) {
-		/* 300 rows 16 bytes apart span two pages: a page index of 5 words. */
+		/* 300 rows 16 bytes apart span several index pages: the second table has an index. */
 		t[i].rows = rows_for(n[i], 0x1000);
 		t[i].nrows = n[i];
 		f = unwind_maps_add(&um, &k[i], &t[i], s, 2, 0);
@@ -578,9 +578,18 @@ static void test_adopt_entries(void **state)
 		assert_int_equal(f->state, UNWIND_FILE_READY);
 		unwind_maps_entry(f, &e[i]);
 		e[i].last_used = i == 2 ? 0 : 1234; /* the walker stamped two of them */
+		/* The walker's row search starts from these, reading no row for them:
+		 * the first row's pc and the page index's word 0. */
+		assert_int_equal(e[i].first_pc, backing[e[i].first_row].pc);
+		assert_int_equal(e[i].first_pc, 0x1000);
+		assert_int_equal(e[i].npages,
+				 ((const uint32_t *)&backing[e[i].first_row + e[i].nrows])[0]);
 	}
 	assert_true(e[1].first_row + e[1].nrows < 400);
 	assert_int_not_equal(((const uint32_t *)&backing[e[1].first_row + e[1].nrows])[0], 0);
+	/* 300 rows 16 bytes apart from 0x1000: every index page they reach. */
+	assert_int_equal(e[1].npages, ((0x1000 + 299 * 16) >> LOWPROF_UNWIND_PAGE_SHIFT) -
+					      (0x1000 >> LOWPROF_UNWIND_PAGE_SHIFT) + 1);
 
 	/* The next loader: the same rows, no files. */
 	assert_int_equal(unwind_maps_init_mem(&um2, backing, 400), 0);
@@ -599,7 +608,23 @@ static void test_adopt_entries(void **state)
 		assert_int_equal(f->seg[1].vaddr, 0x3000);
 		assert_int_equal(f->seg[1].offset, 0x3000);
 		assert_int_equal(f->seg[1].filesz, 0x800);
+		assert_int_equal(f->first_pc, d->first_pc);
+		assert_int_equal(f->npages, d->npages);
 	}
+	/* Taken from the rows and their index, not from the entry. */
+	bad = e[0];
+	bad.first_pc = 0xdead;
+	bad.npages = 77;
+	unwind_maps_fini(&um2);
+	assert_int_equal(unwind_maps_init_mem(&um2, backing, 400), 0);
+	assert_int_equal(unwind_maps_adopt_entry(&um2, &k[0], &bad), 0);
+	f = unwind_maps_find(&um2, &k[0]);
+	assert_int_equal(f->first_pc, 0x1000);
+	assert_int_equal(f->npages, unwind_maps_find(&um, &k[0])->npages);
+	unwind_maps_fini(&um2);
+	assert_int_equal(unwind_maps_init_mem(&um2, backing, 400), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(unwind_maps_adopt_entry(&um2, &k[i], &e[i]), 0);
 	assert_int_equal(unwind_maps_find(&um2, &k[0])->last_used, 1234);
 	/* Never used by the walker: evictable at once, like a start-up table. */
 	assert_true(unwind_maps_find(&um2, &k[2])->last_used < (mono_ns() >> 30));
