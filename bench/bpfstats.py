@@ -1,11 +1,11 @@
 """A lowprof loader's BPF programs and maps, read by bpf(2) from the calling process.
 
-Shared by bench/run, bench/bpf-ab, bench/memory and bench/soak. A snapshot inside a measured window must start
-no process: lowprof meets every new process (its symbols, its unwind tables) and pays
+Shared by bench/run, bench/bpf-ab, bench/offcpu, bench/memory and bench/soak. A
+snapshot inside a measured window must start no process: lowprof meets every new process (its symbols, its unwind tables) and pays
 for it in the window, where perf defers that work to `perf report`. bpftool is used
 only where the syscall number is not known (bpftool_json).
 
-    progs, maps = bpf_ids(loader_pid)          # ids from the loader's /proc/PID/fdinfo
+    prog_ids(loader_pid) -> the program ids in the loader's /proc/PID/fdinfo
     progs_stats(prog_ids) -> [(name, run_time_ns, run_cnt)] of those still loaded
     maps_memlock(pid) -> {map_id: memlock bytes} of the maps pid holds now
     bpftool_maps() -> {map_id: `bpftool map show -j` entry} (names, types: outside windows)
@@ -39,16 +39,10 @@ def fdinfo(path):
     return out
 
 
-def bpf_ids(loader_pid):
-    """(program ids, map ids) the process holds fds of."""
-    progs, maps = set(), set()
-    for path in glob.glob(f"/proc/{loader_pid}/fdinfo/*"):
-        fi = fdinfo(path)
-        if "prog_id" in fi:
-            progs.add(int(fi["prog_id"]))
-        elif "map_id" in fi:
-            maps.add(int(fi["map_id"]))
-    return progs, maps
+def prog_ids(pid):
+    """The ids of the BPF programs pid holds fds of (its /proc/PID/fdinfo)."""
+    return {int(fi["prog_id"]) for fi in map(fdinfo, glob.glob(f"/proc/{pid}/fdinfo/*"))
+            if "prog_id" in fi}
 
 
 def _bpf(cmd, attr):
