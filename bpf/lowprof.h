@@ -325,6 +325,8 @@ struct lowprof_unwind_stats {
 	__u64 cache_inserts;  /* new unwind_vma_cache entries */
 	__u64 pending;        /* files sent to unwind_pending */
 	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */
+	__u64 rows_cached;    /* rows found in the CPU's row cache, no search */
+	__u64 rows_searched;  /* rows searched for in a table */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

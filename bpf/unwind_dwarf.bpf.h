@@ -76,6 +76,78 @@ struct {
 	__type(value, __u64);
 } unwind_altstack_walk SEC(".maps");
 
+/*
+ * Rows found lately, per CPU and walker (the sampler's, the off-CPU
+ * program's: one may interrupt the other, so they never share an entry).
+ * A sample's frames are mostly earlier samples' (the same callers under a
+ * changing leaf), and a row search reads a page index word and 3-6 rows
+ * scattered through a table the workload has pushed out of the CPU's
+ * caches since: one slot read instead, direct-mapped by the file's
+ * identity and the ELF address. The key is the identity, not a row index:
+ * a file's rows follow from the file alone (the loader builds a table only
+ * for the file the identity names), so an entry stays true however the
+ * tables are evicted, rebuilt or moved. Fixed size: 12 KiB per CPU each.
+ */
+#define UW_ROW_CACHE_SLOTS 256
+#define UW_ROW_CACHE_SHIFT 56 /* 64 - log2(UW_ROW_CACHE_SLOTS) */
+
+struct dwarf_row_cache_entry {
+	struct lowprof_file_id id; /* ino 0: empty */
+	__u64 vaddr;
+	struct lowprof_unwind_row row;
+	__u64 pad; /* 48 bytes: a slot never straddles more than one line boundary */
+};
+
+struct dwarf_row_cache {
+	struct dwarf_row_cache_entry e[UW_ROW_CACHE_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* WALK_SAMPLER, WALK_OFFCPU */
+	__type(key, __u32);
+	__type(value, struct dwarf_row_cache);
+} unwind_row_cache SEC(".maps");
+
+/*
+ * The identity of the file of a walk's current VMA: its entry in the
+ * sample's file list (the VMA's frame kind is its slot there), or NULL
+ * when the list was full. Read there rather than copied into the walk's
+ * state, which the off-CPU program's stack has no room left for.
+ */
+static __always_inline const struct lowprof_file_id *dwarf_file_id(__u32 which, __u32 kind)
+{
+	struct scratch_sample *s = walk_scratch(which);
+
+	if (!s || kind == LOWPROF_FRAME_RAW || kind > LOWPROF_SAMPLE_MAX_FILES)
+		return NULL;
+	return &s->files[(kind - 1) & 15];
+}
+
+/* The slot of (file, ELF address) in the walker's row cache, or NULL. */
+static __always_inline struct dwarf_row_cache_entry *
+dwarf_row_cache_slot(__u32 which, const struct lowprof_file_id *id, __u64 vaddr)
+{
+	struct dwarf_row_cache *c;
+	__u64 h;
+
+	if (!id)
+		return NULL;
+	c = bpf_map_lookup_elem(&unwind_row_cache, &which);
+	if (!c)
+		return NULL;
+	h = (vaddr ^ id->ino * 0x9e3779b97f4a7c15ULL ^ ((__u64)id->dev << 32 | id->gen)) *
+	    0xff51afd7ed558ccdULL;
+	return &c->e[(h >> UW_ROW_CACHE_SHIFT) & (UW_ROW_CACHE_SLOTS - 1)];
+}
+
+static __always_inline bool dwarf_row_cache_holds(const struct dwarf_row_cache_entry *e,
+						  const struct lowprof_file_id *id, __u64 vaddr)
+{
+	return e->id.ino != 0 && e->vaddr == vaddr && e->id.ino == id->ino &&
+	       e->id.dev == id->dev && e->id.gen == id->gen;
+}
+
 /* Row idx of the whole array, or NULL (its chunk not there, or out of range). */
 static __always_inline struct lowprof_unwind_row *dwarf_row(__u32 idx)
 {
@@ -337,6 +409,8 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	struct lowprof_unwind_stats *st = walk_stats();
 	struct lowprof_unwind_file *t;
 	struct lowprof_unwind_row *r = NULL;
+	struct dwarf_row_cache_entry *e;
+	const struct lowprof_file_id *id;
 	__u64 pc, vaddr, cfa, ra, bp;
 	__u32 idx;
 	__u8 kind;
@@ -359,9 +433,22 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+	id = dwarf_file_id(w->which, f->v.kind);
+	e = dwarf_row_cache_slot(w->which, id, vaddr);
+	if (e && id && dwarf_row_cache_holds(e, id, vaddr)) {
+		st->rows_cached++;
+		r = &e->row;
+		goto found;
+	}
+	st->rows_searched++;
 	r = dwarf_find_row(t, vaddr, &idx);
 	if (!r)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+	if (e && id) {
+		e->id = *id;
+		e->vaddr = vaddr;
+		e->row = *r;
+	}
 	w->cached_lookup = lookup;
 	w->cached_row = idx;
 	w->cached = true;

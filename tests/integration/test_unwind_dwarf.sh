@@ -12,7 +12,8 @@ CHAIN="main;dw_level1;dw_level2;dw_level3;dw_level4;dw_leaf"
 
 # dwarf: every process (the workload does not exist yet), started after lowprof.
 # With --no-throttle, so that a busy test host does not switch the unwinding mode.
-"$BIN/lowprof" --unwind dwarf --no-throttle --duration 9 --frequency 199 --output "$work/dwarf" 2>"$work/dwarf.err" &
+# -v: the loader's walker statistics, read below.
+"$BIN/lowprof" -v --unwind dwarf --no-throttle --duration 9 --frequency 199 --output "$work/dwarf" 2>"$work/dwarf.err" &
 sup=$!
 track "$sup"
 wait_profiling "$work/dwarf.err"
@@ -25,6 +26,19 @@ wait "$sup" || fail "lowprof (dwarf) exited with status $? ($(cat "$work/dwarf.e
 grep "unwind tables" "$work/dwarf.err" || true
 python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chain \
 	--chain "$CHAIN" --min 95
+# Those whole stacks came mostly from the CPUs' row caches (bpf/unwind_dwarf.bpf.h):
+# the workload's frames repeat sample after sample, so a cache that stopped
+# serving them (or served them wrong: the chain check above) shows here.
+walker=$(grep "unwind walker" "$work/dwarf.err" | tail -1)
+[ -n "$walker" ] || fail "no walker statistics in the loader's log"
+echo "$walker"
+echo "$walker" | python3 -c '
+import re, sys
+line = sys.stdin.read()
+cached, searched = map(int, re.search(r"rows: (\d+) from the row cache, (\d+) searched", line).groups())
+print("rows: %d from the row cache, %d searched" % (cached, searched))
+sys.exit(0 if cached >= 2 * searched and cached > 0 else "the row cache served %d rows, %d were searched" % (cached, searched))
+' || fail "the row cache does not serve a steady workload's rows"
 
 # fp: the same program, frame pointers only.
 "$BIN/dwarf_chain" 8 &
