@@ -107,6 +107,9 @@ struct walk_mm {
 	struct lowprof_unwind_file interp_tab;
 	__u32 interp_slot;          /* its slot in the file list; 0 until a frame is in it */
 	__u32 interp_state;         /* 0: not read, 1: interp_tab valid, 2: none */
+	/* The 64 bytes at AT_BASE, read here rather than onto the stack: the
+	 * off-CPU program's calls leave the resolver no room for them. */
+	__u64 interp_ehdr[LOWPROF_EHDR_BYTES / 8];
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

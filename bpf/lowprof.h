@@ -327,6 +327,7 @@ struct lowprof_unwind_stats {
 	__u64 stop[LOWPROF_STOP_REASONS]; /* stopped user stacks by reason, both tiers */
 	__u64 rows_cached;    /* rows found in the CPU's row cache, no search */
 	__u64 rows_searched;  /* rows searched for in a table */
+	__u64 vma_memo;       /* VMAs (and their tables) from the CPU's memo of its last process */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

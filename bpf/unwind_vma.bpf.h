@@ -117,6 +117,47 @@ struct walk_files {
 #define WALK_SAMPLER 0
 #define WALK_OFFCPU 1
 
+/*
+ * Per CPU and walker: the file VMAs of the process sampled last, each with
+ * a copy of its file's table entry. A CPU busy with one process samples it
+ * again and again, and each sample's VMAs then cost a range compare instead
+ * of the sources below (the executable's identity through four pointers, a
+ * hash lookup of the process's cache, one of the file's entry: ~0.5-1 us
+ * each, cold). Valid while four things hold, checked at every resolution:
+ * the same address space, unchanged (mm, its mmap lock sequence and the
+ * leader's start time, as unwind_vma_cache); unwind_files unchanged
+ * (unwind_files_gen, which the loader bumps after every change and before
+ * it reuses a deleted entry's rows); and the same second of the sample
+ * clock, so that each table in use is still looked up, and stamped for the
+ * eviction, once a second.
+ */
+#define WALK_MEMO_SLOTS 4
+
+struct walk_memo_vma {
+	__u64 start, end, off;
+	struct lowprof_file_id id;
+	struct lowprof_unwind_file tab;
+};
+
+struct walk_memo {
+	__u64 mm, seq, start_time; /* the address space */
+	__u64 gen;                 /* unwind_files_gen */
+	__u64 stamp;               /* the sample's timestamp >> 30 */
+	__u32 n, next;
+	struct walk_memo_vma v[WALK_MEMO_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* WALK_SAMPLER, WALK_OFFCPU: one may interrupt the other */
+	__type(key, __u32);
+	__type(value, struct walk_memo);
+} walk_memos SEC(".maps");
+
+/* Bumped by the loader after every change of unwind_files (through the
+ * skeleton's mapped .bss: no syscall for it, no map key on this side). */
+volatile __u64 unwind_files_gen = 0;
+
 /* The switch-out's stack is built here (a map value cannot be created in
  * place); not the sampler's scratch: the two programs never share a buffer. */
 struct {
@@ -514,7 +555,7 @@ static __always_inline __u64 walk_mm_at_base(struct mm_struct *mm)
 static __always_inline void walk_mm_interp(struct walk_mm *m)
 {
 	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-	__u64 w[LOWPROF_EHDR_BYTES / 8], h;
+	__u64 *w = m->interp_ehdr, h;
 	struct lowprof_file_id *id;
 	struct lowprof_unwind_file *t;
 
@@ -523,7 +564,7 @@ static __always_inline void walk_mm_interp(struct walk_mm *m)
 		return;
 	m->interp_base = walk_mm_at_base(mm);
 	if (m->interp_base == 0 ||
-	    bpf_probe_read_user(w, sizeof(w), (const void *)m->interp_base) != 0)
+	    bpf_probe_read_user(w, sizeof(m->interp_ehdr), (const void *)m->interp_base) != 0)
 		return;
 	h = lowprof_ehdr_hash(w);
 	id = bpf_map_lookup_elem(&unwind_interp, &h);
@@ -580,6 +621,85 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
 	return true;
 }
 
+/* The walker's memo if it still describes this sample's address space and
+ * tables (reset in place when not), or NULL. */
+static __always_inline struct walk_memo *walk_memo_get(struct walk_files *f,
+						       struct scratch_sample *s)
+{
+	struct walk_memo *mo = bpf_map_lookup_elem(&walk_memos, &f->which);
+	struct walk_mm *m = &s->mm;
+	__u64 gen = unwind_files_gen;
+	__u64 stamp = s->hdr.timestamp_ns >> 30;
+
+	if (!mo)
+		return NULL;
+	walk_mm_validity(m);
+	if (mo->mm != m->mm || mo->seq != m->seq || mo->start_time != m->start_time ||
+	    mo->gen != gen || mo->stamp != stamp) {
+		mo->mm = m->mm;
+		mo->seq = m->seq;
+		mo->start_time = m->start_time;
+		mo->gen = gen;
+		mo->stamp = stamp;
+		mo->n = 0;
+		mo->next = 0;
+	}
+	return mo;
+}
+
+/* addr's VMA from the memo: made current with its table. */
+static __always_inline bool walk_memo_find(struct walk_files *f, struct scratch_sample *s,
+					  struct lowprof_unwind_stats *st, __u64 addr)
+{
+	struct walk_memo *mo = walk_memo_get(f, s);
+	struct walk_memo_vma *v = NULL;
+	__u32 i;
+
+	if (!mo)
+		return false;
+	for (i = 0; i < WALK_MEMO_SLOTS; i++) {
+		if (i >= mo->n)
+			return false;
+		if (addr >= mo->v[i].start && addr < mo->v[i].end) {
+			v = &mo->v[i];
+			break;
+		}
+	}
+	if (!v)
+		return false;
+	f->v.start = v->start;
+	f->v.end = v->end;
+	f->v.off = v->off;
+	f->v.flags = LOWPROF_VMA_FILE;
+	f->v.vdso = false;
+	f->v.tab = v->tab;
+	f->v.has_tab = true;
+	f->v.kind = walk_file_slot(s, &v->id);
+	st->vma_memo++;
+	return true;
+}
+
+/* Remember the current VMA, a file's with its table, in the memo (which
+ * walk_memo_find has made this sample's, as it runs first). */
+static __always_inline void walk_memo_put(struct walk_files *f, struct scratch_sample *s,
+					  const struct lowprof_file_id *id)
+{
+	struct walk_memo *mo = bpf_map_lookup_elem(&walk_memos, &f->which);
+	struct walk_memo_vma *v;
+
+	if (!mo || !f->v.has_tab || mo->mm != s->mm.mm || mo->stamp != s->hdr.timestamp_ns >> 30)
+		return;
+	v = &mo->v[mo->next & (WALK_MEMO_SLOTS - 1)];
+	v->start = f->v.start;
+	v->end = f->v.end;
+	v->off = f->v.off;
+	v->id = *id;
+	v->tab = f->v.tab;
+	mo->next = (mo->next + 1) & (WALK_MEMO_SLOTS - 1);
+	if (mo->n < WALK_MEMO_SLOTS)
+		mo->n++;
+}
+
 /*
  * Make the VMA of addr the current one. 0, or -1 when it cannot be known in
  * this sample (no cheap source, and the one lookup is spent or failed), or
@@ -613,12 +733,23 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		f->v.vdso = true;
 		return 0;
 	}
-	if (walk_text_find(f, s, st, addr))
+	if (walk_memo_find(f, s, st, addr))
 		return 0;
-	if (walk_cache_find(f, s, st, addr))
+	if (walk_text_find(f, s, st, addr)) {
+		walk_memo_put(f, s, &m->exe);
 		return 0;
-	if (walk_interp_find(f, s, st, addr))
+	}
+	if (walk_cache_find(f, s, st, addr)) {
+		/* Its identity is in the sample's file list, at its slot (none
+		 * when the list was full: then it is not remembered). */
+		if (f->v.kind != LOWPROF_FRAME_RAW && f->v.kind <= LOWPROF_SAMPLE_MAX_FILES)
+			walk_memo_put(f, s, &s->files[(f->v.kind - 1) & 15]);
 		return 0;
+	}
+	if (walk_interp_find(f, s, st, addr)) {
+		walk_memo_put(f, s, &m->interp);
+		return 0;
+	}
 	if (f->lookup_used) {
 		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2)
 			f->exhausted = 1;
@@ -633,6 +764,7 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	}
 	walk_cache_put(f, s, st, &found.v);
 	walk_set_file(f, s, st, &found.v);
+	walk_memo_put(f, s, &found.v.id);
 	return 0;
 }
 

@@ -307,6 +307,7 @@ int unwind_maps_init(struct unwind_maps *um, struct lowprof_bpf *skel, const cha
 	um->pending_fd = bpf_map__fd(skel->maps.unwind_pending);
 	um->stats_fd = bpf_map__fd(skel->maps.unwind_stats);
 	um->interp_fd = bpf_map__fd(skel->maps.unwind_interp);
+	um->files_gen = skel->bss ? (volatile uint64_t *)&skel->bss->unwind_files_gen : NULL;
 	um->ncpus = libbpf_num_possible_cpus();
 	if (pin_dir != NULL && (um->pin_dir = strdup(pin_dir)) == NULL) {
 		unwind_maps_fini(um);
@@ -467,6 +468,24 @@ uint32_t unwind_maps_fp_flags(const struct unwind_table *t)
 	return rows > 0 && rbp * 100 < rows * UM_FP_ROWS_PERCENT ? LOWPROF_UNWIND_FILE_NO_FP : 0;
 }
 
+/* Tell the walker that unwind_files changed: its per-CPU copies of entries
+ * go at its next sample (bpf/unwind_vma.bpf.h, walk_memos). */
+static void um_files_changed(struct unwind_maps *um)
+{
+	if (um->files_gen != NULL)
+		__atomic_fetch_add(um->files_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Every deletion from unwind_files goes through here: the bump comes before
+ * the caller's UM_REUSE_DELAY_US wait, so no copy outlives it. */
+static void um_files_delete(struct unwind_maps *um, const struct lowprof_file_id *key)
+{
+	if (um->files_fd < 0)
+		return;
+	bpf_map_delete_elem(um->files_fd, key);
+	um_files_changed(um);
+}
+
 /* The walker's entry for f: written after f's rows, so it never sees a range
  * before its rows are in place. */
 static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
@@ -478,6 +497,7 @@ static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
 	unwind_maps_entry(f, &e);
 	if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
 		log_warn_f("unwind_files update: %s", strerror(errno));
+	um_files_changed(um);
 	um_interp_publish(um, f);
 }
 
@@ -577,8 +597,8 @@ static void um_file_remove_waited(struct unwind_maps *um, size_t i, bool dropped
 	if (f->state == UNWIND_FILE_REFUSED && um->nrefused > 0)
 		um->nrefused--;
 	um_interp_remove(um, f);
-	if (um->files_fd >= 0 && !waited)
-		bpf_map_delete_elem(um->files_fd, &f->key);
+	if (!waited)
+		um_files_delete(um, &f->key);
 	if (f->state == UNWIND_FILE_READY && f->nslots > 0) {
 		if (um->files_fd >= 0 && !waited)
 			usleep(UM_REUSE_DELAY_US);
@@ -818,8 +838,7 @@ static void um_expire_idle(struct unwind_maps *um, uint64_t now_ns)
 	um_refresh_last_used(um, now_ns);
 	for (i = 0; i < um->nfiles; i++) {
 		if (um_idle(um, um->files[i], now_ns)) {
-			if (um->files_fd >= 0)
-				bpf_map_delete_elem(um->files_fd, &um->files[i]->key);
+			um_files_delete(um, &um->files[i]->key);
 			n++;
 		}
 	}
@@ -1040,7 +1059,7 @@ int unwind_maps_adopt(struct unwind_maps *um, struct unwind_maps_adoption *out)
 			out->rows += e.nrows;
 			continue;
 		}
-		bpf_map_delete_elem(um->files_fd, &keys[i]);
+		um_files_delete(um, &keys[i]);
 		out->entries_dropped++;
 	}
 	free(keys);
@@ -1058,8 +1077,7 @@ size_t unwind_maps_drop_unseen(struct unwind_maps *um)
 
 	for (i = 0; i < um->nfiles; i++) {
 		if (um->files[i]->adopted) {
-			if (um->files_fd >= 0)
-				bpf_map_delete_elem(um->files_fd, &um->files[i]->key);
+			um_files_delete(um, &um->files[i]->key);
 			n++;
 		}
 	}

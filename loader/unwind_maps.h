@@ -70,6 +70,10 @@ struct unwind_maps_usage {
 struct unwind_maps {
 	int rows_fd, files_fd, pending_fd, stats_fd; /* rows_fd: the array of chunks */
 	int interp_fd; /* unwind_interp: ELF header hash -> file, for every ready table */
+	/* unwind_files_gen: bumped after every change of unwind_files, so that
+	 * the walker's per-CPU copies of entries (walk_memos) are dropped before
+	 * a deleted entry's rows are reused (UM_REUSE_DELAY_US later). */
+	volatile uint64_t *files_gen; /* in the program's mapped .bss; NULL: none */
 	struct lowprof_unwind_row **chunk; /* max_chunks, mmapped; NULL until created */
 	int *chunk_fd;
 	uint32_t nchunks, max_chunks;      /* created, most */

@@ -26,7 +26,8 @@ wait "$sup" || fail "lowprof (dwarf) exited with status $? ($(cat "$work/dwarf.e
 grep "unwind tables" "$work/dwarf.err" || true
 python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chain \
 	--chain "$CHAIN" --min 95
-# Those whole stacks came mostly from the CPUs' row caches (bpf/unwind_dwarf.bpf.h):
+# Those whole stacks came mostly from the CPUs' row caches (bpf/unwind_dwarf.bpf.h)
+# and their VMAs from the CPUs' memos (bpf/unwind_vma.bpf.h):
 # the workload's frames repeat sample after sample, so a cache that stopped
 # serving them (or served them wrong: the chain check above) shows here.
 walker=$(grep "unwind walker" "$work/dwarf.err" | tail -1)
@@ -37,8 +38,15 @@ import re, sys
 line = sys.stdin.read()
 cached, searched = map(int, re.search(r"rows: (\d+) from the row cache, (\d+) searched", line).groups())
 print("rows: %d from the row cache, %d searched" % (cached, searched))
-sys.exit(0 if cached >= 2 * searched and cached > 0 else "the row cache served %d rows, %d were searched" % (cached, searched))
-' || fail "the row cache does not serve a steady workload's rows"
+if not (cached >= 2 * searched and cached > 0):
+    sys.exit("the row cache served %d rows, %d were searched" % (cached, searched))
+# And its VMAs from the CPUs memos of the process sampled last, for the most part.
+lookups, cachedv, text, interp, memo = map(int, re.search(
+    r"(\d+) VMA lookups \(\d+ failed\), (\d+) cached, (\d+) text, (\d+) dynamic loader; (\d+) from the memo", line).groups())
+others = lookups + cachedv + text + interp
+print("VMAs: %d from the memo, %d from other sources" % (memo, others))
+sys.exit(0 if memo >= 2 * others and memo > 0 else "the memo placed %d VMAs, other sources %d" % (memo, others))
+' || fail "the row cache or the memo does not serve a steady workload"
 
 # fp: the same program, frame pointers only.
 "$BIN/dwarf_chain" 8 &
