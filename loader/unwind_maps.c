@@ -480,9 +480,8 @@ static void um_files_changed(struct unwind_maps *um)
  * the caller's UM_REUSE_DELAY_US wait, so no copy outlives it. */
 static void um_files_delete(struct unwind_maps *um, const struct lowprof_file_id *key)
 {
-	if (um->files_fd < 0)
-		return;
-	bpf_map_delete_elem(um->files_fd, key);
+	if (um->files_fd >= 0)
+		bpf_map_delete_elem(um->files_fd, key);
 	um_files_changed(um);
 }
 
@@ -492,11 +491,11 @@ static void um_publish(struct unwind_maps *um, const struct unwind_file *f)
 {
 	struct lowprof_unwind_file e;
 
-	if (um->files_fd < 0)
-		return;
-	unwind_maps_entry(f, &e);
-	if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
-		log_warn_f("unwind_files update: %s", strerror(errno));
+	if (um->files_fd >= 0) {
+		unwind_maps_entry(f, &e);
+		if (bpf_map_update_elem(um->files_fd, &f->key, &e, BPF_ANY) != 0)
+			log_warn_f("unwind_files update: %s", strerror(errno));
+	}
 	um_files_changed(um);
 	um_interp_publish(um, f);
 }

@@ -188,16 +188,22 @@ static void test_idle_expiry(void **state)
 	struct lowprof_file_id ka = key_of(1), kb = key_of(2);
 	struct unwind_maps um;
 	uint64_t now = mono_ns(), ttl_stamps;
+	volatile uint64_t gen = 0;
 
 	(void)state;
 	assert_non_null(backing);
 	assert_int_equal(unwind_maps_init_mem(&um, backing, capacity), 0);
+	/* The walker's memos copy entries while unwind_files_gen stays: every
+	 * change of unwind_files bumps it (bpf/unwind_vma.bpf.h, walk_memos). */
+	um.files_gen = &gen;
 	/* Every chunk holds no row yet. */
 	assert_int_equal(unwind_maps_empty_chunks(&um, empty, 4), 3);
 	t.rows = rows_for(2, 0x1000);
 	t.nrows = 2;
 	a = unwind_maps_add(&um, &ka, &t, &s, 1, 0);
+	assert_int_equal(gen, 1);
 	b = unwind_maps_add(&um, &kb, &t, &s, 1, 0);
+	assert_int_equal(gen, 2);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_int_equal(a->state, UNWIND_FILE_READY);
@@ -212,8 +218,10 @@ static void test_idle_expiry(void **state)
 	um.idle_checked_ns = now;
 	unwind_maps_expire(&um, now + 1000);
 	assert_non_null(unwind_maps_find(&um, &ka));
+	assert_int_equal(gen, 2);
 	unwind_maps_expire(&um, now + UNWIND_MAPS_IDLE_CHECK_NS);
 	assert_null(unwind_maps_find(&um, &ka));
+	assert_int_equal(gen, 3); /* a's entry deleted, its rows freed after */
 	assert_non_null(unwind_maps_find(&um, &kb));
 	assert_int_equal(um.idle_expired, 1);
 	assert_int_equal(um.ndropped, 1);
@@ -238,12 +246,14 @@ static void test_cache_and_eviction(void **state)
 	struct unwind_table t = {0};
 	struct unwinder_segment s = seg_at(0x1000, 0x10000);
 	struct lowprof_file_id k1 = key_of(1), k2 = key_of(2), k3 = key_of(3), k1b = key_of(1);
+	volatile uint64_t gen = 0;
 	struct unwind_file *f1, *f2, *f3;
 	struct unwind_maps_usage u;
 
 	(void)state;
 	/* 40 rows 16 bytes apart span 3 index pages: 6 index words, 2 slots, 42 in all. */
 	assert_int_equal(unwind_maps_init_mem(&um, backing, 108), 0);
+	um.files_gen = &gen;
 	t.rows = rows_for(40, 0x1000);
 	t.nrows = 40;
 
@@ -257,6 +267,7 @@ static void test_cache_and_eviction(void **state)
 	assert_int_equal(f2->state, UNWIND_FILE_READY);
 	assert_int_equal(f2->first_row, 42);
 	f2->last_used = 20;
+	assert_int_equal(gen, 2);
 
 	/* Same device and inode, another generation (the inode number reused): another file. */
 	k1b.gen = 8;
@@ -266,8 +277,10 @@ static void test_cache_and_eviction(void **state)
 	k1b.dev = 8 << 20 | 2;
 	assert_null(unwind_maps_find(&um, &k1b));
 
-	/* No room: the least recently used table (f1) goes, its rows are reused. */
+	/* No room: the least recently used table (f1) goes, its rows are reused;
+	 * both the deletion and the new entry bump the generation. */
 	f3 = unwind_maps_add(&um, &k3, &t, &s, 1, 0);
+	assert_int_equal(gen, 4);
 	assert_int_equal(f3->state, UNWIND_FILE_READY);
 	assert_int_equal(f3->first_row, 0);
 	assert_null(unwind_maps_find(&um, &k1));
