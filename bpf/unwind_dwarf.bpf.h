@@ -109,21 +109,6 @@ struct {
 	__type(value, struct dwarf_row_cache);
 } unwind_row_cache SEC(".maps");
 
-/*
- * The identity of the file of a walk's current VMA: its entry in the
- * sample's file list (the VMA's frame kind is its slot there), or NULL
- * when the list was full. Read there rather than copied into the walk's
- * state, which the off-CPU program's stack has no room left for.
- */
-static __always_inline const struct lowprof_file_id *dwarf_file_id(__u32 which, __u32 kind)
-{
-	struct scratch_sample *s = walk_scratch(which);
-
-	if (!s || kind == LOWPROF_FRAME_RAW || kind > LOWPROF_SAMPLE_MAX_FILES)
-		return NULL;
-	return &s->files[(kind - 1) & 15];
-}
-
 /* The slot of (file, ELF address) in the walker's row cache, or NULL. */
 static __always_inline struct dwarf_row_cache_entry *
 dwarf_row_cache_slot(__u32 which, const struct lowprof_file_id *id, __u64 vaddr)
@@ -433,7 +418,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
-	id = dwarf_file_id(w->which, f->v.kind);
+	id = walk_file_of_kind(walk_scratch(w->which), f->v.kind);
 	e = dwarf_row_cache_slot(w->which, id, vaddr);
 	if (e && id && dwarf_row_cache_holds(e, id, vaddr)) {
 		st->rows_cached++;

@@ -298,6 +298,16 @@ static __always_inline __u32 walk_file_slot(struct scratch_sample *s,
 	return n + 1;
 }
 
+/* The identity behind a frame kind: the sample's file list at that slot, or
+ * NULL for a kind that names no file (raw: the list was full; the vDSO). */
+static __always_inline const struct lowprof_file_id *walk_file_of_kind(struct scratch_sample *s,
+									__u32 kind)
+{
+	if (!s || kind == LOWPROF_FRAME_RAW || kind > LOWPROF_SAMPLE_MAX_FILES)
+		return NULL;
+	return &s->files[(kind - 1) & 15];
+}
+
 /*
  * Ask the loader for a file's table: once (BPF_NOEXIST keeps the first
  * request until the loader has handled it, and only that one wakes it).
@@ -687,7 +697,8 @@ static __always_inline void walk_memo_put(struct walk_files *f, struct scratch_s
 	struct walk_memo *mo = bpf_map_lookup_elem(&walk_memos, &f->which);
 	struct walk_memo_vma *v;
 
-	if (!mo || !f->v.has_tab || mo->mm != s->mm.mm || mo->stamp != s->hdr.timestamp_ns >> 30)
+	if (!mo || !id || !f->v.has_tab || mo->mm != s->mm.mm ||
+	    mo->stamp != s->hdr.timestamp_ns >> 30)
 		return;
 	v = &mo->v[mo->next & (WALK_MEMO_SLOTS - 1)];
 	v->start = f->v.start;
@@ -740,10 +751,9 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	}
 	if (walk_cache_find(f, s, st, addr)) {
-		/* Its identity is in the sample's file list, at its slot (none
-		 * when the list was full: then it is not remembered). */
-		if (f->v.kind != LOWPROF_FRAME_RAW && f->v.kind <= LOWPROF_SAMPLE_MAX_FILES)
-			walk_memo_put(f, s, &s->files[(f->v.kind - 1) & 15]);
+		/* Its identity is in the sample's file list (none when the list
+		 * was full: then it is not remembered). */
+		walk_memo_put(f, s, walk_file_of_kind(s, f->v.kind));
 		return 0;
 	}
 	if (walk_interp_find(f, s, st, addr)) {
