@@ -197,6 +197,11 @@ enum lowprof_unwind_file_flags {
 	/* Its code keeps no frame pointers (almost no row computes the CFA from
 	 * RBP): a frame-pointer walk stops after its frame, with a marker. */
 	LOWPROF_UNWIND_FILE_NO_FP = 1u << 1,
+	/* Every call in its code is made with a frame pointer set up (the
+	 * loader checked every row, unwind_maps_fp_flags): the row at a return
+	 * address in it is CFA = RBP + 16 with RBP saved at CFA - 16, so the
+	 * walker steps such a frame by RBP without looking the row up. */
+	LOWPROF_UNWIND_FILE_FP_CALLS = 1u << 2,
 };
 
 /* File bytes [off, off + size) are ELF virtual addresses [vaddr, vaddr + size). */
@@ -328,6 +333,7 @@ struct lowprof_unwind_stats {
 	__u64 rows_cached;    /* rows found in the CPU's row cache, no search */
 	__u64 rows_searched;  /* rows searched for in a table */
 	__u64 vma_memo;       /* VMAs (and their tables) from the CPU's memo of its last process */
+	__u64 rows_skipped;   /* return addresses in a LOWPROF_UNWIND_FILE_FP_CALLS file: stepped by RBP, no row */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

@@ -300,20 +300,15 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(const struct lo
 }
 
 /*
- * One frame-pointer step (no usable row): the caller's RBP at [RBP], its
- * return address at [RBP + 8], its RSP at RBP + 16. Plausible only if RBP
- * lies a little above RSP: a leaf without a frame leaves the caller's RBP,
- * and that still points into the stack above it.
+ * The frame-pointer rule: the caller's RBP at [RBP], its return address at
+ * [RBP + 8], its RSP at RBP + 16. Plausible only if RBP lies a little above
+ * RSP: a leaf without a frame leaves the caller's RBP, and that still points
+ * into the stack above it. 0, or -1 (not plausible, or unreadable).
  */
-static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
-					 __u64 start_stack)
+static __always_inline int dwarf_fp_frame(struct dwarf_regs *w, struct lowprof_unwind_stats *st)
 {
 	__u64 pair[2];
 
-	/* The process's entry point without a row (the dynamic loader's
-	 * _start): RBP 0 as the kernel left it, RSP at argc. */
-	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
-		return 1;
 	if (!w->bp_valid || w->bp < w->sp || w->bp - w->sp > UW_FP_MAX_FRAME || (w->bp & 7))
 		return -1;
 	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0) {
@@ -324,6 +319,20 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 	w->bp = pair[0];
 	w->pc = pair[1];
 	w->signal_pc = false;
+	return 0;
+}
+
+/* One frame-pointer step where no usable row is: 0 on, 1 at the process's
+ * entry point, -1 not possible. */
+static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
+					 __u64 start_stack)
+{
+	/* The process's entry point without a row (the dynamic loader's
+	 * _start): RBP 0 as the kernel left it, RSP at argc. */
+	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
+		return 1;
+	if (dwarf_fp_frame(w, st) != 0)
+		return -1;
 	st->fp_fallbacks++;
 	return 0;
 }
@@ -404,6 +413,17 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 		return -LOWPROF_STOP_UNWIND_FAILED;
 	t = &f->v.tab;
 	pc = w->pc;
+	/* A return address in a file whose every call is made with a frame
+	 * pointer: the row there is the frame-pointer rule, so the step is the
+	 * frame-pointer one, without the row. The first pc and a signal's
+	 * interrupted one may be anywhere (a prologue, a leaf without a frame),
+	 * and an RBP below RSP (0 past _start) is for the rows to judge:
+	 * those take the rows, as does a frame-pointer step that fails. */
+	if (!w->signal_pc && f->v.has_tab && (t->flags & LOWPROF_UNWIND_FILE_FP_CALLS) &&
+	    w->bp_valid && w->bp >= w->sp && dwarf_fp_frame(w, st) == 0) {
+		st->rows_skipped++;
+		return 0;
+	}
 	if (w->cached && lookup == w->cached_lookup)
 		r = dwarf_row(w->cached_row);
 	if (r)

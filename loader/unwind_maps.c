@@ -453,19 +453,77 @@ static void um_interp_remove(struct unwind_maps *um, const struct unwind_file *f
 /* Rows with a CFA from RBP, below which a file is taken to keep no frame
  * pointers: compiled with them, a third or more of the rows are. */
 #define UM_FP_ROWS_PERCENT 5
+/* A lazy-binding PLT's first entry (push, jmp: no call) before its stubs. */
+#define UM_PLT0_BYTES 16
+
+static bool um_row_is(const struct unwind_row *r, uint8_t cfa_kind, int32_t cfa_off,
+		      uint8_t rbp_kind)
+{
+	return r->cfa_kind == cfa_kind && r->cfa_off == cfa_off && r->rbp_kind == rbp_kind &&
+	       (rbp_kind != UNWIND_RBP_AT_CFA || r->rbp_off == -16);
+}
+
+/*
+ * Could a call be made at row i's pcs without a frame pointer set up? Code
+ * compiled with frame pointers calls only where CFA = RBP + 16 and RBP is
+ * saved at CFA - 16. Its other rows are the entry and exits (CFA = RSP + 8:
+ * nothing pushed, and a call there would leave the stack misaligned), the
+ * prologue between `push %rbp` and `mov %rsp,%rbp` (a row followed by the
+ * RBP one; code without frame pointers that pushes RBP to use it never
+ * computes the CFA from it), and the PLT (a stub jumps, it does not call). Any other rule (a frameless function that
+ * pushed or reserved something, RBP kept elsewhere, a signal trampoline,
+ * CFI the rows cannot express) may hold a call that a frame-pointer step
+ * would get wrong.
+ */
+static bool um_row_calls_without_fp(const struct unwind_table *t, size_t i)
+{
+	const struct unwind_row *r = &t->rows[i], *next = i + 1 < t->nrows ? &t->rows[i + 1] : NULL;
+
+	switch (r->cfa_kind) {
+	case UNWIND_CFA_NONE:
+	case UNWIND_CFA_END:
+	case UNWIND_CFA_PLT:
+		return false;
+	case UNWIND_CFA_RBP:
+		return !um_row_is(r, UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA);
+	case UNWIND_CFA_RSP:
+		if (r->cfa_off == 8)
+			return r->rbp_kind == UNWIND_RBP_UNDEFINED ||
+			       (r->rbp_kind == UNWIND_RBP_AT_CFA && r->rbp_off != -16);
+		if (um_row_is(r, UNWIND_CFA_RSP, 16, UNWIND_RBP_AT_CFA))
+			return next == NULL || !um_row_is(next, UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA);
+		if ((r->cfa_off == 16 || r->cfa_off == 24) && r->rbp_kind == UNWIND_RBP_SAME) {
+			/* PLT0 pushes, then jumps: its rows end at the first stub's. */
+			size_t j = i + 1;
+
+			while (j < t->nrows && t->rows[j].cfa_kind == UNWIND_CFA_RSP)
+				j++;
+			return j == t->nrows || t->rows[j].cfa_kind != UNWIND_CFA_PLT ||
+			       t->rows[j].pc - r->pc > UM_PLT0_BYTES;
+		}
+		return true;
+	default: /* SIGNAL, UNSUPPORTED */
+		return true;
+	}
+}
 
 uint32_t unwind_maps_fp_flags(const struct unwind_table *t)
 {
 	size_t i, rbp = 0, rows = 0;
+	bool fp_calls = true;
 
 	for (i = 0; i < t->nrows; i++) {
+		if (fp_calls && um_row_calls_without_fp(t, i))
+			fp_calls = false;
 		if (t->rows[i].cfa_kind == UNWIND_CFA_NONE)
 			continue;
 		rows++;
 		if (t->rows[i].cfa_kind == UNWIND_CFA_RBP)
 			rbp++;
 	}
-	return rows > 0 && rbp * 100 < rows * UM_FP_ROWS_PERCENT ? LOWPROF_UNWIND_FILE_NO_FP : 0;
+	if (rows > 0 && rbp * 100 < rows * UM_FP_ROWS_PERCENT)
+		return LOWPROF_UNWIND_FILE_NO_FP;
+	return fp_calls && rbp > 0 ? LOWPROF_UNWIND_FILE_FP_CALLS : 0;
 }
 
 /* Tell the walker that unwind_files changed: its per-CPU copies of entries

@@ -205,7 +205,9 @@ uint32_t unwind_maps_empty_chunks(const struct unwind_maps *um, uint32_t *out, u
 
 /* The unwind_files value of f (what the walker reads). */
 void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *e);
-/* LOWPROF_UNWIND_FILE_NO_FP when almost no row computes the CFA from RBP. */
+/* LOWPROF_UNWIND_FILE_NO_FP when almost no row computes the CFA from RBP;
+ * LOWPROF_UNWIND_FILE_FP_CALLS when no row could hold a call made without a
+ * frame pointer (and some compute the CFA from RBP); else 0. */
 uint32_t unwind_maps_fp_flags(const struct unwind_table *t);
 
 void unwind_maps_usage(const struct unwind_maps *um, struct unwind_maps_usage *u);

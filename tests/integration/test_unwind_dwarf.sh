@@ -48,6 +48,32 @@ print("VMAs: %d from the memo, %d from other sources" % (memo, others))
 sys.exit(0 if memo >= 2 * others and memo > 0 else "the memo placed %d VMAs, other sources %d" % (memo, others))
 ' || fail "the row cache or the memo does not serve a steady workload"
 
+# The same program built with frame pointers, alone under a dwarf lowprof:
+# each return address in it (main and dw_level1..4: 5 of the chain's frames)
+# is stepped by RBP without a row, and the stacks stay whole. The leaf (the
+# first pc, maybe in a prologue), libc and _start (RBP 0) take the rows.
+"$BIN/dwarf_chain_fp" 7 &
+wl=$!
+track "$wl"
+"$BIN/lowprof" -v --unwind dwarf --no-throttle --pid "$wl" --duration 5 --frequency 199 \
+	--output "$work/dwarf_fp" 2>"$work/dwarf_fp.err" ||
+	fail "lowprof (dwarf, frame-pointer program) failed: $(cat "$work/dwarf_fp.err")"
+python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf_fp" --comm dwarf_chain_fp \
+	--chain "$CHAIN" --min 95
+walker=$(grep "unwind walker" "$work/dwarf_fp.err" | tail -1)
+[ -n "$walker" ] || fail "no walker statistics in the loader's log (frame-pointer program)"
+echo "$walker"
+echo "$walker" | python3 -c '
+import re, sys
+line = sys.stdin.read()
+whole = int(re.search(r"(\d+) whole", line).group(1))
+cached, searched, skipped = map(int, re.search(
+    r"rows: (\d+) from the row cache, (\d+) searched, (\d+) not needed", line).groups())
+print("%d whole stacks; frames: %d by RBP without a row, %d by a row" % (whole, skipped, cached + searched))
+sys.exit(0 if whole > 0 and skipped >= 4 * whole else
+         "%d frames stepped by RBP for %d whole stacks: the file keeps frame pointers" % (skipped, whole))
+' || fail "a frame-pointer program's return addresses took the rows"
+
 # fp: the same program, frame pointers only.
 "$BIN/dwarf_chain" 8 &
 wl=$!

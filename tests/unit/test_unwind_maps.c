@@ -498,6 +498,119 @@ static void test_fp_flags(void **state)
 	free(t.rows);
 }
 
+/* The rows of code compiled with frame pointers: PLT0 (push, push, jmp) and
+ * its stubs, then functions of entry, `push %rbp`, `mov %rsp,%rbp`, body,
+ * exit; base_k marks where the test changes something. */
+static void fp_code_rows(struct unwind_table *t)
+{
+	static const struct unwind_row fp_rows[] = {
+		{.pc = 0x1020, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 16},
+		{.pc = 0x1026, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 24},
+		{.pc = 0x1030, .cfa_kind = UNWIND_CFA_PLT, .cfa_off = 8, .plt_threshold = 11},
+		{.pc = 0x10a0, .cfa_kind = UNWIND_CFA_NONE},
+		{.pc = 0x1100, .cfa_kind = UNWIND_CFA_END},
+		{.pc = 0x1130, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 8},
+		{.pc = 0x1131, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 16,
+		 .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		{.pc = 0x1139, .cfa_kind = UNWIND_CFA_RBP, .cfa_off = 16,
+		 .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		{.pc = 0x1180, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 8,
+		 .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		{.pc = 0x1181, .cfa_kind = UNWIND_CFA_RBP, .cfa_off = 16,
+		 .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		{.pc = 0x11a0, .cfa_kind = UNWIND_CFA_NONE},
+	};
+
+	free(t->rows);
+	t->nrows = sizeof(fp_rows) / sizeof(fp_rows[0]);
+	t->rows = malloc(sizeof(fp_rows));
+	assert_non_null(t->rows);
+	memcpy(t->rows, fp_rows, sizeof(fp_rows));
+}
+
+/* Every call made with a frame pointer: the walker steps such a file's
+ * return addresses by RBP without a row (bpf/unwind_dwarf.bpf.h), so any row
+ * where a call could be made without one must keep the flag off. */
+static void test_fp_calls_flag(void **state)
+{
+	struct unwind_table t = {0};
+
+	(void)state;
+	fp_code_rows(&t);
+	assert_int_equal(unwind_maps_fp_flags(&t), LOWPROF_UNWIND_FILE_FP_CALLS);
+
+	/* A frameless function that pushed a register (and may call). */
+	fp_code_rows(&t);
+	t.rows[8].rbp_kind = UNWIND_RBP_SAME;
+	t.rows[8].cfa_off = 24;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* RBP pushed as a plain register: no RBP row after it. */
+	fp_code_rows(&t);
+	t.rows[7].cfa_kind = UNWIND_CFA_RSP;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* A frame pointer saved elsewhere than next to the return address. */
+	fp_code_rows(&t);
+	t.rows[9].rbp_off = -24;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* The CFA at another distance from RBP. */
+	fp_code_rows(&t);
+	t.rows[9].cfa_off = 32;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* A signal trampoline: its "return address" is not a call's. */
+	fp_code_rows(&t);
+	t.rows[4].cfa_kind = UNWIND_CFA_SIGNAL;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* CFI the rows cannot express. */
+	fp_code_rows(&t);
+	t.rows[4].cfa_kind = UNWIND_CFA_UNSUPPORTED;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* RBP not recoverable at an entry row. */
+	fp_code_rows(&t);
+	t.rows[5].rbp_kind = UNWIND_RBP_UNDEFINED;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	/* PLT0's pushes are no PLT0 without stubs right after them. */
+	fp_code_rows(&t);
+	t.rows[2].cfa_kind = UNWIND_CFA_RSP;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	fp_code_rows(&t);
+	t.rows[2].pc = 0x1040;
+	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	free(t.rows);
+}
+
+/* The same judgement on real programs: chain.c built with and without frame
+ * pointers, by gcc and clang (tests/programs/unwind). */
+static void test_fp_calls_compiled(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t flags;
+	} progs[] = {
+		{"chain_gcc_fp", LOWPROF_UNWIND_FILE_FP_CALLS},
+		{"chain_clang_fp", LOWPROF_UNWIND_FILE_FP_CALLS},
+		{"chain_gcc_omit", LOWPROF_UNWIND_FILE_NO_FP},
+		{"chain_clang_omit", LOWPROF_UNWIND_FILE_NO_FP},
+	};
+	char path[512], err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct unwind_table t = {0};
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", UNWTEST_OUT, progs[i].name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(unwind_table_build_fd(fd, &t, err, sizeof(err)), 0);
+		close(fd);
+		if (unwind_maps_fp_flags(&t) != progs[i].flags)
+			fail_msg("%s: flags %u, expected %u", progs[i].name, unwind_maps_fp_flags(&t),
+				 progs[i].flags);
+		unwind_table_free(&t);
+	}
+}
+
 /* This process's own executable, opened as the loader opens a pending file:
  * exactly the reported identity, anything else refused. */
 static void test_open_identity(void **state)
@@ -786,6 +899,8 @@ int main(void)
 		cmocka_unit_test(test_page_index),
 		cmocka_unit_test(test_entry_offsets),
 		cmocka_unit_test(test_fp_flags),
+		cmocka_unit_test(test_fp_calls_flag),
+		cmocka_unit_test(test_fp_calls_compiled),
 		cmocka_unit_test(test_open_identity),
 		cmocka_unit_test(test_adopt_entries),
 		cmocka_unit_test(test_ehdr_hash),
