@@ -292,10 +292,16 @@ struct lowprof_vma {
 	__u32 tag;        /* a mix of the fields: a slot torn by two writers fails it */
 };
 
-struct lowprof_vma_cache {
+/* An address space as a walk recorded it: what it learned of its VMAs
+ * holds while all three are unchanged. */
+struct lowprof_addr_space {
 	__u64 mm;         /* the mm_struct's address: a new one after exec */
 	__u64 seq;        /* its mm_lock_seq when the entries were learned */
 	__u64 start_time; /* the leader's start time: a reused pid differs */
+};
+
+struct lowprof_vma_cache {
+	struct lowprof_addr_space space;
 	__u32 n, next;    /* slots used, next slot to replace */
 	struct lowprof_vma v[LOWPROF_VMA_CACHE_SLOTS];
 };

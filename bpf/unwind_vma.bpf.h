@@ -140,7 +140,7 @@ struct walk_memo_vma {
 };
 
 struct walk_memo {
-	__u64 mm, seq, start_time; /* the address space */
+	struct lowprof_addr_space space;
 	__u64 gen;                 /* unwind_files_gen */
 	__u64 stamp;               /* the sample's timestamp >> 30 */
 	__u32 n, next;
@@ -255,6 +255,25 @@ static __always_inline void walk_mm_validity(struct walk_mm *m)
 		m->seq = mm->mm_lock_seq.sequence;
 	m->start_time = task->group_leader->start_time;
 	m->have_validity = 1;
+}
+
+static __always_inline void walk_space_take(struct lowprof_addr_space *a, const struct walk_mm *m)
+{
+	a->mm = m->mm;
+	a->seq = m->seq;
+	a->start_time = m->start_time;
+}
+
+/* Does a recorded address space (a VMA cache's, a memo's) still describe
+ * this sample's? If not, it becomes this sample's, and the caller empties
+ * what it had learned of the old one. */
+static __always_inline bool walk_space_same(struct lowprof_addr_space *a, struct walk_mm *m)
+{
+	walk_mm_validity(m);
+	if (a->mm == m->mm && a->seq == m->seq && a->start_time == m->start_time)
+		return true;
+	walk_space_take(a, m);
+	return false;
 }
 
 struct walk_slot_search {
@@ -409,11 +428,7 @@ static __always_inline struct lowprof_vma_cache *walk_cache_get(struct walk_file
 
 	if (!c)
 		return NULL;
-	walk_mm_validity(m);
-	if (c->mm != m->mm || c->seq != m->seq || c->start_time != m->start_time) {
-		c->mm = m->mm;
-		c->seq = m->seq;
-		c->start_time = m->start_time;
+	if (!walk_space_same(&c->space, m)) {
 		c->n = 0;
 		c->next = 0;
 	}
@@ -442,9 +457,7 @@ static __always_inline void walk_cache_put(struct walk_files *f, struct scratch_
 		return;
 	walk_mm_validity(m);
 	__builtin_memset(c, 0, sizeof(*c));
-	c->mm = m->mm;
-	c->seq = m->seq;
-	c->start_time = m->start_time;
+	walk_space_take(&c->space, m);
 	c->n = 1;
 	c->next = 1;
 	c->v[0] = *v;
@@ -643,12 +656,7 @@ static __always_inline struct walk_memo *walk_memo_get(struct walk_files *f,
 
 	if (!mo)
 		return NULL;
-	walk_mm_validity(m);
-	if (mo->mm != m->mm || mo->seq != m->seq || mo->start_time != m->start_time ||
-	    mo->gen != gen || mo->stamp != stamp) {
-		mo->mm = m->mm;
-		mo->seq = m->seq;
-		mo->start_time = m->start_time;
+	if (!walk_space_same(&mo->space, m) || mo->gen != gen || mo->stamp != stamp) {
 		mo->gen = gen;
 		mo->stamp = stamp;
 		mo->n = 0;
@@ -697,7 +705,7 @@ static __always_inline void walk_memo_put(struct walk_files *f, struct scratch_s
 	struct walk_memo *mo = bpf_map_lookup_elem(&walk_memos, &f->which);
 	struct walk_memo_vma *v;
 
-	if (!mo || !id || !f->v.has_tab || mo->mm != s->mm.mm ||
+	if (!mo || !id || !f->v.has_tab || mo->space.mm != s->mm.mm ||
 	    mo->stamp != s->hdr.timestamp_ns >> 30)
 		return;
 	v = &mo->v[mo->next & (WALK_MEMO_SLOTS - 1)];
