@@ -176,13 +176,18 @@ struct lowprof_cpu_stats {
  */
 #define LOWPROF_UNWIND_PAGE_SHIFT 8
 
-/* The same 16 bytes as unwind/unwind_table.h's struct unwind_row. */
-struct lowprof_unwind_row {
-	__u64 pc;       /* ELF virtual address */
+/* A row's rule: how to find the caller's frame (unwind/unwind_table.h). */
+struct lowprof_unwind_rule {
 	__s32 cfa_off;
 	__s16 rbp_off;  /* or the PLT threshold */
 	__u8 cfa_kind;  /* enum unwind_cfa_kind */
 	__u8 rbp_kind;  /* enum unwind_rbp_kind */
+};
+
+/* The same 16 bytes as unwind/unwind_table.h's struct unwind_row. */
+struct lowprof_unwind_row {
+	__u64 pc;       /* ELF virtual address */
+	struct lowprof_unwind_rule rule;
 };
 
 /* Files with a table (or a known lack of one) the walker can hold at once. */

@@ -86,16 +86,16 @@ struct {
  * identity and the ELF address. The key is the identity, not a row index:
  * a file's rows follow from the file alone (the loader builds a table only
  * for the file the identity names), so an entry stays true however the
- * tables are evicted, rebuilt or moved. Fixed size: 12 KiB per CPU each.
+ * tables are evicted, rebuilt or moved. Fixed size: 8 KiB per CPU each.
  */
 #define UW_ROW_CACHE_SLOTS 256
 #define UW_ROW_CACHE_SHIFT 56 /* 64 - log2(UW_ROW_CACHE_SLOTS) */
 
+/* 32 bytes: two a cache line, none across one. */
 struct dwarf_row_cache_entry {
 	struct lowprof_file_id id; /* ino 0: empty */
 	__u64 vaddr;
-	struct lowprof_unwind_row row;
-	__u64 pad; /* 48 bytes: a slot never straddles more than one line boundary */
+	struct lowprof_unwind_rule rule;
 };
 
 struct dwarf_row_cache {
@@ -402,7 +402,8 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 {
 	struct lowprof_unwind_stats *st = walk_stats();
 	struct lowprof_unwind_file *t;
-	struct lowprof_unwind_row *r = NULL;
+	const struct lowprof_unwind_rule *r = NULL;
+	struct lowprof_unwind_row *row = NULL;
 	struct dwarf_row_cache_entry *e;
 	const struct lowprof_file_id *id;
 	__u64 pc, vaddr, cfa, ra, bp;
@@ -425,9 +426,11 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 		return 0;
 	}
 	if (w->cached && lookup == w->cached_lookup)
-		r = dwarf_row(w->cached_row);
-	if (r)
+		row = dwarf_row(w->cached_row);
+	if (row) {
+		r = &row->rule;
 		goto found;
+	}
 	if (!f->v.has_tab) {
 		/* The vDSO and anonymous code have no table: frame pointers, if any. */
 		if (f->v.vdso)
@@ -442,17 +445,18 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	e = dwarf_row_cache_slot(w->which, id, vaddr);
 	if (e && id && dwarf_row_cache_holds(e, id, vaddr)) {
 		st->rows_cached++;
-		r = &e->row;
+		r = &e->rule;
 		goto found;
 	}
 	st->rows_searched++;
-	r = dwarf_find_row(t, vaddr, &idx);
-	if (!r)
+	row = dwarf_find_row(t, vaddr, &idx);
+	if (!row)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+	r = &row->rule;
 	if (e && id) {
 		e->id = *id;
 		e->vaddr = vaddr;
-		e->row = *r;
+		e->rule = *r;
 	}
 	w->cached_lookup = lookup;
 	w->cached_row = idx;
