@@ -414,17 +414,6 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 		return -LOWPROF_STOP_UNWIND_FAILED;
 	t = &f->v.tab;
 	pc = w->pc;
-	/* A return address in a file whose every call is made with a frame
-	 * pointer: the row there is the frame-pointer rule, so the step is the
-	 * frame-pointer one, without the row. The first pc and a signal's
-	 * interrupted one may be anywhere (a prologue, a leaf without a frame),
-	 * and an RBP below RSP (0 past _start) is for the rows to judge:
-	 * those take the rows, as does a frame-pointer step that fails. */
-	if (!w->signal_pc && f->v.has_tab && (t->flags & LOWPROF_UNWIND_FILE_FP_CALLS) &&
-	    w->bp_valid && w->bp >= w->sp && dwarf_fp_frame(w, st) == 0) {
-		st->rows_skipped++;
-		return 0;
-	}
 	if (w->cached && lookup == w->cached_lookup)
 		row = dwarf_row(w->cached_row);
 	if (row) {
@@ -564,7 +553,20 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 		return 1;
 	w->s->frames[idx] = frame;
 	w->n++;
-	rc = lowprof_dwarf_step(&w->r, &w->f, lookup);
+	/* A return address in a file whose every call is made with a frame
+	 * pointer: the row there is the frame-pointer rule, so the step is the
+	 * frame-pointer one, without the row (and inline: no call of the step).
+	 * The first pc and a signal's interrupted one may be anywhere (a
+	 * prologue, a leaf without a frame), and an RBP below RSP (0 past
+	 * _start) is for the rows to judge: those take the rows, as does a
+	 * frame-pointer step that fails. */
+	if (!w->r.signal_pc && w->f.v.has_tab && (w->f.v.tab.flags & LOWPROF_UNWIND_FILE_FP_CALLS) &&
+	    w->r.bp_valid && w->r.bp >= w->r.sp && dwarf_fp_frame(&w->r, w->st) == 0) {
+		w->st->rows_skipped++;
+		rc = 0;
+	} else {
+		rc = lowprof_dwarf_step(&w->r, &w->f, lookup);
+	}
 	if (rc > 0) {
 		w->st->complete++;
 		return 1;
