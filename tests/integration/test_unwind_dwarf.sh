@@ -10,6 +10,14 @@ require_bpf
 work_dir unwind
 CHAIN="main;dw_level1;dw_level2;dw_level3;dw_level4;dw_leaf"
 
+# walker_stats FILE: the last "unwind walker" line of a -v loader's log in
+# FILE (fails without one), printed and kept in $walker.
+walker_stats() {
+	walker=$(grep "unwind walker" "$1" | tail -1)
+	[ -n "$walker" ] || fail "no walker statistics in the loader's log ($1)"
+	echo "$walker"
+}
+
 # dwarf: every process (the workload does not exist yet), started after lowprof.
 # With --no-throttle, so that a busy test host does not switch the unwinding mode.
 # -v: the loader's walker statistics, read below.
@@ -30,9 +38,7 @@ python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chai
 # and their VMAs from the CPUs' memos (bpf/unwind_vma.bpf.h):
 # the workload's frames repeat sample after sample, so a cache that stopped
 # serving them (or served them wrong: the chain check above) shows here.
-walker=$(grep "unwind walker" "$work/dwarf.err" | tail -1)
-[ -n "$walker" ] || fail "no walker statistics in the loader's log"
-echo "$walker"
+walker_stats "$work/dwarf.err"
 echo "$walker" | python3 -c '
 import re, sys
 line = sys.stdin.read()
@@ -60,9 +66,7 @@ track "$wl"
 	fail "lowprof (dwarf, frame-pointer program) failed: $(cat "$work/dwarf_fp.err")"
 python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf_fp" --comm dwarf_chain_fp \
 	--chain "$CHAIN" --min 95
-walker=$(grep "unwind walker" "$work/dwarf_fp.err" | tail -1)
-[ -n "$walker" ] || fail "no walker statistics in the loader's log (frame-pointer program)"
-echo "$walker"
+walker_stats "$work/dwarf_fp.err"
 echo "$walker" | python3 -c '
 import re, sys
 line = sys.stdin.read()

@@ -500,7 +500,7 @@ static void test_fp_flags(void **state)
 
 /* The rows of code compiled with frame pointers: PLT0 (push, push, jmp) and
  * its stubs, then functions of entry, `push %rbp`, `mov %rsp,%rbp`, body,
- * exit; base_k marks where the test changes something. */
+ * exit (test_fp_calls_flag replaces one row at a time). */
 static void fp_code_rows(struct unwind_table *t)
 {
 	static const struct unwind_row fp_rows[] = {
@@ -530,51 +530,49 @@ static void fp_code_rows(struct unwind_table *t)
 
 /* Every call made with a frame pointer: the walker steps such a file's
  * return addresses by RBP without a row (bpf/unwind_dwarf.bpf.h), so any row
- * where a call could be made without one must keep the flag off. */
+ * where a call could be made without one must keep the flag off. Each case
+ * puts one row in the place of fp_code_rows' row at `at`. */
 static void test_fp_calls_flag(void **state)
 {
+	static const struct {
+		size_t at;
+		struct unwind_row row;
+		const char *what;
+	} breaks[] = {
+		{8, {.pc = 0x1180, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 24},
+		 "a frameless function that pushed a register (and may call)"},
+		{7, {.pc = 0x1139, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 16,
+		     .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		 "RBP pushed as a plain register: no RBP row after the push"},
+		{9, {.pc = 0x1181, .cfa_kind = UNWIND_CFA_RBP, .cfa_off = 16,
+		     .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -24},
+		 "a frame pointer saved elsewhere than next to the return address"},
+		{9, {.pc = 0x1181, .cfa_kind = UNWIND_CFA_RBP, .cfa_off = 32,
+		     .rbp_kind = UNWIND_RBP_AT_CFA, .rbp_off = -16},
+		 "the CFA at another distance from RBP"},
+		{4, {.pc = 0x1100, .cfa_kind = UNWIND_CFA_SIGNAL},
+		 "a signal trampoline: its return address is no call's"},
+		{4, {.pc = 0x1100, .cfa_kind = UNWIND_CFA_UNSUPPORTED}, "CFI the rows cannot express"},
+		{5, {.pc = 0x1130, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 8,
+		     .rbp_kind = UNWIND_RBP_UNDEFINED},
+		 "RBP not recoverable at an entry"},
+		{2, {.pc = 0x1030, .cfa_kind = UNWIND_CFA_RSP, .cfa_off = 8},
+		 "PLT0's pushes without stubs after them"},
+		{2, {.pc = 0x1040, .cfa_kind = UNWIND_CFA_PLT, .cfa_off = 8, .plt_threshold = 11},
+		 "PLT0's pushes further than PLT0 from the stubs"},
+	};
 	struct unwind_table t = {0};
+	size_t i;
 
 	(void)state;
 	fp_code_rows(&t);
 	assert_int_equal(unwind_maps_fp_flags(&t), LOWPROF_UNWIND_FILE_FP_CALLS);
-
-	/* A frameless function that pushed a register (and may call). */
-	fp_code_rows(&t);
-	t.rows[8].rbp_kind = UNWIND_RBP_SAME;
-	t.rows[8].cfa_off = 24;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* RBP pushed as a plain register: no RBP row after it. */
-	fp_code_rows(&t);
-	t.rows[7].cfa_kind = UNWIND_CFA_RSP;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* A frame pointer saved elsewhere than next to the return address. */
-	fp_code_rows(&t);
-	t.rows[9].rbp_off = -24;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* The CFA at another distance from RBP. */
-	fp_code_rows(&t);
-	t.rows[9].cfa_off = 32;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* A signal trampoline: its "return address" is not a call's. */
-	fp_code_rows(&t);
-	t.rows[4].cfa_kind = UNWIND_CFA_SIGNAL;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* CFI the rows cannot express. */
-	fp_code_rows(&t);
-	t.rows[4].cfa_kind = UNWIND_CFA_UNSUPPORTED;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* RBP not recoverable at an entry row. */
-	fp_code_rows(&t);
-	t.rows[5].rbp_kind = UNWIND_RBP_UNDEFINED;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	/* PLT0's pushes are no PLT0 without stubs right after them. */
-	fp_code_rows(&t);
-	t.rows[2].cfa_kind = UNWIND_CFA_RSP;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
-	fp_code_rows(&t);
-	t.rows[2].pc = 0x1040;
-	assert_int_equal(unwind_maps_fp_flags(&t), 0);
+	for (i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
+		fp_code_rows(&t);
+		t.rows[breaks[i].at] = breaks[i].row;
+		if (unwind_maps_fp_flags(&t) != 0)
+			fail_msg("%s: flags %u, expected 0", breaks[i].what, unwind_maps_fp_flags(&t));
+	}
 	free(t.rows);
 }
 
