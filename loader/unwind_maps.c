@@ -470,10 +470,10 @@ static bool um_row_is(const struct unwind_row *r, uint8_t cfa_kind, int32_t cfa_
  * nothing pushed, and a call there would leave the stack misaligned), the
  * prologue between `push %rbp` and `mov %rsp,%rbp` (a row followed by the
  * RBP one; code without frame pointers that pushes RBP to use it never
- * computes the CFA from it), and the PLT (a stub jumps, it does not call). Any other rule (a frameless function that
- * pushed or reserved something, RBP kept elsewhere, a signal trampoline,
- * CFI the rows cannot express) may hold a call that a frame-pointer step
- * would get wrong.
+ * computes the CFA from it), and the PLT (a stub jumps, it does not call).
+ * Any other rule (a frameless function that pushed or reserved something,
+ * RBP kept elsewhere, a signal trampoline, CFI the rows cannot express) may
+ * hold a call that a frame-pointer step would get wrong.
  */
 static bool um_row_calls_without_fp(const struct unwind_table *t, size_t i)
 {
@@ -493,10 +493,12 @@ static bool um_row_calls_without_fp(const struct unwind_table *t, size_t i)
 		if (um_row_is(r, UNWIND_CFA_RSP, 16, UNWIND_RBP_AT_CFA))
 			return next == NULL || !um_row_is(next, UNWIND_CFA_RBP, 16, UNWIND_RBP_AT_CFA);
 		if ((r->cfa_off == 16 || r->cfa_off == 24) && r->rbp_kind == UNWIND_RBP_SAME) {
-			/* PLT0 pushes, then jumps: its rows end at the first stub's. */
+			/* PLT0 pushes, then jumps: its rows end at the first stub's,
+			 * within PLT0's bytes (rows have distinct pcs: a few rows). */
 			size_t j = i + 1;
 
-			while (j < t->nrows && t->rows[j].cfa_kind == UNWIND_CFA_RSP)
+			while (j < t->nrows && t->rows[j].cfa_kind == UNWIND_CFA_RSP &&
+			       t->rows[j].pc - r->pc <= UM_PLT0_BYTES)
 				j++;
 			return j == t->nrows || t->rows[j].cfa_kind != UNWIND_CFA_PLT ||
 			       t->rows[j].pc - r->pc > UM_PLT0_BYTES;
