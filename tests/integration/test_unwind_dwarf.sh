@@ -2,7 +2,9 @@
 # DWARF unwinding end to end: a program built -O2 -fomit-frame-pointer whose
 # hot leaf is five calls below main, started after lowprof (so its tables are
 # built while lowprof runs). With --unwind dwarf at least 95% of its samples
-# carry main;dw_level1;...;dw_leaf; with --unwind fp most do not.
+# carry main;dw_level1;...;dw_leaf; with --unwind fp most do not. The same
+# program built with frame pointers is walked by RBP past its leaf, without
+# its rows (LOWPROF_UNWIND_FILE_FP_CALLS), and is as whole.
 #   usage: test_unwind_dwarf.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
