@@ -15,6 +15,9 @@
 . "$(dirname "$0")/lib.sh"
 require_bpf
 work_dir rogue
+# Something on CPU throughout, so that "samples still growing" does not hang
+# on whatever else the host happens to run.
+busy_cpu 30
 
 "$BIN/lowprof" --duration 20 --interval 1 --output "$work/out" --run-dir "$work" 2>"$work/stderr" &
 sup=$!
