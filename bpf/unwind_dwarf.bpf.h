@@ -303,18 +303,20 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(const struct lo
  * The frame-pointer rule: the caller's RBP at [RBP], its return address at
  * [RBP + 8], its RSP at RBP + 16. Plausible only if RBP lies a little above
  * RSP: a leaf without a frame leaves the caller's RBP, and that still points
- * into the stack above it. 0, or -1 (not plausible, or unreadable).
+ * into the stack above it. 0, UW_FP_IMPLAUSIBLE or UW_FP_UNREADABLE; the
+ * caller counts a failed read (the walker's inline step leaves it to the row
+ * step that follows, which reads the same words).
  */
-static __always_inline int dwarf_fp_frame(struct dwarf_regs *w, struct lowprof_unwind_stats *st)
+#define UW_FP_IMPLAUSIBLE (-1)
+#define UW_FP_UNREADABLE (-2)
+static __always_inline int dwarf_fp_frame(struct dwarf_regs *w)
 {
 	__u64 pair[2];
 
 	if (!w->bp_valid || w->bp < w->sp || w->bp - w->sp > UW_FP_MAX_FRAME || (w->bp & 7))
-		return -1;
-	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0) {
-		st->read_errors++;
-		return -1;
-	}
+		return UW_FP_IMPLAUSIBLE;
+	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0)
+		return UW_FP_UNREADABLE;
 	w->sp = w->bp + 16;
 	w->bp = pair[0];
 	w->pc = pair[1];
@@ -327,11 +329,16 @@ static __always_inline int dwarf_fp_frame(struct dwarf_regs *w, struct lowprof_u
 static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
 					 __u64 start_stack)
 {
+	int rc;
+
 	/* The process's entry point without a row (the dynamic loader's
 	 * _start): RBP 0 as the kernel left it, RSP at argc. */
 	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
 		return 1;
-	if (dwarf_fp_frame(w, st) != 0)
+	rc = dwarf_fp_frame(w);
+	if (rc == UW_FP_UNREADABLE)
+		st->read_errors++;
+	if (rc != 0)
 		return -1;
 	st->fp_fallbacks++;
 	return 0;
@@ -561,7 +568,7 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 	 * _start) is for the rows to judge: those take the rows, as does a
 	 * frame-pointer step that fails. */
 	if (!w->r.signal_pc && w->f.v.has_tab && (w->f.v.tab.flags & LOWPROF_UNWIND_FILE_FP_CALLS) &&
-	    w->r.bp_valid && w->r.bp >= w->r.sp && dwarf_fp_frame(&w->r, w->st) == 0) {
+	    w->r.bp_valid && w->r.bp >= w->r.sp && dwarf_fp_frame(&w->r) == 0) {
 		w->st->rows_skipped++;
 		rc = 0;
 	} else {
