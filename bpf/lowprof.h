@@ -345,6 +345,8 @@ struct lowprof_unwind_stats {
 	__u64 rows_searched;  /* rows searched for in a table */
 	__u64 vma_memo;       /* VMAs (and their tables) from the CPU's memo of its last process */
 	__u64 rows_skipped;   /* return addresses in a LOWPROF_UNWIND_FILE_FP_CALLS file: stepped by RBP, no row */
+	__u64 stack_reads;    /* user stack words (or pairs) the walker read */
+	__u64 stack_copies;   /* of which copied from the stack (the rest: from the walk's window) */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

@@ -77,6 +77,87 @@ struct {
 } unwind_altstack_walk SEC(".maps");
 
 /*
+ * The user stack as the walk reads it, per CPU and walker: a copy of up to
+ * UW_WINDOW_BYTES from the lowest address the walk last had to read, never
+ * past that address's page (a mapping ends on a page boundary, so the copy
+ * does not fail where a small read would not). A walk reads the stack
+ * upwards only (every step's CFA is above RSP, a frame-pointer step's RBP
+ * too), a few words a frame, and each bpf_probe_read_user costs a helper call and
+ * a fault-guarded copy: one copy serves the next frames of a deep stack. In
+ * this map only, which no one else reads; the next walk of the CPU writes it
+ * over.
+ */
+#define UW_WINDOW_WORDS 64
+#define UW_WINDOW_BYTES (UW_WINDOW_WORDS * 8)
+
+struct dwarf_stack_window {
+	__u64 lo;  /* user address of word[0] */
+	__u32 len; /* bytes copied; 0: none in this walk */
+	__u32 pad;
+	__u64 word[UW_WINDOW_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* WALK_SAMPLER, WALK_OFFCPU */
+	__type(key, __u32);
+	__type(value, struct dwarf_stack_window);
+} unwind_stack_window SEC(".maps");
+
+/* A new walk: nothing of the last one's stack is believed. */
+static __always_inline void dwarf_window_reset(__u32 which)
+{
+	struct dwarf_stack_window *win = bpf_map_lookup_elem(&unwind_stack_window, &which);
+
+	if (win)
+		win->len = 0;
+}
+
+/*
+ * The word of the user stack at addr into *lo and, if hi, the next one into
+ * *hi: 0, or -1 if unreadable (then neither is written). From the window
+ * when it holds them, else from a new copy at addr. A pair across a page
+ * boundary is copied as just that pair. Every read goes through the window,
+ * so that no caller needs a buffer of its own on the BPF stack (the off-CPU
+ * program's calls have 512 bytes in all).
+ */
+static __always_inline int dwarf_stack_read(struct lowprof_unwind_stats *st, __u32 which, __u64 addr,
+					    __u64 *lo, __u64 *hi)
+{
+	struct dwarf_stack_window *win = bpf_map_lookup_elem(&unwind_stack_window, &which);
+	__u64 off, len, i, need = hi ? 16 : 8;
+
+	if (!win)
+		return -1;
+	st->stack_reads++;
+	off = addr - win->lo;
+	if (win->len == 0 || addr < win->lo || (off & 7) || off + need > win->len) {
+		len = 4096 - (addr & 4095);
+		if (len > UW_WINDOW_BYTES)
+			len = UW_WINDOW_BYTES;
+		if (len < need)
+			len = need;
+		asm volatile("" : "+r"(len));
+		if (len > UW_WINDOW_BYTES)
+			return -1;
+		st->stack_copies++;
+		if (bpf_probe_read_user(win->word, len, (void *)addr) != 0) {
+			win->len = 0;
+			return -1;
+		}
+		win->lo = addr;
+		win->len = len;
+		off = 0;
+	}
+	/* off + need <= len <= the window: the masks only tell the verifier so. */
+	i = off >> 3;
+	*lo = win->word[i & (UW_WINDOW_WORDS - 1)];
+	if (hi)
+		*hi = win->word[(i + 1) & (UW_WINDOW_WORDS - 1)];
+	return 0;
+}
+
+/*
  * Rows found lately, per CPU and walker (the sampler's, the off-CPU
  * program's: one may interrupt the other, so they never share an entry).
  * A sample's frames are mostly earlier samples' (the same callers under a
@@ -309,17 +390,15 @@ static __always_inline struct lowprof_unwind_row *dwarf_find_row(const struct lo
  */
 #define UW_FP_IMPLAUSIBLE (-1)
 #define UW_FP_UNREADABLE (-2)
-static __always_inline int dwarf_fp_frame(struct dwarf_regs *w)
+static __always_inline int dwarf_fp_frame(struct dwarf_regs *w, struct lowprof_unwind_stats *st)
 {
-	__u64 pair[2];
+	__u64 frame = w->bp;
 
 	if (!w->bp_valid || w->bp < w->sp || w->bp - w->sp > UW_FP_MAX_FRAME || (w->bp & 7))
 		return UW_FP_IMPLAUSIBLE;
-	if (bpf_probe_read_user(pair, sizeof(pair), (void *)w->bp) != 0)
+	if (dwarf_stack_read(st, w->which, frame, &w->bp, &w->pc) != 0)
 		return UW_FP_UNREADABLE;
-	w->sp = w->bp + 16;
-	w->bp = pair[0];
-	w->pc = pair[1];
+	w->sp = frame + 16;
 	w->signal_pc = false;
 	return 0;
 }
@@ -335,7 +414,7 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 	 * _start): RBP 0 as the kernel left it, RSP at argc. */
 	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
 		return 1;
-	rc = dwarf_fp_frame(w);
+	rc = dwarf_fp_frame(w, st);
 	if (rc == UW_FP_UNREADABLE)
 		st->read_errors++;
 	if (rc != 0)
@@ -413,7 +492,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	struct lowprof_unwind_row *row = NULL;
 	struct dwarf_row_cache_entry *e;
 	const struct lowprof_file_id *id;
-	__u64 pc, vaddr, cfa, ra, bp;
+	__u64 pc, vaddr, cfa;
 	__u32 idx;
 	__u8 kind;
 
@@ -501,34 +580,31 @@ found:
 	if (r->rbp_kind == UW_RBP_AT_CFA && r->rbp_off == -16) {
 		/* The saved RBP next to the return address (every function that
 		 * keeps a frame pointer): one read of both, not one each. */
-		__u64 pair[2];
-
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)) != 0) {
+		if (dwarf_stack_read(st, w->which, cfa - 16, &w->bp, &w->pc) != 0) {
 			st->read_errors++;
 			return -LOWPROF_STOP_UNWIND_FAILED;
 		}
-		w->bp = pair[0];
 		w->bp_valid = true;
-		ra = pair[1];
 		goto next;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
-		st->read_errors++;
-		return -LOWPROF_STOP_UNWIND_FAILED;
-	}
+	/* The saved RBP first: it lies below the return address, and the
+	 * window is copied upwards from the lower of the two. A failed read
+	 * ends the walk, so a register written before it does not matter. */
 	if (r->rbp_kind == UW_RBP_AT_CFA) {
-		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + r->rbp_off)) != 0) {
+		if (dwarf_stack_read(st, w->which, cfa + r->rbp_off, &w->bp, NULL) != 0) {
 			st->read_errors++;
 			return -LOWPROF_STOP_UNWIND_FAILED;
 		}
-		w->bp = bp;
 		w->bp_valid = true;
 	} else if (r->rbp_kind != UW_RBP_SAME) {
 		w->bp_valid = false;
 	}
+	if (dwarf_stack_read(st, w->which, cfa - 8, &w->pc, NULL) != 0) {
+		st->read_errors++;
+		return -LOWPROF_STOP_UNWIND_FAILED;
+	}
 next:
 	w->sp = cfa;
-	w->pc = ra;
 	w->signal_pc = false;
 	st->frames++;
 	return 0;
@@ -568,7 +644,7 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 	 * _start) is for the rows to judge: those take the rows, as does a
 	 * frame-pointer step that fails. */
 	if (!w->r.signal_pc && w->f.v.has_tab && (w->f.v.tab.flags & LOWPROF_UNWIND_FILE_FP_CALLS) &&
-	    w->r.bp_valid && w->r.bp >= w->r.sp && dwarf_fp_frame(&w->r) == 0) {
+	    w->r.bp_valid && w->r.bp >= w->r.sp && dwarf_fp_frame(&w->r, w->st) == 0) {
 		w->st->rows_skipped++;
 		rc = 0;
 	} else {
@@ -638,6 +714,7 @@ static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_
 	w->r.bp_valid = 1;
 	w->r.signal_pc = 1;
 	w->st->samples++;
+	dwarf_window_reset(w->r.which);
 	/* One more iteration than frames, to tell a cut stack from a complete one. */
 	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, w, 0);
 	if (w->truncated) {
