@@ -99,10 +99,12 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
  * two words per file of the list (frames name files by their place in it). */
 #define INGEST_KEY_MAX (1 + LOWPROF_MAX_FRAMES + 1 + 2 * LOWPROF_SAMPLE_MAX_FILES)
 
-/* The frames of the sample (*out): from the cache when this stack was seen before,
- * else symbolized into frames. */
+/* The frames of the sample (*out): from the cache when this stack was seen before
+ * (then *hit holds the entry's locations memo, else its owner is NULL), else
+ * symbolized into frames. */
 static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
-			    const struct sample_view *sv, struct frame *frames, const struct frame **out)
+			    const struct sample_view *sv, struct frame *frames, const struct frame **out,
+			    struct stack_cache_hit *hit)
 {
 	const struct lowprof_sample *h = sv->hdr;
 	uint64_t key[INGEST_KEY_MAX], gen;
@@ -111,6 +113,7 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	uint32_t pid;
 
 	*out = frames;
+	hit->locs_owner = NULL;
 	if (cache == NULL)
 		return ingest_symbolize(sym, sv, frames, &cacheable);
 	/* The kernel depth first: which addresses are kernel ones is part of the stack. */
@@ -131,10 +134,11 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	pid = raw ? h->pid : 0;
 	gen = raw ? symbolizer_stack_generation(sym, pid)
 		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
-	*out = stack_cache_get(cache, pid, key, nkey, gen, &n);
-	if (*out != NULL)
-		return n;
-	*out = frames;
+	if (stack_cache_lookup(cache, pid, key, nkey, gen, hit)) {
+		*out = hit->frames;
+		return hit->nframes;
+	}
+	hit->locs_owner = NULL;
 	n = ingest_symbolize(sym, sv, frames, &cacheable);
 	/* Symbolizing may have read the pid's maps: the generation after it is the one. */
 	gen = raw ? symbolizer_stack_generation(sym, pid)
@@ -174,12 +178,13 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 {
 	struct frame buf[LOWPROF_MAX_FRAMES + 1]; /* and a stop marker */
 	const struct lowprof_sample *h = sv->hdr;
+	struct stack_cache_hit hit;
 	const struct frame *frames;
 	uint64_t epoch;
 	size_t n;
 	int rc;
 
-	n = ingest_frames(t->stacks, sym, sv, buf, &frames);
+	n = ingest_frames(t->stacks, sym, sv, buf, &frames, &hit);
 	if (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED)
 		st->truncated++;
 	if (h->flags & LOWPROF_SAMPLE_NO_USER_STACK)
@@ -193,9 +198,17 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	epoch = symbolizer_strings_epoch(sym);
 	if (h->flags & LOWPROF_SAMPLE_OFF_CPU)
 		return ingest_offcpu(t, sv, frames, n, epoch, st);
-	rc = profile_add_sample_epoch(t->cumulative, epoch, h->pid, h->tid, sv->comm, frames, n,
-				      (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
-				      h->period_ns);
+	/* A cached stack keeps its locations in the cumulative profile: the next
+	 * sample of it is added without a lookup per frame. */
+	if (hit.locs_owner != NULL)
+		rc = profile_add_sample_memo(t->cumulative, epoch, hit.locs_owner, hit.locs, h->pid,
+					     h->tid, sv->comm, frames, n,
+					     (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
+					     h->period_ns);
+	else
+		rc = profile_add_sample_epoch(t->cumulative, epoch, h->pid, h->tid, sv->comm, frames,
+					      n, (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
+					      h->period_ns);
 	if (rc == 0)
 		st->samples++;
 	if (rc == 0 && t->interval != NULL &&

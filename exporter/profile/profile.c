@@ -373,8 +373,12 @@ struct profile *profile_new(void)
 	struct profile *p = calloc(1, sizeof(*p));
 	uint32_t empty;
 
+	static uint64_t next_id;
+
 	if (p == NULL)
 		return NULL;
+	/* The exporter is one thread: no atomics needed. */
+	p->id = ++next_id;
 	p->kernel_mapping = PROFILE_NO_MAPPING;
 	p->other_location = PROFILE_NO_MAPPING;
 	/* pprof and OTLP both require string 0 to be "". */
@@ -591,6 +595,36 @@ int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t
 	}
 	return profile_add_locs(p, pid, tid, comm_idx, p->scratch, nframes, truncated, count,
 				cpu_ns, false, NULL);
+}
+
+int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch, uint64_t *memo_owner,
+			    uint32_t *memo_locs, uint32_t pid, uint32_t tid, const char *comm,
+			    const struct frame *frames, size_t nframes, bool truncated,
+			    uint64_t count, uint64_t cpu_ns)
+{
+	uint32_t comm_idx;
+	int err;
+
+	if (p == NULL || memo_owner == NULL || (nframes > 0 && memo_locs == NULL) ||
+	    nframes > PROFILE_MAX_FRAMES || count == 0)
+		return profile_add_sample_epoch(p, strings_epoch, pid, tid, comm, frames, nframes,
+						truncated, count, cpu_ns);
+	if (*memo_owner == p->id) {
+		err = profile_intern(p, comm != NULL ? comm : "", &comm_idx);
+		if (err != 0)
+			return err;
+		return profile_add_locs(p, pid, tid, comm_idx, memo_locs, nframes, truncated, count,
+					cpu_ns, false, NULL);
+	}
+	err = profile_add_sample_epoch(p, strings_epoch, pid, tid, comm, frames, nframes, truncated,
+				       count, cpu_ns);
+	/* Added (or folded past the cap): the frames' locations are in p->scratch. */
+	if (err == 0) {
+		if (nframes > 0)
+			memcpy(memo_locs, p->scratch, nframes * sizeof(*memo_locs));
+		*memo_owner = p->id;
+	}
+	return err;
 }
 
 /* src's location idx as a frame, its strings src's. */

@@ -169,6 +169,20 @@ int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t
 			     size_t nframes, bool truncated, uint64_t count, uint64_t cpu_ns);
 
 /*
+ * profile_add_sample_epoch for frames that stay as they are while the
+ * caller keeps a memo beside them (a stack cache entry): memo_locs (room for
+ * nframes) takes the frames' locations in p and *memo_owner p's id, and the
+ * next sample of the same frames into the same profile adds by those, with
+ * no lookup per frame. A memo of another profile (0: none) is written over.
+ * Locations are never removed or renumbered, so a memo stays true for p's
+ * whole life.
+ */
+int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch, uint64_t *memo_owner,
+			    uint32_t *memo_locs, uint32_t pid, uint32_t tid, const char *comm,
+			    const struct frame *frames, size_t nframes, bool truncated,
+			    uint64_t count, uint64_t cpu_ns);
+
+/*
  * p will be read (written out, merged from), not added to: frees the write
  * side's memos (~170 KiB) and the tables' unused room. Adding afterwards
  * still works, only without the memos' head start. The window seals each

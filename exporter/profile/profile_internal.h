@@ -54,6 +54,10 @@ struct profile_memo {
 };
 
 struct profile {
+	/* Unique in the process, never 0: names this profile in memos kept
+	 * outside it (profile_add_sample_memo), which a later profile at the
+	 * same address must not match. */
+	uint64_t id;
 	struct intern strings; /* index 0 is "" */
 
 	struct profile_mapping *mappings;

@@ -11,6 +11,8 @@ struct stack_entry {
 	uint32_t pid;
 	uint32_t naddrs, nframes;
 	uint64_t *addrs;       /* naddrs, right after the frames */
+	uint64_t locs_owner;   /* struct stack_cache_hit */
+	uint32_t *locs;        /* nframes, right after the addresses */
 	struct frame frames[]; /* nframes */
 };
 
@@ -63,11 +65,12 @@ static uint64_t stack_cache_hash(uint32_t pid, const uint64_t *addrs, size_t nad
 
 static size_t stack_entry_size(size_t naddrs, size_t nframes)
 {
-	return sizeof(struct stack_entry) + nframes * sizeof(struct frame) + naddrs * sizeof(uint64_t);
+	return sizeof(struct stack_entry) + nframes * sizeof(struct frame) + naddrs * sizeof(uint64_t) +
+	       nframes * sizeof(uint32_t);
 }
 
-const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const uint64_t *addrs,
-				    size_t naddrs, uint64_t gen, size_t *nframes)
+bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
+			uint64_t gen, struct stack_cache_hit *out)
 {
 	uint64_t h = stack_cache_hash(pid, addrs, naddrs);
 	struct stack_entry *e = c->slots[h & c->mask];
@@ -75,11 +78,25 @@ const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const u
 	if (gen == 0 || e == NULL || e->hash != h || e->gen != gen || e->pid != pid ||
 	    e->naddrs != naddrs || memcmp(e->addrs, addrs, naddrs * sizeof(*addrs)) != 0) {
 		c->st.misses++;
-		return NULL;
+		return false;
 	}
 	c->st.hits++;
-	*nframes = e->nframes;
-	return e->frames;
+	out->frames = e->frames;
+	out->nframes = e->nframes;
+	out->locs_owner = &e->locs_owner;
+	out->locs = e->locs;
+	return true;
+}
+
+const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const uint64_t *addrs,
+				    size_t naddrs, uint64_t gen, size_t *nframes)
+{
+	struct stack_cache_hit hit;
+
+	if (!stack_cache_lookup(c, pid, addrs, naddrs, gen, &hit))
+		return NULL;
+	*nframes = hit.nframes;
+	return hit.frames;
 }
 
 int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
@@ -102,6 +119,8 @@ int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, 
 	memcpy(e->frames, frames, n * sizeof(*frames));
 	e->addrs = (uint64_t *)(e->frames + n);
 	memcpy(e->addrs, addrs, naddrs * sizeof(*addrs));
+	e->locs_owner = 0;
+	e->locs = (uint32_t *)(e->addrs + naddrs);
 	if (*slot != NULL)
 		c->st.bytes -= stack_entry_size((*slot)->naddrs, (*slot)->nframes);
 	free(*slot);

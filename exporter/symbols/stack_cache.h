@@ -12,6 +12,7 @@
 #ifndef LOWPROF_EXPORTER_STACK_CACHE_H
 #define LOWPROF_EXPORTER_STACK_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,23 @@ void stack_cache_free(struct stack_cache *c);
  */
 const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const uint64_t *addrs,
 				    size_t naddrs, uint64_t gen, size_t *nframes);
+
+/*
+ * A hit with what its consumer keeps beside the frames: the frames'
+ * locations in one profile (profile_add_sample_memo), valid while the entry
+ * is: *locs_owner is that profile's id (0: none yet), locs has room for
+ * nframes. Both valid until the next stack_cache_put.
+ */
+struct stack_cache_hit {
+	const struct frame *frames;
+	size_t nframes;
+	uint64_t *locs_owner;
+	uint32_t *locs;
+};
+
+/* stack_cache_get, with the entry's locations memo. false when not cached. */
+bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
+			uint64_t gen, struct stack_cache_hit *out);
 
 /* Remember frames[0..n) for the key (gen 0: not stored). 0 or -ENOMEM. */
 int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,

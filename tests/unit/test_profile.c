@@ -424,6 +424,73 @@ static void test_strings_epoch(void **state)
 	profile_free(p);
 }
 
+/* The name of stack idx's frame i, leaf first. */
+static const char *frame_name(const struct profile *p, size_t idx, uint32_t i)
+{
+	const struct profile_stack *s = profile_stack_at(p, idx);
+
+	return profile_string(p, profile_stack_function(p, s, i, PROFILE_LEAF_FIRST)->name);
+}
+
+/* A stack's locations kept beside its frames (a stack cache entry's memo):
+ * the next sample into the same profile is added by them, frames unread; a
+ * memo of another profile is never used, but written over. */
+static void test_locs_memo(void **state)
+{
+	struct frame st[] = { kf("do_syscall_64", 0xffffffff81001000ULL),
+			      uf("write", "/lib/libc.so.6", 0x7f0000000000ULL, 0x1000),
+			      uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct frame other[] = { uf("leaf", "/usr/bin/app", 0x400000, 0x3000),
+				 uf("caller", "/usr/bin/app", 0x400000, 0x4000),
+				 uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct profile *p = profile_new(), *q = profile_new();
+	uint64_t owner = 0;
+	uint32_t locs[3];
+
+	(void)state;
+	assert_non_null(p);
+	assert_non_null(q);
+	/* The first add finds the locations frame by frame and keeps them. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", st, 3, false, 1,
+						 100), 0);
+	assert_int_not_equal(owner, 0);
+	assert_int_equal(profile_stack_count(p), 1);
+	assert_memory_equal(locs, profile_stack_locations(p, profile_stack_at(p, 0)),
+			    sizeof(locs));
+	/* The next one is added by the memo: other frames passed with it are
+	 * not read (only a caller whose frames stay as they are keeps a memo). */
+	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", other, 3, false,
+						 2, 200), 0);
+	assert_int_equal(profile_stack_count(p), 1);
+	assert_int_equal(profile_stack_at(p, 0)->count, 3);
+	assert_int_equal(profile_stack_at(p, 0)->cpu_ns, 300);
+	/* pid, comm and the truncated flag still tell stacks apart. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 11, 11, "app", st, 3, true, 1,
+						 100), 0);
+	assert_int_equal(profile_stack_count(p), 2);
+	assert_string_equal(frame_name(p, 1, 0), "do_syscall_64");
+	assert_string_equal(frame_name(p, 1, 2), "main");
+	/* Another profile (ids are never shared) goes by the frames and takes
+	 * the memo over: p's memo no longer holds, p goes by frames as well. */
+	assert_int_equal(profile_add_sample_memo(q, 0, &owner, locs, 10, 10, "app", other, 3, false,
+						 1, 100), 0);
+	assert_string_equal(frame_name(q, 0, 0), "leaf");
+	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", other, 3, false,
+						 1, 100), 0);
+	assert_int_equal(profile_stack_count(p), 3);
+	assert_string_equal(frame_name(p, 2, 0), "leaf");
+	assert_string_equal(frame_name(p, 2, 1), "caller");
+	profile_free(q);
+	/* A profile made after q is freed (maybe at q's address) is not q. */
+	q = profile_new();
+	assert_non_null(q);
+	assert_int_equal(profile_add_sample_memo(q, 0, &owner, locs, 10, 10, "app", st, 3, false, 1,
+						 100), 0);
+	assert_string_equal(frame_name(q, 0, 0), "do_syscall_64");
+	profile_free(q);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_strings_epoch),
+		cmocka_unit_test(test_locs_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,11 +80,44 @@ static void test_bounded(void **state)
 	stack_cache_free(c);
 }
 
+/* An entry's locations memo: empty when stored, kept across hits (it is
+ * the entry's, with room for its frames), gone with the entry. */
+static void test_locs_memo(void **state)
+{
+	struct stack_cache *c = stack_cache_new(16);
+	uint64_t key[] = {1, 0x401000, 0x402000};
+	struct stack_cache_hit hit;
+	struct frame in[3];
+
+	(void)state;
+	assert_non_null(c);
+	fill(in, 3);
+	assert_false(stack_cache_lookup(c, 7, key, 3, 1, &hit));
+	assert_int_equal(stack_cache_put(c, 7, key, 3, 1, in, 3), 0);
+	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
+	assert_int_equal(hit.nframes, 3);
+	assert_memory_equal(hit.frames, in, sizeof(in));
+	assert_int_equal(*hit.locs_owner, 0);
+	*hit.locs_owner = 42;
+	hit.locs[0] = 5;
+	hit.locs[2] = 9;
+	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
+	assert_int_equal(*hit.locs_owner, 42);
+	assert_int_equal(hit.locs[0], 5);
+	assert_int_equal(hit.locs[2], 9);
+	/* Stored again (new frames for the key): a new entry, an empty memo. */
+	assert_int_equal(stack_cache_put(c, 7, key, 3, 1, in, 3), 0);
+	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
+	assert_int_equal(*hit.locs_owner, 0);
+	stack_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hit_and_misses),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_locs_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
