@@ -88,17 +88,6 @@ bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *add
 	return true;
 }
 
-const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const uint64_t *addrs,
-				    size_t naddrs, uint64_t gen, size_t *nframes)
-{
-	struct stack_cache_hit hit;
-
-	if (!stack_cache_lookup(c, pid, addrs, naddrs, gen, &hit))
-		return NULL;
-	*nframes = hit.nframes;
-	return hit.frames;
-}
-
 int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
 		    uint64_t gen, const struct frame *frames, size_t n)
 {

@@ -32,14 +32,6 @@ struct stack_cache *stack_cache_new(size_t slots);
 void stack_cache_free(struct stack_cache *c);
 
 /*
- * The frames cached for pid and addrs[0..naddrs) at generation gen (0 never
- * matches), *nframes of them, valid until the next stack_cache_put; NULL when
- * not cached.
- */
-const struct frame *stack_cache_get(struct stack_cache *c, uint32_t pid, const uint64_t *addrs,
-				    size_t naddrs, uint64_t gen, size_t *nframes);
-
-/*
  * A hit with what its consumer keeps beside the frames: the frames'
  * locations in one profile (profile_add_sample_memo), valid while the entry
  * is: *locs_owner is that profile's id (0: none yet), locs has room for
@@ -52,7 +44,8 @@ struct stack_cache_hit {
 	uint32_t *locs;
 };
 
-/* stack_cache_get, with the entry's locations memo. false when not cached. */
+/* The frames cached for pid and addrs[0..naddrs) at generation gen (0 never
+ * matches), with the entry's locations memo; false when not cached. */
 bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
 			uint64_t gen, struct stack_cache_hit *out);
 
