@@ -100,7 +100,7 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 #define INGEST_KEY_MAX (1 + LOWPROF_MAX_FRAMES + 1 + 2 * LOWPROF_SAMPLE_MAX_FILES)
 
 /* The frames of the sample (*out): from the cache when this stack was seen before
- * (then *hit holds the entry's locations memo, else its owner is NULL), else
+ * (then *hit holds the entry's memo, else its owner is NULL), else
  * symbolized into frames. */
 static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 			    const struct sample_view *sv, struct frame *frames, const struct frame **out,
@@ -113,7 +113,7 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	uint32_t pid;
 
 	*out = frames;
-	hit->locs_owner = NULL;
+	hit->memo.owner = NULL;
 	if (cache == NULL)
 		return ingest_symbolize(sym, sv, frames, &cacheable);
 	/* The kernel depth first: which addresses are kernel ones is part of the stack. */
@@ -138,7 +138,7 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 		*out = hit->frames;
 		return hit->nframes;
 	}
-	hit->locs_owner = NULL;
+	hit->memo.owner = NULL;
 	n = ingest_symbolize(sym, sv, frames, &cacheable);
 	/* Symbolizing may have read the pid's maps: the generation after it is the one. */
 	gen = raw ? symbolizer_stack_generation(sym, pid)
@@ -198,11 +198,11 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	epoch = symbolizer_strings_epoch(sym);
 	if (h->flags & LOWPROF_SAMPLE_OFF_CPU)
 		return ingest_offcpu(t, sv, frames, n, epoch, st);
-	/* A cached stack keeps its locations in the cumulative profile: the next
-	 * sample of it is added without a lookup per frame. */
-	if (hit.locs_owner != NULL)
-		rc = profile_add_sample_memo(t->cumulative, epoch, hit.locs_owner, hit.locs, h->pid,
-					     h->tid, sv->comm, frames, n,
+	/* A cached stack keeps its locations and its stack in the cumulative
+	 * profile: the next sample of it is added without a lookup per frame. */
+	if (hit.memo.owner != NULL)
+		rc = profile_add_sample_memo(t->cumulative, epoch, &hit.memo, h->pid, h->tid,
+					     sv->comm, frames, n,
 					     (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
 					     h->period_ns);
 	else

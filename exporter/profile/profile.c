@@ -463,6 +463,22 @@ static int profile_other_location(struct profile *p, uint32_t *out)
 	return err;
 }
 
+/* Samples of a stack already in p. */
+static void profile_stack_add_count(struct profile *p, struct profile_stack *s, uint32_t tid,
+				    uint64_t count, uint64_t cpu_ns, bool folded)
+{
+	s->count += count;
+	s->cpu_ns += cpu_ns;
+	if (s->tid != tid)
+		s->tid = 0; /* several threads: the pid label still holds */
+	p->samples += count;
+	p->cpu_ns += cpu_ns;
+	if (folded)
+		p->folded_samples += count;
+	if (s->pid == PROFILE_PID_GONE)
+		p->gone_samples += count;
+}
+
 /*
  * Adds count samples of the stack whose location indices (leaf first) are
  * locs[0..n): the common end of profile_add_sample and profile_merge.
@@ -498,20 +514,9 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 		return err;
 	slot = profile_htab_find(&p->stack_index, (uint32_t)hash, profile_stack_eq, &key);
 	if (slot->idx1 != 0) {
-		struct profile_stack *s = &p->stacks[slot->idx1 - 1];
-
 		if (idx != NULL)
 			*idx = slot->idx1 - 1;
-		s->count += count;
-		s->cpu_ns += cpu_ns;
-		if (s->tid != tid)
-			s->tid = 0; /* several threads: the pid label still holds */
-		p->samples += count;
-		p->cpu_ns += cpu_ns;
-		if (folded)
-			p->folded_samples += count;
-		if (pid == PROFILE_PID_GONE)
-			p->gone_samples += count;
+		profile_stack_add_count(p, &p->stacks[slot->idx1 - 1], tid, count, cpu_ns, folded);
 		return 0;
 	}
 	if (p->max_stacks != 0 && p->nstacks >= p->max_stacks && !folded) {
@@ -597,32 +602,61 @@ int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t
 				cpu_ns, false, NULL);
 }
 
-int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch, uint64_t *memo_owner,
-			    uint32_t *memo_locs, uint32_t pid, uint32_t tid, const char *comm,
-			    const struct frame *frames, size_t nframes, bool truncated,
-			    uint64_t count, uint64_t cpu_ns)
+/* The stack memo says, if it is still the one for pid, comm and truncated. */
+static struct profile_stack *profile_memo_stack(struct profile *p,
+						const struct profile_stack_memo *memo, uint32_t pid,
+						const char *comm, size_t nframes, bool truncated)
 {
-	uint32_t comm_idx;
+	struct profile_stack *s;
+
+	if (*memo->stack == 0 || *memo->stack > p->nstacks)
+		return NULL;
+	s = &p->stacks[*memo->stack - 1];
+	/* The locations too: a stack folded past the cap is another stack. */
+	if (s->pid != pid || s->truncated != truncated || s->nlocations != nframes ||
+	    strcmp(intern_str(&p->strings, s->comm), comm) != 0 ||
+	    (nframes > 0 &&
+	     memcmp(&p->pool[s->loc_offset], memo->locs, nframes * sizeof(uint32_t)) != 0))
+		return NULL;
+	return s;
+}
+
+int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch,
+			    const struct profile_stack_memo *memo, uint32_t pid, uint32_t tid,
+			    const char *comm, const struct frame *frames, size_t nframes,
+			    bool truncated, uint64_t count, uint64_t cpu_ns)
+{
+	struct profile_stack *s;
+	uint32_t comm_idx, idx;
 	int err;
 
-	if (p == NULL || memo_owner == NULL || (nframes > 0 && memo_locs == NULL) ||
-	    nframes > PROFILE_MAX_FRAMES || count == 0)
+	if (p == NULL || memo == NULL || memo->owner == NULL || memo->stack == NULL ||
+	    (nframes > 0 && memo->locs == NULL) || nframes > PROFILE_MAX_FRAMES || count == 0)
 		return profile_add_sample_epoch(p, strings_epoch, pid, tid, comm, frames, nframes,
 						truncated, count, cpu_ns);
-	if (*memo_owner == p->id) {
-		err = profile_intern(p, comm != NULL ? comm : "", &comm_idx);
-		if (err != 0)
-			return err;
-		return profile_add_locs(p, pid, tid, comm_idx, memo_locs, nframes, truncated, count,
-					cpu_ns, false, NULL);
+	if (comm == NULL)
+		comm = "";
+	if (*memo->owner == p->id) {
+		s = profile_memo_stack(p, memo, pid, comm, nframes, truncated);
+		if (s != NULL) {
+			profile_stack_add_count(p, s, tid, count, cpu_ns, false);
+			return 0;
+		}
+		err = profile_intern(p, comm, &comm_idx);
+		if (err == 0)
+			err = profile_add_locs(p, pid, tid, comm_idx, memo->locs, nframes, truncated,
+					       count, cpu_ns, false, &idx);
+		*memo->stack = err == 0 && idx != PROFILE_NO_STACK ? idx + 1 : 0;
+		return err;
 	}
 	err = profile_add_sample_epoch(p, strings_epoch, pid, tid, comm, frames, nframes, truncated,
 				       count, cpu_ns);
 	/* Added (or folded past the cap): the frames' locations are in p->scratch. */
+	*memo->stack = 0;
 	if (err == 0) {
 		if (nframes > 0)
-			memcpy(memo_locs, p->scratch, nframes * sizeof(*memo_locs));
-		*memo_owner = p->id;
+			memcpy(memo->locs, p->scratch, nframes * sizeof(*memo->locs));
+		*memo->owner = p->id;
 	}
 	return err;
 }

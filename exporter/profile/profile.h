@@ -169,18 +169,29 @@ int profile_add_sample_epoch(struct profile *p, uint64_t strings_epoch, uint32_t
 			     size_t nframes, bool truncated, uint64_t count, uint64_t cpu_ns);
 
 /*
- * profile_add_sample_epoch for frames that stay as they are while the
- * caller keeps a memo beside them (a stack cache entry): memo_locs (room for
- * nframes) takes the frames' locations in p and *memo_owner p's id, and the
- * next sample of the same frames into the same profile adds by those, with
- * no lookup per frame. A memo of another profile (0: none) is written over.
- * Locations are never removed or renumbered, so a memo stays true for p's
- * whole life.
+ * What a caller keeps beside frames that stay as they are (a stack cache
+ * entry), for one profile at a time: *owner is that profile's id (0: none),
+ * locs (room for the frames) their locations in it, *stack 1 + the index of
+ * the stack they were last added to (0: none).
  */
-int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch, uint64_t *memo_owner,
-			    uint32_t *memo_locs, uint32_t pid, uint32_t tid, const char *comm,
-			    const struct frame *frames, size_t nframes, bool truncated,
-			    uint64_t count, uint64_t cpu_ns);
+struct profile_stack_memo {
+	uint64_t *owner;
+	uint32_t *stack;
+	uint32_t *locs;
+};
+
+/*
+ * profile_add_sample_epoch through a memo (above): the first sample of the
+ * frames into p fills it; the next ones add by it, with no lookup per frame,
+ * and to the same stack (same pid, comm and truncation: the cache is shared
+ * across pids) with no hash of the stack either. A memo of another profile
+ * is written over. Locations and stacks are never removed or renumbered, so
+ * a memo stays true for p's whole life.
+ */
+int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch,
+			    const struct profile_stack_memo *memo, uint32_t pid, uint32_t tid,
+			    const char *comm, const struct frame *frames, size_t nframes,
+			    bool truncated, uint64_t count, uint64_t cpu_ns);
 
 /*
  * p will be read (written out, merged from), not added to: frees the write

@@ -11,8 +11,9 @@ struct stack_entry {
 	uint32_t pid;
 	uint32_t naddrs, nframes;
 	uint64_t *addrs;       /* naddrs, right after the frames */
-	uint64_t locs_owner;   /* struct stack_cache_hit */
-	uint32_t *locs;        /* nframes, right after the addresses */
+	uint64_t memo_owner;   /* struct stack_cache_hit's memo */
+	uint32_t memo_stack;
+	uint32_t *memo_locs;   /* nframes, right after the addresses */
 	struct frame frames[]; /* nframes */
 };
 
@@ -83,8 +84,9 @@ bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *add
 	c->st.hits++;
 	out->frames = e->frames;
 	out->nframes = e->nframes;
-	out->locs_owner = &e->locs_owner;
-	out->locs = e->locs;
+	out->memo.owner = &e->memo_owner;
+	out->memo.stack = &e->memo_stack;
+	out->memo.locs = e->memo_locs;
 	return true;
 }
 
@@ -108,8 +110,9 @@ int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, 
 	memcpy(e->frames, frames, n * sizeof(*frames));
 	e->addrs = (uint64_t *)(e->frames + n);
 	memcpy(e->addrs, addrs, naddrs * sizeof(*addrs));
-	e->locs_owner = 0;
-	e->locs = (uint32_t *)(e->addrs + naddrs);
+	e->memo_owner = 0;
+	e->memo_stack = 0;
+	e->memo_locs = (uint32_t *)(e->addrs + naddrs);
 	if (*slot != NULL)
 		c->st.bytes -= stack_entry_size((*slot)->naddrs, (*slot)->nframes);
 	free(*slot);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "exporter/profile/frame.h"
+#include "exporter/profile/profile.h"
 
 #define STACK_CACHE_DEFAULT_SLOTS 1024
 
@@ -32,16 +33,14 @@ struct stack_cache *stack_cache_new(size_t slots);
 void stack_cache_free(struct stack_cache *c);
 
 /*
- * A hit with what its consumer keeps beside the frames: the frames'
- * locations in one profile (profile_add_sample_memo), valid while the entry
- * is: *locs_owner is that profile's id (0: none yet), locs has room for
- * nframes. Both valid until the next stack_cache_put.
+ * A hit with what its consumer keeps beside the frames: their memo for one
+ * profile (struct profile_stack_memo, profile_add_sample_memo), valid while
+ * the entry is: until the next stack_cache_put. A new entry's owner is 0.
  */
 struct stack_cache_hit {
 	const struct frame *frames;
 	size_t nframes;
-	uint64_t *locs_owner;
-	uint32_t *locs;
+	struct profile_stack_memo memo;
 };
 
 /* The frames cached for pid and addrs[0..naddrs) at generation gen (0 never

@@ -445,38 +445,39 @@ static void test_locs_memo(void **state)
 				 uf("main", "/usr/bin/app", 0x400000, 0x2000) };
 	struct profile *p = profile_new(), *q = profile_new();
 	uint64_t owner = 0;
-	uint32_t locs[3];
+	uint32_t stack = 0, locs[3];
+	struct profile_stack_memo memo = { &owner, &stack, locs };
 
 	(void)state;
 	assert_non_null(p);
 	assert_non_null(q);
 	/* The first add finds the locations frame by frame and keeps them. */
-	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", st, 3, false, 1,
-						 100), 0);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", st, 3, false, 1, 100),
+			 0);
 	assert_int_not_equal(owner, 0);
 	assert_int_equal(profile_stack_count(p), 1);
 	assert_memory_equal(locs, profile_stack_locations(p, profile_stack_at(p, 0)),
 			    sizeof(locs));
 	/* The next one is added by the memo: other frames passed with it are
 	 * not read (only a caller whose frames stay as they are keeps a memo). */
-	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", other, 3, false,
-						 2, 200), 0);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", other, 3, false, 2,
+						 200), 0);
 	assert_int_equal(profile_stack_count(p), 1);
 	assert_int_equal(profile_stack_at(p, 0)->count, 3);
 	assert_int_equal(profile_stack_at(p, 0)->cpu_ns, 300);
 	/* pid, comm and the truncated flag still tell stacks apart. */
-	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 11, 11, "app", st, 3, true, 1,
-						 100), 0);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 11, 11, "app", st, 3, true, 1, 100),
+			 0);
 	assert_int_equal(profile_stack_count(p), 2);
 	assert_string_equal(frame_name(p, 1, 0), "do_syscall_64");
 	assert_string_equal(frame_name(p, 1, 2), "main");
 	/* Another profile (ids are never shared) goes by the frames and takes
 	 * the memo over: p's memo no longer holds, p goes by frames as well. */
-	assert_int_equal(profile_add_sample_memo(q, 0, &owner, locs, 10, 10, "app", other, 3, false,
-						 1, 100), 0);
+	assert_int_equal(profile_add_sample_memo(q, 0, &memo, 10, 10, "app", other, 3, false, 1,
+						 100), 0);
 	assert_string_equal(frame_name(q, 0, 0), "leaf");
-	assert_int_equal(profile_add_sample_memo(p, 0, &owner, locs, 10, 10, "app", other, 3, false,
-						 1, 100), 0);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", other, 3, false, 1,
+						 100), 0);
 	assert_int_equal(profile_stack_count(p), 3);
 	assert_string_equal(frame_name(p, 2, 0), "leaf");
 	assert_string_equal(frame_name(p, 2, 1), "caller");
@@ -484,10 +485,89 @@ static void test_locs_memo(void **state)
 	/* A profile made after q is freed (maybe at q's address) is not q. */
 	q = profile_new();
 	assert_non_null(q);
-	assert_int_equal(profile_add_sample_memo(q, 0, &owner, locs, 10, 10, "app", st, 3, false, 1,
-						 100), 0);
+	assert_int_equal(profile_add_sample_memo(q, 0, &memo, 10, 10, "app", st, 3, false, 1, 100),
+			 0);
 	assert_string_equal(frame_name(q, 0, 0), "do_syscall_64");
 	profile_free(q);
+	profile_free(p);
+}
+
+/* The memo's stack: a sample of the same pid, comm and truncation goes to
+ * it directly; any other (the cache is shared across pids), or a memo that
+ * names another stack, finds its own stack as without it, and the memo
+ * follows. */
+static uint64_t samples_of(const struct profile *p)
+{
+	struct profile_totals t;
+
+	profile_get_totals(p, &t);
+	return t.samples;
+}
+
+static void test_stack_memo(void **state)
+{
+	struct frame st[] = { uf("leaf", "/usr/bin/app", 0x400000, 0x3000),
+			      uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct frame one[] = { uf("main", "/usr/bin/app", 0x400000, 0x2000) };
+	struct profile *p = profile_new();
+	uint64_t owner = 0, owner1 = 0;
+	uint32_t stack = 0, stack1 = 0, locs[2], locs1[1];
+	struct profile_stack_memo memo = { &owner, &stack, locs };
+	struct profile_stack_memo memo1 = { &owner1, &stack1, locs1 };
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(stack, 0); /* added by frames: no stack kept yet */
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(stack, 1);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 12, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 1);
+	assert_int_equal(profile_stack_at(p, 0)->count, 3);
+	assert_int_equal(profile_stack_at(p, 0)->tid, 0); /* two threads */
+	assert_int_equal(samples_of(p), 3);
+	/* Another pid of the same binaries: its own stack, the memo follows it. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 20, 20, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 2);
+	assert_int_equal(stack, 2);
+	assert_int_equal(profile_stack_at(p, 1)->pid, 20);
+	/* Back to pid 10: its stack again, not pid 20's. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 2);
+	assert_int_equal(profile_stack_at(p, 0)->count, 4);
+	assert_int_equal(profile_stack_at(p, 1)->count, 1);
+	assert_int_equal(stack, 1);
+	/* A new comm for the pid (prctl), and the truncated flag: new stacks. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "worker", st, 2, false, 1,
+						 100), 0);
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "worker", st, 2, true, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 4);
+	assert_int_equal(profile_stack_at(p, 0)->count, 4);
+	/* A memo naming a stack of the same pid and comm but other frames (one
+	 * frame, as a stack folded past the cap has), or no stack at all, is
+	 * not followed. */
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo1, 10, 10, "app", one, 1, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 5);
+	stack1 = 1;
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo1, 10, 10, "app", one, 1, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_count(p), 5);
+	assert_int_equal(profile_stack_at(p, 0)->count, 4);
+	assert_int_equal(profile_stack_at(p, 4)->count, 2);
+	assert_int_equal(stack1, 5);
+	stack = 1000;
+	assert_int_equal(profile_add_sample_memo(p, 0, &memo, 10, 10, "app", st, 2, false, 1, 100),
+			 0);
+	assert_int_equal(profile_stack_at(p, 0)->count, 5);
+	assert_int_equal(stack, 1);
+	assert_int_equal(samples_of(p), 10);
 	profile_free(p);
 }
 
@@ -503,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_strings_epoch),
 		cmocka_unit_test(test_locs_memo),
+		cmocka_unit_test(test_stack_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,7 +92,7 @@ static void test_bounded(void **state)
 	stack_cache_free(c);
 }
 
-/* An entry's locations memo: empty when stored, kept across hits (it is
+/* An entry's memo: empty when stored, kept across hits (it is
  * the entry's, with room for its frames), gone with the entry. */
 static void test_locs_memo(void **state)
 {
@@ -109,18 +109,22 @@ static void test_locs_memo(void **state)
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
 	assert_int_equal(hit.nframes, 3);
 	assert_memory_equal(hit.frames, in, sizeof(in));
-	assert_int_equal(*hit.locs_owner, 0);
-	*hit.locs_owner = 42;
-	hit.locs[0] = 5;
-	hit.locs[2] = 9;
+	assert_int_equal(*hit.memo.owner, 0);
+	assert_int_equal(*hit.memo.stack, 0);
+	*hit.memo.owner = 42;
+	*hit.memo.stack = 3;
+	hit.memo.locs[0] = 5;
+	hit.memo.locs[2] = 9;
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
-	assert_int_equal(*hit.locs_owner, 42);
-	assert_int_equal(hit.locs[0], 5);
-	assert_int_equal(hit.locs[2], 9);
+	assert_int_equal(*hit.memo.owner, 42);
+	assert_int_equal(*hit.memo.stack, 3);
+	assert_int_equal(hit.memo.locs[0], 5);
+	assert_int_equal(hit.memo.locs[2], 9);
 	/* Stored again (new frames for the key): a new entry, an empty memo. */
 	assert_int_equal(stack_cache_put(c, 7, key, 3, 1, in, 3), 0);
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
-	assert_int_equal(*hit.locs_owner, 0);
+	assert_int_equal(*hit.memo.owner, 0);
+	assert_int_equal(*hit.memo.stack, 0);
 	stack_cache_free(c);
 }
 
