@@ -505,9 +505,13 @@ static int profile_add_locs(struct profile *p, uint32_t pid, uint32_t tid, uint3
 	w.count = count;
 	w.cpu_ns = cpu_ns;
 
+	/* One multiply a location, one full mix at the end (as the stack cache
+	 * hashes): every sample not added through a memo, and every stack of
+	 * every merge, comes here. */
 	hash = profile_mix(profile_mix(pid, w.comm), ((uint64_t)truncated << 32) | n);
 	for (i = 0; i < n; i++)
-		hash = profile_mix(hash, locs[i]);
+		hash = (hash ^ locs[i]) * 0x9e3779b97f4a7c15ULL;
+	hash = hash_mix64(hash);
 
 	err = profile_htab_reserve(&p->stack_index);
 	if (err != 0)
