@@ -19,7 +19,7 @@ struct outputs_context {
 	double duration_s;
 	const struct lowprof_loader_stats *loader; /* latest counters, or NULL */
 	const struct ingest_stats *ingest;
-	const struct timeline *timeline;   /* the throttle's intervals, or NULL */
+	struct timeline *timeline;         /* the throttle's intervals, or NULL */
 	uint64_t start_mono_ns;            /* t = 0 of the timeline */
 	/* Raw JSON members of summary.json, each omitted when NULL:
 	 * "export" (otlp_client_stats_json), "restarts" ({"loader": N, ...}) and

@@ -10,6 +10,12 @@
 
 struct timeline {
 	struct lowprof_timeline_entry *ring; /* the newest max entries */
+	/* Each entry's JSON, beside it in a ring of the same shape: an entry
+	 * never changes, so it is rendered once (at the first summary after
+	 * it came) for as long as it is held, not at every write; a full
+	 * window holds hundreds. NULL: not yet. For text_start (t's origin). */
+	char **text;
+	uint64_t text_start;
 	size_t cap;   /* entries allocated, grows by doubling up to max */
 	size_t max;
 	size_t head;  /* index of the oldest entry */
@@ -39,8 +45,13 @@ struct timeline *timeline_new(size_t max_entries)
 
 void timeline_free(struct timeline *tl)
 {
+	size_t i;
+
 	if (tl == NULL)
 		return;
+	for (i = 0; tl->text != NULL && i < tl->cap; i++)
+		free(tl->text[i]);
+	free(tl->text);
 	free(tl->ring);
 	free(tl);
 }
@@ -75,16 +86,25 @@ static int timeline_grow(struct timeline *tl)
 {
 	size_t cap = tl->cap == 0 ? 64 : tl->cap * 2, i;
 	struct lowprof_timeline_entry *p;
+	char **text;
 
 	if (cap > tl->max)
 		cap = tl->max;
 	p = malloc(cap * sizeof(*p));
-	if (p == NULL)
+	text = calloc(cap, sizeof(*text));
+	if (p == NULL || text == NULL) {
+		free(p);
+		free(text);
 		return -ENOMEM;
-	for (i = 0; i < tl->count; i++)
+	}
+	for (i = 0; i < tl->count; i++) {
 		p[i] = tl->ring[(tl->head + i) % tl->cap];
+		text[i] = tl->text[(tl->head + i) % tl->cap];
+	}
 	free(tl->ring);
+	free(tl->text);
 	tl->ring = p;
+	tl->text = text;
 	tl->cap = cap;
 	tl->head = 0;
 	return 0;
@@ -114,6 +134,8 @@ static void timeline_summarise_oldest(struct timeline *tl)
 	x->lost += e->reserve_failures;
 	x->capacity_ns += (double)e->online_cpus * (double)e->interval_ns;
 	x->cost_ns += (double)e->bpf_run_time_ns + (double)e->agent_cpu_ns;
+	free(tl->text[tl->head]);
+	tl->text[tl->head] = NULL;
 	tl->head = (tl->head + 1) % tl->cap;
 	tl->count--;
 }
@@ -134,6 +156,7 @@ int timeline_add(struct timeline *tl, const struct lowprof_timeline_entry *e)
 	if (tl->count == tl->cap)
 		timeline_summarise_oldest(tl);
 	*timeline_at(tl, tl->count) = *e;
+	tl->text[(tl->head + tl->count) % tl->cap] = NULL;
 	tl->count++;
 	tl->capacity_ns += (double)e->online_cpus * (double)e->interval_ns;
 	tl->cost_ns += (double)e->bpf_run_time_ns + (double)e->agent_cpu_ns;
@@ -293,18 +316,55 @@ static void timeline_entry_json(FILE *f, const struct lowprof_timeline_entry *e,
 	fputc('}', f);
 }
 
-char *timeline_entries_json(const struct timeline *tl, uint64_t start_mono_ns)
+/* Entry i's JSON, rendered now if it was not (or for another origin). NULL
+ * when out of memory. */
+static const char *timeline_entry_text(struct timeline *tl, size_t i)
 {
+	char **slot = &tl->text[(tl->head + i) % tl->cap];
+	size_t len = 0;
+	FILE *f;
+
+	if (*slot != NULL)
+		return *slot;
+	f = open_memstream(slot, &len);
+	if (f == NULL)
+		return NULL;
+	timeline_entry_json(f, timeline_at(tl, i), tl->text_start);
+	if (fclose(f) != 0) {
+		free(*slot);
+		*slot = NULL;
+	}
+	return *slot;
+}
+
+char *timeline_entries_json(struct timeline *tl, uint64_t start_mono_ns)
+{
+	const char *text;
 	char *buf = NULL;
 	size_t len = 0, i;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f;
 
+	/* Another origin (a restart's run clock): every entry's t changes. */
+	if (start_mono_ns != tl->text_start) {
+		for (i = 0; i < tl->count; i++) {
+			free(tl->text[(tl->head + i) % tl->cap]);
+			tl->text[(tl->head + i) % tl->cap] = NULL;
+		}
+		tl->text_start = start_mono_ns;
+	}
+	f = open_memstream(&buf, &len);
 	if (f == NULL)
 		return NULL;
 	fputc('[', f);
 	for (i = 0; i < tl->count; i++) {
+		text = timeline_entry_text(tl, i);
+		if (text == NULL) {
+			fclose(f);
+			free(buf);
+			return NULL;
+		}
 		fputs(i == 0 ? "\n    " : ",\n    ", f);
-		timeline_entry_json(f, timeline_at(tl, i), start_mono_ns);
+		fputs(text, f);
 	}
 	fputs(tl->count > 0 ? "\n  ]" : "]", f);
 	if (fclose(f) != 0) {

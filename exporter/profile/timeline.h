@@ -56,7 +56,9 @@ const char *timeline_tier_name(uint32_t tier);
  * Returns a malloc'd string (NULL on allocation failure).
  */
 char *timeline_overhead_json(const struct timeline *tl);
-/* The "timeline" array; t is seconds from start_mono_ns to each interval's end. */
-char *timeline_entries_json(const struct timeline *tl, uint64_t start_mono_ns);
+/* The "timeline" array; t is seconds from start_mono_ns to each interval's
+ * end. Each entry is rendered once and kept while it is held (the same
+ * start_mono_ns), so a write renders only the entries new since the last. */
+char *timeline_entries_json(struct timeline *tl, uint64_t start_mono_ns);
 
 #endif /* LOWPROF_EXPORTER_TIMELINE_H */

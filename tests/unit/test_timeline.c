@@ -175,6 +175,55 @@ static void test_sampling(void **state)
 	timeline_free(tl);
 }
 
+/* The array of a timeline rendered write after write (each entry once,
+ * kept while held), as entries come, leave at the bound and leave by
+ * trimming, is the array a timeline never rendered before gives for the
+ * same entries; a new origin renders every t again. */
+static void test_rendered_once(void **state)
+{
+	struct timeline *tl = timeline_new(8), *fresh;
+	struct lowprof_timeline_entry e;
+	char *a, *b;
+	uint64_t i, k;
+
+	(void)state;
+	assert_non_null(tl);
+	for (i = 1; i <= 30; i++) {
+		e = entry(i, 1000 * i, 7 * i);
+		e.tier = (uint32_t)(i % 3);
+		assert_int_equal(timeline_add(tl, &e), 0);
+		if (i == 20)
+			timeline_trim(tl, 1000000000ULL * (100 + 17));
+		if (i % 3 != 0)
+			continue;
+		a = timeline_entries_json(tl, 1000000000ULL * 100);
+		/* The same entries into a timeline never rendered. */
+		fresh = timeline_new(8);
+		assert_non_null(fresh);
+		for (k = i - timeline_count(tl) + 1; k <= i; k++) {
+			e = entry(k, 1000 * k, 7 * k);
+			e.tier = (uint32_t)(k % 3);
+			assert_int_equal(timeline_add(fresh, &e), 0);
+		}
+		b = timeline_entries_json(fresh, 1000000000ULL * 100);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		timeline_free(fresh);
+	}
+	/* t counted from another origin: from 0, so 100 s more each. */
+	a = timeline_entries_json(tl, 0);
+	assert_non_null(strstr(a, "{\"t\": 130.000"));
+	assert_null(strstr(a, "{\"t\": 30.000"));
+	free(a);
+	a = timeline_entries_json(tl, 1000000000ULL * 100);
+	assert_non_null(strstr(a, "{\"t\": 30.000"));
+	free(a);
+	timeline_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_decode_refuses),
 		cmocka_unit_test(test_sampling),
+		cmocka_unit_test(test_rendered_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
