@@ -110,7 +110,7 @@ struct exporter {
 	uint64_t samples_base;        /* samples of this run accepted before this exporter */
 	struct exporter_state state;
 	struct exporter_checkpoint checkpoint; /* the interval being collected, on disk */
-	uint64_t split_failures;      /* .lowprof-window-split writes that failed */
+	uint64_t split_failures;      /* window split writes that failed */
 	struct otlp_client_stats last_export; /* as last told to the supervisor */
 	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;

@@ -9,7 +9,6 @@
 #include "exporter/exporter_loop.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "common/mono_clock.h"
 #include "exporter/exporter_checkpoint.h"
 #include "exporter/formats/archive.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/window_split_file.h"
 #include "exporter/profile/profile.h"
@@ -36,17 +36,6 @@ static int exporter_set_aside(struct exporter *ex, const char *name)
 	ex->state.set_aside++;
 	log_warn("restart: %s moved aside to %s.aside.1", name, name);
 	return 0;
-}
-
-/* name is in the output directory (whatever it is: a symlink too). openat,
- * not faccessat: the exporter's filter answers that one EACCES. */
-static bool exporter_file_exists(const char *name)
-{
-	int fd = openat(LOWPROF_FD_OUTDIR, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		close(fd);
-	return fd >= 0 || errno != ENOENT;
 }
 
 static void exporter_remove(const char *name)
@@ -106,13 +95,14 @@ static uint64_t exporter_reload_checkpoint(struct exporter *ex, const struct exp
 }
 
 /*
- * The split of a reloaded profile (profile.pb.gz, offcpu.pb.gz) by interval,
- * name, when it is that file's (window_split_check): the window then goes on
- * interval by interval. Without one the reloaded window is kept whole until
- * its newest part leaves; one that does not match (malformed, or left by an
- * exporter killed between its two writes) is moved aside and counted.
+ * The split of a reloaded profile (profile.pb.gz, offcpu.pb.gz: what) by
+ * interval, from the held file fd, when it is that file's
+ * (window_split_check): the window then goes on interval by interval.
+ * Without one the reloaded window is kept whole until its newest part
+ * leaves; one that does not match (malformed, or left by an exporter killed
+ * between its two writes) is refused and emptied.
  */
-static struct window_split *exporter_reload_split(struct exporter *ex, const char *name,
+static struct window_split *exporter_reload_split(int fd, const char *what,
 						  const struct profile *restored)
 {
 	struct window_split *split = NULL;
@@ -120,26 +110,24 @@ static struct window_split *exporter_reload_split(struct exporter *ex, const cha
 	int rc;
 
 	if (restored == NULL) {
-		/* The split of a file not reloaded: not to be overwritten unseen. */
-		if (exporter_file_exists(name))
-			exporter_set_aside(ex, name);
+		/* The split of a file not reloaded: of no use to the new window. */
+		(void)held_file_clear(fd);
 		return NULL;
 	}
-	rc = window_split_load_file(LOWPROF_FD_OUTDIR, name, &split, err, sizeof(err));
+	rc = window_split_load_held(fd, &split, err, sizeof(err));
 	if (rc == 0)
 		rc = window_split_check(split, restored, err, sizeof(err));
 	if (rc == 0)
 		return split;
 	window_split_free(split);
 	if (rc == -ENOENT) {
-		log_warn("restart: no %s: the reloaded window is kept whole until its newest part leaves",
-			 name);
+		log_warn("restart: no window split of %s: the reloaded window is kept whole until its newest part leaves",
+			 what);
 		return NULL;
 	}
-	log_error("restart: %s refused (%s): the reloaded window is kept whole until its newest part leaves",
-		  name, err);
-	if (rc != -ENOMEM)
-		exporter_set_aside(ex, name);
+	log_error("restart: the window split of %s refused (%s): the reloaded window is kept whole until its newest part leaves",
+		  what, err);
+	(void)held_file_clear(fd);
 	return NULL;
 }
 
@@ -153,7 +141,8 @@ static uint64_t exporter_reload_profile(struct exporter *ex, const struct export
 
 	if (old->flushes > 0) /* else it died before writing the files */
 		ex->restored = exporter_reload_file(ex, OUTPUT_FILE_PPROF, old->window_start_ns);
-	ex->restored_split = exporter_reload_split(ex, WINDOW_SPLIT_FILE, ex->restored);
+	ex->restored_split = exporter_reload_split(LOWPROF_FD_WINDOW_SPLIT, OUTPUT_FILE_PPROF,
+						   ex->restored);
 	tail = exporter_reload_checkpoint(ex, old);
 	if (ex->restored != NULL) {
 		profile_get_totals(ex->restored, &totals);
@@ -165,8 +154,8 @@ static uint64_t exporter_reload_profile(struct exporter *ex, const struct export
 	if (old->flushes > 0 && old->offcpu_window_start_ns != 0)
 		ex->offcpu_restored = exporter_reload_file(ex, OUTPUT_FILE_OFFCPU_PPROF,
 							   old->offcpu_window_start_ns);
-	ex->offcpu_restored_split = exporter_reload_split(ex, OFFCPU_WINDOW_SPLIT_FILE,
-							  ex->offcpu_restored);
+	ex->offcpu_restored_split = exporter_reload_split(LOWPROF_FD_OFFCPU_WINDOW_SPLIT,
+							  OUTPUT_FILE_OFFCPU_PPROF, ex->offcpu_restored);
 	return tail;
 }
 
@@ -242,12 +231,11 @@ void exporter_restore(struct exporter *ex)
 		log_info("restart: reloaded %llu samples (%llu of them from the checkpoint); %llu read by the previous exporter were lost",
 			 (unsigned long long)ex->reloaded_samples, (unsigned long long)tail,
 			 (unsigned long long)lost);
-	} else {
-		/* An earlier run's: not this one's to take back (the checkpoint
-		 * is this run's own memfd, empty at its start). */
-		exporter_remove(WINDOW_SPLIT_FILE);
-		exporter_remove(OFFCPU_WINDOW_SPLIT_FILE);
 	}
+	/* Where earlier versions kept the splits (the memfds are this run's own,
+	 * empty at its start, as is the checkpoint's). */
+	exporter_remove(WINDOW_SPLIT_FILE);
+	exporter_remove(OFFCPU_WINDOW_SPLIT_FILE);
 	ex->state.pos_before = ex->state.pos_after = pos;
 	ex->state.accepted_before = ex->state.accepted_after = ex->samples_base;
 	rc = exporter_state_store(ex->state_fd, &ex->state);

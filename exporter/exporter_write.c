@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/mono_clock.h"
 #include "exporter/formats/archive.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/formats/offcpu_outputs.h"
 #include "exporter/formats/outputs.h"
 #include "exporter/formats/window_split_file.h"
@@ -463,15 +464,15 @@ static void exporter_outputs_context(struct exporter *ex, struct outputs_context
 }
 
 /*
- * Beside profile.pb.gz (offcpu.pb.gz), from the same merge of window w: its
- * split by interval, name, so that a restarted exporter lets the reloaded
- * intervals leave one by one. Small (a few bytes per stack of each interval)
- * and written with the file it describes, sharing the pass's directory
- * fsync. A split not had or not written is removed: a stale one would not
- * match the new file (the restarted exporter would refuse it all the same,
- * and count it).
+ * Right after profile.pb.gz (offcpu.pb.gz), from the same merge of window w:
+ * its split by interval into the held file fd (window_split_file.h), so
+ * that a restarted exporter lets the reloaded intervals leave one by one.
+ * A split not had or not written leaves the held file empty: a stale one
+ * would not match the new file (the restarted exporter would refuse it all
+ * the same).
  */
-static void exporter_split_written(struct exporter *ex, struct profile_window *w, const char *name)
+static void exporter_split_written(struct exporter *ex, struct profile_window *w, int fd,
+				   const char *what)
 {
 	/* Taken: the file is not written again from this merge (held at rest,
 	 * exporter_hold_unchanged), so the split is not kept till the next. */
@@ -484,7 +485,7 @@ static void exporter_split_written(struct exporter *ex, struct profile_window *w
 		return;
 	}
 	if (split != NULL)
-		rc = window_split_write_file(LOWPROF_FD_OUTDIR, name, split, err, sizeof(err));
+		rc = window_split_write_held(fd, split, err, sizeof(err));
 	else
 		rc = errbuf_fail(-ENOMEM, err, sizeof(err), "out of memory");
 	window_split_free(split);
@@ -492,9 +493,9 @@ static void exporter_split_written(struct exporter *ex, struct profile_window *w
 		return;
 	ex->split_failures++;
 	if ((ex->split_failures & (ex->split_failures - 1)) == 0) /* the 1st, 2nd, 4th, ... */
-		log_warn("%s: %s; a restart would keep the reloaded window whole", name, err);
-	if (unlinkat(LOWPROF_FD_OUTDIR, name, 0) != 0 && errno != ENOENT)
-		log_warn("removing %s: %s", name, strerror(errno));
+		log_warn("%s's window split: %s; a restart would keep the reloaded window whole",
+			 what, err);
+	(void)held_file_clear(fd);
 }
 
 /* profile.pb.gz is what a restart reloads: the state file says so once it is written. */
@@ -598,7 +599,7 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		break;
 	case OUTPUT_PACE_PPROF:
 		if (ex->profile != NULL && outputs_write_file(ex->profile, &ctx, OUTPUTS_PPROF) == 0) {
-			exporter_split_written(ex, ex->window, WINDOW_SPLIT_FILE);
+			exporter_split_written(ex, ex->window, LOWPROF_FD_WINDOW_SPLIT, OUTPUT_FILE_PPROF);
 			exporter_pprof_written(ex);
 			ex->file_changes[job] = ex->merge_changes;
 		}
@@ -618,7 +619,8 @@ static void exporter_run_job(struct exporter *ex, enum output_pace_job job, bool
 		if (ex->offcpu == NULL)
 			log_error("out of memory: the off-CPU profile was not written");
 		else if (offcpu_outputs_write(ex->offcpu, LOWPROF_FD_OUTDIR) == 0) {
-			exporter_split_written(ex, ex->offcpu_window, OFFCPU_WINDOW_SPLIT_FILE);
+			exporter_split_written(ex, ex->offcpu_window, LOWPROF_FD_OFFCPU_WINDOW_SPLIT,
+					       OUTPUT_FILE_OFFCPU_PPROF);
 			profile_get_time(ex->offcpu, &ex->state.offcpu_window_start_ns, NULL);
 		}
 		break;

@@ -1,6 +1,6 @@
-/* The window's split by interval (.lowprof-window-split) a restarted
- * exporter reads beside profile.pb.gz: the output directory is the previous
- * exporter's, and the file is checked like any input.
+/* The window's split by interval a restarted exporter reads back for
+ * profile.pb.gz: the held memfd is the previous exporter's (which may have
+ * died mid-write, or been compromised), and it is checked like any input.
  *
  * A random input almost never carries a valid checksum: each input is
  * decoded as it is, then with its last 8 bytes replaced by the checksum the

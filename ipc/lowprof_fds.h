@@ -25,6 +25,10 @@ enum lowprof_inherited_fd {
 	 * the supervisor so that it outlives each exporter and ends with the run
 	 * (exporter/formats/held_file.h) */
 	LOWPROF_FD_CHECKPOINT = 15,
+	/* exporter: memfds of the window splits of profile.pb.gz and offcpu.pb.gz
+	 * (exporter/formats/window_split_file.h), held likewise */
+	LOWPROF_FD_WINDOW_SPLIT = 16,
+	LOWPROF_FD_OFFCPU_WINDOW_SPLIT = 17,
 };
 
 enum lowprof_exit_code {

@@ -2,8 +2,9 @@
  * The files the exporter keeps in the output directory. The supervisor needs
  * the list too: it hands the directory (and these files, left by an earlier
  * run as another user) to the exporter's --user before starting it. (The
- * checkpoint of the interval being collected is not here: a memfd the
- * supervisor holds, exporter/exporter_checkpoint.h.)
+ * checkpoint of the interval being collected and the window splits are not
+ * here: memfds the supervisor holds, exporter/exporter_checkpoint.h and
+ * exporter/formats/window_split_file.h.)
  */
 #ifndef LOWPROF_IPC_OUTPUT_FILES_H
 #define LOWPROF_IPC_OUTPUT_FILES_H
@@ -18,10 +19,11 @@
 #define OUTPUT_FILE_OFFCPU_SVG "offcpu.svg"
 /* The exporter's restart record (exporter/exporter_state.h). */
 #define OUTPUT_FILE_EXPORTER_STATE ".lowprof-exporter-state"
-/* profile.pb.gz's split into its intervals, for a restarted exporter
- * (exporter/formats/window_split_file.h). */
+/* Where earlier versions kept profile.pb.gz's and offcpu.pb.gz's splits
+ * into their intervals, now in memfds the supervisor holds
+ * (exporter/formats/window_split_file.h): listed so that the exporter may
+ * remove one left by an earlier run as another user. */
 #define OUTPUT_FILE_WINDOW_SPLIT ".lowprof-window-split"
-/* offcpu.pb.gz's, likewise. */
 #define OUTPUT_FILE_OFFCPU_WINDOW_SPLIT ".lowprof-offcpu-window-split"
 /* Each file is written as NAME.tmp, then renamed over NAME. */
 #define OUTPUT_FILE_TMP_SUFFIX ".tmp"

@@ -69,6 +69,7 @@ struct supervisor {
 	struct sd_notify sd;
 	int shm_fd;
 	int checkpoint_fd; /* the exporter's checkpoint (held_file.h), for every exporter of the run */
+	int split_fd[2];   /* its window splits: profile.pb.gz's, offcpu.pb.gz's (held likewise) */
 	int event_fd;
 	int outdir_fd;
 	struct audit_sink audit; /* the loader's audit records, into the file: kept across loader restarts */
@@ -218,6 +219,8 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ex, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ex, sv->outdir_fd, LOWPROF_FD_OUTDIR);
 	component_add_fd(ex, sv->checkpoint_fd, LOWPROF_FD_CHECKPOINT);
+	component_add_fd(ex, sv->split_fd[0], LOWPROF_FD_WINDOW_SPLIT);
+	component_add_fd(ex, sv->split_fd[1], LOWPROF_FD_OFFCPU_WINDOW_SPLIT);
 	component_add_fd(ex, sv->symbols_fd[1], LOWPROF_FD_SYMBOLS);
 	for (i = 0; i < 3; i++) {
 		if (sv->tls_fd[i] >= 0)
@@ -359,8 +362,10 @@ static int supervise_setup(struct supervisor *sv)
 	/* Held here like the ring: a restarted exporter reads back what the last
 	 * one wrote; a new run starts with an empty one. */
 	sv->checkpoint_fd = memfd_create("lowprof-checkpoint", MFD_CLOEXEC);
-	if (sv->checkpoint_fd < 0) {
-		log_error("checkpoint memfd: %s", strerror(errno));
+	sv->split_fd[0] = memfd_create("lowprof-window-split", MFD_CLOEXEC);
+	sv->split_fd[1] = memfd_create("lowprof-offcpu-window-split", MFD_CLOEXEC);
+	if (sv->checkpoint_fd < 0 || sv->split_fd[0] < 0 || sv->split_fd[1] < 0) {
+		log_error("memfds for the exporter's checkpoint and window splits: %s", strerror(errno));
 		return -1;
 	}
 	sv->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1046,6 +1051,7 @@ int supervise_run(const struct supervisor_options *opt)
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
 	sv.shm_fd = sv.checkpoint_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
+	sv.split_fd[0] = sv.split_fd[1] = -1;
 	sv.audit.file_fd = sv.audit.sock = sv.audit.loader_end = -1;
 	sv.tls_fd[0] = sv.tls_fd[1] = sv.tls_fd[2] = -1;
 	sv.headers_fd = -1;

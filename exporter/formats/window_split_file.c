@@ -2,18 +2,14 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/errbuf.h"
-#include "common/file_read.h"
 #include "common/hash.h"
-#include "exporter/formats/output_file.h"
+#include "exporter/formats/held_file.h"
 #include "exporter/profile/window_split.h"
 
 #define SPLIT_MAGIC "LPWSPL01"
@@ -251,8 +247,7 @@ static int split_write(FILE *f, void *arg)
 	return fwrite(c->buf, 1, c->len, f) == c->len ? 0 : -EIO;
 }
 
-int window_split_write_file(int dirfd, const char *name, const struct window_split *s, char *err,
-			    size_t errlen)
+int window_split_write_held(int fd, const struct window_split *s, char *err, size_t errlen)
 {
 	struct split_write_ctx c;
 	uint8_t *buf;
@@ -260,46 +255,27 @@ int window_split_write_file(int dirfd, const char *name, const struct window_spl
 
 	rc = window_split_encode(s, &buf, &c.len);
 	if (rc != 0)
-		return errbuf_fail(rc, err, errlen, "%s: %s", name, strerror(-rc));
+		return errbuf_fail(rc, err, errlen, "window split: %s", strerror(-rc));
 	c.buf = buf;
-	/* Read back by this run's exporter alone (an earlier run's is removed
-	 * unread): it has to outlive the exporter, not the host. */
-	rc = output_file_write_flags(dirfd, name, split_write, &c, OUTPUT_FILE_PROCESS_SAFE, err,
-				     errlen);
+	/* The held file empties itself when the write fails: no stale split. */
+	rc = held_file_write(fd, split_write, &c, WINDOW_SPLIT_MAX_BYTES, err, errlen);
 	free(buf);
 	return rc;
 }
 
-int window_split_load_file(int dirfd, const char *name, struct window_split **out, char *err,
-			   size_t errlen)
+int window_split_load_held(int fd, struct window_split **out, char *err, size_t errlen)
 {
-	struct stat sb;
-	char *buf = NULL;
+	uint8_t *buf = NULL;
 	size_t len = 0;
-	int fd, rc;
+	int rc;
 
 	*out = NULL;
-	/* Non-blocking: a FIFO put in its place must not hang the start. */
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		rc = -errno;
-		errbuf_set(err, errlen, "%s: %s", name, strerror(errno));
+	rc = held_file_read(fd, WINDOW_SPLIT_MAX_BYTES, &buf, &len, err, errlen);
+	if (rc != 0)
 		return rc;
-	}
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return errbuf_fail(-EINVAL, err, errlen, "%s: not a regular file", name);
-	}
-	/* Refused on its size, before reading it. */
-	if ((uint64_t)sb.st_size > WINDOW_SPLIT_MAX_BYTES) {
-		close(fd);
-		return errbuf_fail(-EFBIG, err, errlen, "%s: more than %u MiB", name,
-				   WINDOW_SPLIT_MAX_BYTES >> 20);
-	}
-	rc = file_read_fd(fd, name, WINDOW_SPLIT_MAX_BYTES, &buf, &len, err, errlen);
-	close(fd);
-	if (rc == 0)
-		rc = window_split_decode((const uint8_t *)buf, len, out, err, errlen);
+	if (len == 0)
+		return errbuf_fail(-ENOENT, err, errlen, "window split: none held");
+	rc = window_split_decode(buf, len, out, err, errlen);
 	free(buf);
 	return rc;
 }

@@ -1,10 +1,13 @@
 /*
- * The window's split into its intervals (exporter/profile/window_split.h) on
- * disk, beside profile.pb.gz as `.lowprof-window-split` (and beside
- * offcpu.pb.gz as `.lowprof-offcpu-window-split`): written right after each
- * such file, from the same merge, so that a restarted exporter lets the
- * reloaded window's intervals leave one by one. Not fsynced: only this
- * run's exporter reads it back (exporter_restore removes an earlier run's).
+ * The window's split into its intervals (exporter/profile/window_split.h),
+ * held for the next exporter of the run: profile.pb.gz's in a memfd the
+ * supervisor holds (LOWPROF_FD_WINDOW_SPLIT, exporter/formats/held_file.h),
+ * offcpu.pb.gz's in another (LOWPROF_FD_OFFCPU_WINDOW_SPLIT). Written right
+ * after each such file, from the same merge, so that a restarted exporter
+ * lets the reloaded window's intervals leave one by one. Only this run's
+ * exporters read it, so it needs no place in the output directory (where
+ * each write was a file created, renamed over the last and its blocks
+ * freed): the memfd ends with the run, as the split must.
  *
  * Format (little-endian, no padding):
  *   magic "LPWSPL01"
@@ -36,8 +39,9 @@
 
 struct window_split;
 
+/* Where earlier versions kept the splits, in the output directory: removed
+ * at start, never read. */
 #define WINDOW_SPLIT_FILE OUTPUT_FILE_WINDOW_SPLIT
-/* offcpu.pb.gz's (--off-cpu), written beside it likewise. */
 #define OFFCPU_WINDOW_SPLIT_FILE OUTPUT_FILE_OFFCPU_WINDOW_SPLIT
 /* The window's ring: its intervals, a restored one and a late roll's. */
 #define WINDOW_SPLIT_MAX_PARTS (SETTINGS_WINDOW_MAX_INTERVALS + 8)
@@ -54,14 +58,11 @@ int window_split_encode(const struct window_split *s, uint8_t **out, size_t *len
 int window_split_decode(const uint8_t *buf, size_t len, struct window_split **out, char *err,
 			size_t errlen);
 
-/* window_split_encode into dirfd/name (WINDOW_SPLIT_FILE or
- * OFFCPU_WINDOW_SPLIT_FILE), atomically (output_file.h). 0, or a negative
- * errno with the reason in err. */
-int window_split_write_file(int dirfd, const char *name, const struct window_split *s, char *err,
-			    size_t errlen);
+/* window_split_encode into the held file fd (held_file.h: emptied if the
+ * write fails). 0, or a negative errno with the reason in err. */
+int window_split_write_held(int fd, const struct window_split *s, char *err, size_t errlen);
 
-/* window_split_decode of dirfd/name; -ENOENT when there is none. */
-int window_split_load_file(int dirfd, const char *name, struct window_split **out, char *err,
-			   size_t errlen);
+/* window_split_decode of the held file fd; -ENOENT when it is empty. */
+int window_split_load_held(int fd, struct window_split **out, char *err, size_t errlen);
 
 #endif

@@ -72,7 +72,7 @@ int profile_window_adopt(struct profile_window *pw, struct profile *p, uint64_t 
 /*
  * Takes back a window a previous exporter wrote, interval by interval: p (its
  * reloaded profile.pb.gz) becomes the store of the closed intervals, and
- * each part of split (its .lowprof-window-split, window_split_check'd
+ * each part of split (its held window split, window_split_check'd
  * against p) one closed interval holding its counts there, leaving the
  * window when its own start does, as if no restart had happened. Those that
  * left it already (the exporter was down a while) leave at once. Only on a

@@ -1,5 +1,5 @@
 /*
- * .lowprof-window-split, the window's split by interval on disk: what is
+ * The window's split by interval, held for the next exporter: what is
  * encoded decodes back equal, and the decoder refuses (never crashes on)
  * every kind of malformed input: cut short anywhere, a byte changed, bad
  * magic, oversized, counts that do not fit the bytes or each other, bad
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -384,37 +385,41 @@ static void test_check_against_profile(void **state)
 	profile_free(p);
 }
 
-/* Through the output directory's fd: written atomically, read back; a
- * missing file is -ENOENT, a directory or an oversized file refused. */
-static void test_file(void **state)
+/* Through a held file (a memfd, as the supervisor's): written whole, read
+ * back; an empty one is -ENOENT, an oversized or malformed one refused. */
+static void test_held(void **state)
 {
-	char dir[] = "/tmp/lowprof-test-split.XXXXXX", err[256];
 	struct window_split *s = three_parts(), *back = NULL;
-	int dirfd, fd;
+	int fd = memfd_create("test-window-split", MFD_CLOEXEC);
+	char err[256];
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	dirfd = open(dir, O_DIRECTORY | O_RDONLY);
-	assert_true(dirfd >= 0);
-	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -ENOENT);
-	assert_int_equal(window_split_write_file(dirfd, WINDOW_SPLIT_FILE, s, err, sizeof(err)), 0);
-	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(window_split_load_held(fd, &back, err, sizeof(err)), -ENOENT);
+	assert_null(back);
+	assert_int_equal(window_split_write_held(fd, s, err, sizeof(err)), 0);
+	assert_int_equal(window_split_load_held(fd, &back, err, sizeof(err)), 0);
 	assert_split_equal(s, back);
 	window_split_free(back);
-	/* Grown past the cap (a sparse file: no disk used). */
-	fd = openat(dirfd, WINDOW_SPLIT_FILE, O_WRONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)WINDOW_SPLIT_MAX_BYTES + 4096), 0);
-	close(fd);
-	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -EFBIG);
+	back = NULL;
+	/* Written again: the held file is the new split alone, no tail of the old. */
+	window_split_free(s);
+	s = window_split_new(0, 0);
+	assert_non_null(s);
+	assert_int_equal(window_split_write_held(fd, s, err, sizeof(err)), 0);
+	assert_int_equal(window_split_load_held(fd, &back, err, sizeof(err)), 0);
+	assert_split_equal(s, back);
+	window_split_free(back);
+	back = NULL;
+	/* Bytes that are no split. */
+	assert_int_equal(pwrite(fd, "LPWSPL01junk", 12, 0), 12);
+	assert_int_equal(window_split_load_held(fd, &back, err, sizeof(err)), -EINVAL);
 	assert_null(back);
-	assert_int_equal(unlinkat(dirfd, WINDOW_SPLIT_FILE, 0), 0);
-	/* Not a regular file. */
-	assert_int_equal(mkdirat(dirfd, WINDOW_SPLIT_FILE, 0700), 0);
-	assert_int_equal(window_split_load_file(dirfd, WINDOW_SPLIT_FILE, &back, err, sizeof(err)), -EINVAL);
-	assert_int_equal(unlinkat(dirfd, WINDOW_SPLIT_FILE, AT_REMOVEDIR), 0);
-	close(dirfd);
-	assert_int_equal(rmdir(dir), 0);
+	/* Grown past the cap (a sparse memfd: no memory used). */
+	assert_int_equal(ftruncate(fd, (off_t)WINDOW_SPLIT_MAX_BYTES + 4096), 0);
+	assert_int_equal(window_split_load_held(fd, &back, err, sizeof(err)), -EFBIG);
+	assert_null(back);
+	close(fd);
 	window_split_free(s);
 }
 
@@ -429,7 +434,7 @@ int main(void)
 		cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_inconsistent),
 		cmocka_unit_test(test_check_against_profile),
-		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
