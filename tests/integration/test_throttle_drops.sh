@@ -15,12 +15,25 @@ work_dir thr-drops
 busy_cpu 40
 # --cpu-budget 100: the budget steps would also lower the rate; this test is
 # about the drop backoff alone.
-"$BIN/lowprof" --duration 35 --frequency 2000 --ringbuf-kb 16 --cpu-budget 100 \
+"$BIN/lowprof" --duration 45 --frequency 2000 --ringbuf-kb 16 --cpu-budget 100 \
 	--output "$work/out" 2>"$work/stderr" &
 sup=$!
 track "$sup"
 wait_profiling "$work/stderr"
 sleep 2
+# The stop must find the full rate: a start-up storm (the first interval
+# drops a few percent where start-up delays the first drain) may have sent
+# the tier to critical, 5 Hz, which the stop cannot overflow. Then wait
+# (up to 25 s) for the controller to have come back to 2000 Hz, divisor 1.
+i=0
+while [ "$i" -lt 50 ]; do
+	last=$(grep "lowprof-controller:" "$work/stderr" | tail -n 1)
+	case "$last" in
+	"" | *"2000 Hz dwarf depth 64 divisor 1") break ;;
+	esac
+	sleep 0.5
+	i=$((i + 1))
+done
 loader=$(child_pid lowprof-loader)
 [ -n "$loader" ] || fail "no loader under $sup"
 kill -STOP "$loader"
@@ -65,7 +78,7 @@ print(f"after the first reaction: {100.0 * lost / max(total, 1):.2f}% of {total}
 if total == 0:
     sys.exit("FAIL: no samples after the first reaction")
 # Probing back up to a rate that overflows costs one storm; the recovery wait
-# doubles after each relapse (controller/policy.c), so in 35 s a sustained
+# doubles after each relapse (controller/policy.c), so in 45 s a sustained
 # overflow may come back a few times, not every few intervals.
 episodes = sum(1 for i, e in enumerate(after)
                if e["drop_pct"] > 5 and (i == 0 or after[i - 1]["drop_pct"] <= 5))
