@@ -347,6 +347,7 @@ struct lowprof_unwind_stats {
 	__u64 rows_skipped;   /* return addresses in a LOWPROF_UNWIND_FILE_FP_CALLS file: stepped by RBP, no row */
 	__u64 stack_reads;    /* user stack words (or pairs) the walker read */
 	__u64 stack_copies;   /* of which copied from the stack (the rest: from the walk's window) */
+	__u64 fp_before_table; /* frames of a file without its table yet, stepped by RBP to a return address */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

@@ -403,6 +403,14 @@ static __always_inline int dwarf_fp_frame(struct dwarf_regs *w, struct lowprof_u
 	return 0;
 }
 
+/* The process's entry point without a row (the dynamic loader's _start, or
+ * the program's before its table is built): RBP 0 as the kernel left it (or
+ * _start cleared it), RSP at argc. */
+static __always_inline bool dwarf_at_entry(const struct dwarf_regs *w, __u64 start_stack)
+{
+	return w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64;
+}
+
 /* One frame-pointer step where no usable row is: 0 on, 1 at the process's
  * entry point, -1 not possible. */
 static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
@@ -410,9 +418,7 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 {
 	int rc;
 
-	/* The process's entry point without a row (the dynamic loader's
-	 * _start): RBP 0 as the kernel left it, RSP at argc. */
-	if (w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64)
+	if (dwarf_at_entry(w, start_stack))
 		return 1;
 	rc = dwarf_fp_frame(w, st);
 	if (rc == UW_FP_UNREADABLE)
@@ -480,6 +486,86 @@ static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwi
 }
 
 /*
+ * The length of an indirect call (FF /2) from its ModRM byte (and the SIB
+ * byte after it, when it has one), or 0 if modrm is not a call's.
+ */
+static __always_inline __u32 dwarf_call_ff_len(__u8 modrm, __u8 sib)
+{
+	__u32 mod = modrm >> 6, rm = modrm & 7, len = 2;
+
+	if (((modrm >> 3) & 7) != 2)
+		return 0;
+	if (mod == 3)
+		return len;
+	if (rm == 4) {
+		len++;
+		if (mod == 0 && (sib & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4; /* RIP-relative: call *x(%rip), a PLT-less call */
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+/*
+ * Does pc follow a call instruction, as a return address does? The 8 bytes
+ * of code before it end with a direct call (E8 rel32) or an indirect one
+ * (FF /2, 2 to 7 bytes). Text the process just ran is resident; a failed
+ * read is a no.
+ */
+static __always_inline bool dwarf_after_call(__u64 pc)
+{
+	__u64 code;
+	__u32 k;
+
+	if (pc < 8 || bpf_probe_read_user(&code, sizeof(code), (void *)(pc - 8)) != 0)
+		return false;
+	/* Byte k of code is the byte at pc - 8 + k (little-endian). */
+	if (((code >> 24) & 0xff) == 0xe8)
+		return true;
+#pragma unroll
+	for (k = 1; k <= 6; k++) {
+		__u8 op = code >> (8 * k), modrm = code >> (8 * (k + 1));
+		__u8 sib = k <= 5 ? (__u8)(code >> (8 * (k + 2))) : 0;
+
+		if (op == 0xff && dwarf_call_ff_len(modrm, sib) == 8 - k)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A frame in a file whose table is not built yet (its first samples, about
+ * the first 10 ms of a new program): the frame-pointer step, if the file
+ * keeps frame pointers, as most distributions now build with. Whether it
+ * does is the table's to say, so the step is believed only if it lands
+ * where a return address can: RBP plausible (dwarf_fp_frame) and the word
+ * found there just after a call instruction. A file without frame pointers
+ * leaves RBP to anything: such a stack ends with [no unwind table] as it did.
+ */
+static __always_inline int dwarf_fp_before_table(struct dwarf_regs *w,
+						 struct lowprof_unwind_stats *st)
+{
+	struct scratch_sample *s = walk_scratch(w->which);
+	int rc;
+
+	if (dwarf_at_entry(w, s ? s->mm.start_stack : 0))
+		return 1;
+	rc = dwarf_fp_frame(w, st);
+	if (rc == UW_FP_UNREADABLE)
+		st->read_errors++;
+	if (rc != 0 || !dwarf_after_call(w->pc))
+		return -LOWPROF_STOP_NO_TABLE; /* requested: the next samples have it */
+	st->fp_fallbacks++;
+	st->fp_before_table++;
+	return 0;
+}
+
+/*
  * One step from the frame at w->pc, whose VMA (for lookup) is f's current
  * one. Returns 0 to go on with w->pc, 1 at the outermost frame, or minus a
  * stop reason. A global function: verified once, on its own.
@@ -512,7 +598,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
 		if (f->v.flags & LOWPROF_VMA_ANON)
 			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON);
-		return -LOWPROF_STOP_NO_TABLE; /* requested: the next samples have it */
+		return dwarf_fp_before_table(w, st);
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
 		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);

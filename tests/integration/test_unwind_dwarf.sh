@@ -32,11 +32,41 @@ sleep 1
 "$BIN/dwarf_chain" 6 &
 wl=$!
 track "$wl"
+# Meanwhile three new files of the program built with frame pointers (each
+# a copy: a file no table exists for), one after the other.
+for i in 1 2 3; do cp "$BIN/dwarf_chain_fp" "$work/fp_new$i"; done
+(for i in 1 2 3; do "$work/fp_new$i" 1; done) &
+fpnew=$!
+track "$fpnew"
 wait "$wl" || fail "dwarf_chain failed"
+wait "$fpnew" || fail "the copies of dwarf_chain_fp failed"
 wait "$sup" || fail "lowprof (dwarf) exited with status $? ($(cat "$work/dwarf.err"))"
 grep "unwind tables" "$work/dwarf.err" || true
 python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chain \
 	--chain "$CHAIN" --min 95
+# Its first samples, before its table, end with [no unwind table]: RBP is
+# data there, and no frame is made of it.
+python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm dwarf_chain \
+	--chain "$CHAIN" --no-garbage --min 0
+# A program with frame pointers is whole from its first sample: before its
+# table exists its frames are stepped by RBP (each landing just after a call
+# instruction), so no stack of the copies ends with [no unwind table].
+for i in 1 2 3; do
+	python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm "fp_new$i" \
+		--chain "$CHAIN" --no-garbage --min 90
+done
+python3 -c '
+import sys
+sys.path.insert(0, sys.argv[2])
+from folded_lib import read_folded
+cut = [(f, n) for f, n in read_folded(sys.argv[1]) if f[0].startswith("fp_new") and "[no_unwind_table]" in f]
+total = sum(n for f, n in read_folded(sys.argv[1]) if f[0].startswith("fp_new"))
+print("new files with frame pointers: %d samples, %d end with [no unwind table]" % (total, sum(n for _, n in cut)))
+for f, n in cut:
+    print("  %d %s" % (n, ";".join(f)))
+sys.exit(0 if total > 0 and not cut else 1)
+' "$work/dwarf/profile.folded" "$SRC/tests/integration" ||
+	fail "a new program with frame pointers lost its first stacks to [no unwind table]"
 # Those whole stacks came mostly from the CPUs' row caches (bpf/unwind_dwarf.bpf.h)
 # and their VMAs from the CPUs' memos (bpf/unwind_vma.bpf.h):
 # the workload's frames repeat sample after sample, so a cache that stopped
@@ -56,6 +86,10 @@ others = lookups + cachedv + text + interp
 print("VMAs: %d from the memo, %d from other sources" % (memo, others))
 sys.exit(0 if memo >= 2 * others and memo > 0 else "the memo placed %d VMAs, other sources %d" % (memo, others))
 ' || fail "the row cache or the memo does not serve a steady workload"
+# The copies' first frames were stepped by RBP before their tables existed.
+before=$(echo "$walker" | sed -n 's/.*before a table: \([0-9]*\) frames by RBP.*/\1/p')
+echo "frames stepped by RBP before their file's table: ${before:-none}"
+[ "${before:-0}" -gt 0 ] || fail "no frame of a file without its table yet was stepped by RBP"
 
 # The same program built with frame pointers, alone under a dwarf lowprof:
 # each return address in it (main and dw_level1..4: 5 of the chain's frames)
