@@ -1,6 +1,7 @@
 /* Folded-stack encoder: exact lines for a small profile. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -154,6 +155,103 @@ static void test_paced_sort(void **state)
 	profile_free(p);
 }
 
+/*
+ * The lines' order against a plain reference: random stacks over names that
+ * are prefixes of one another, sort below and above ';' and ' ' (".", "!",
+ * "0", ":", "~"), and give the same text in different ways (a ';' and a ':'
+ * sanitise alike; a user function named "f_[k]" and the kernel's "f"; an
+ * empty comm and one named "[unknown]"). Each line's text is built here
+ * from the frames as the header describes it, counts summed per text, and
+ * the lines sorted with strcmp: the writer's file must be exactly that.
+ */
+#define REF_SAMPLES 3000
+#define REF_DEPTH 6
+
+struct ref_line {
+	char text[256];
+	uint64_t count;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	return strcmp(((const struct ref_line *)a)->text, ((const struct ref_line *)b)->text);
+}
+
+static void ref_append(char *text, const char *name, const char *suffix, bool first)
+{
+	size_t n = strlen(text);
+
+	if (!first)
+		text[n++] = ';';
+	for (; *name; name++)
+		text[n++] = (char)folded_sanitise_char((unsigned char)*name);
+	text[n] = '\0';
+	strcat(text, suffix);
+}
+
+static void test_order_matches_reference(void **state)
+{
+	static const char *names[] = { "f", "f_[k]", "f.", "f!", "f0", "f:g", "f;g", "f g", "f_g",
+				       "fa", "f~", "g", "[truncated]", "a\tb" };
+	static const char *comms[] = { "", "[unknown]", "app", "app!", "app;x", "app:x", "ap" };
+	enum { NNAMES = sizeof(names) / sizeof(names[0]), NCOMMS = sizeof(comms) / sizeof(comms[0]) };
+	struct profile *p = profile_new();
+	struct ref_line *ref = calloc(REF_SAMPLES, sizeof(*ref));
+	size_t nref = 0, i, len = 0;
+	unsigned seed = 12345;
+	char *got, *want = NULL;
+	FILE *ms;
+
+	(void)state;
+	assert_non_null(ref);
+	for (i = 0; i < REF_SAMPLES; i++) {
+		struct frame f[REF_DEPTH];
+		char text[256] = "";
+		unsigned depth = 1 + (unsigned)(rand_r(&seed) % REF_DEPTH), d;
+		bool truncated = rand_r(&seed) % 7 == 0;
+		const char *comm = comms[rand_r(&seed) % NCOMMS];
+		uint64_t count = 1 + (uint64_t)(rand_r(&seed) % 5);
+		size_t r;
+
+		for (d = 0; d < depth; d++) {
+			const char *name = names[rand_r(&seed) % NNAMES];
+
+			/* Kernel frames leafmost, as sampled. */
+			f[d] = d == 0 && rand_r(&seed) % 3 == 0
+				       ? ts_kernel_frame(name, 0xffffffff81000000ULL + d)
+				       : ts_user_frame(name, "/bin/app", 0x100 + 0x10 * d);
+		}
+		assert_int_equal(profile_add_sample(p, 1 + (uint32_t)(i % 3), 1, comm, f, depth,
+						    truncated, count, 0), 0);
+		ref_append(text, comm[0] ? comm : "[unknown]", "", true);
+		if (truncated)
+			ref_append(text, "[truncated]", "", false);
+		for (d = depth; d-- > 0;)
+			ref_append(text, f[d].function,
+				   f[d].kernel ? FOLDED_KERNEL_SUFFIX : "", false);
+		for (r = 0; r < nref && strcmp(ref[r].text, text) != 0; r++)
+			;
+		if (r == nref)
+			snprintf(ref[nref++].text, sizeof(ref[0].text), "%s", text);
+		ref[r].count += count;
+	}
+	qsort(ref, nref, sizeof(*ref), cmp_ref);
+	ms = open_memstream(&want, &len);
+	assert_non_null(ms);
+	for (i = 0; i < nref; i++)
+		fprintf(ms, "%s %llu\n", ref[i].text, (unsigned long long)ref[i].count);
+	fclose(ms);
+	got = ts_folded_text(p);
+	/* Many stacks, fewer lines: texts given in several ways were merged. */
+	assert_true(profile_stack_count(p) > nref);
+	assert_true(profile_stack_count(p) > 256); /* sorted in runs, then merged */
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(ref);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_sorting_prefixes),
 		cmocka_unit_test(test_sanitise),
 		cmocka_unit_test(test_paced_sort),
+		cmocka_unit_test(test_order_matches_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
