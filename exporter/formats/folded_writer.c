@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +25,11 @@ int folded_sanitise_char(unsigned char c)
 	return c;
 }
 
+/* Stacks a sorted run holds, and a pause point's spacing in the keys' build
+ * (folded_sort below); merged stacks between two pause points of a merge. */
+#define FOLDED_RUN 256
+#define FOLDED_MERGE_STEP 2048
+
 /*
  * Sort keys: each stack as the list of its segments' sanitised texts (name
  * and kernel suffix), every distinct one written once per write into an
@@ -37,11 +41,6 @@ int folded_sanitise_char(unsigned char c)
  * and names byte by byte at each of its n log n comparisons: most of the
  * exporter's write of a full window.
  */
-/* Stacks a sorted run holds, and a pause point's spacing in the keys' build
- * (folded_sort below); merged stacks between two pause points of a merge. */
-#define FOLDED_RUN 256
-#define FOLDED_MERGE_STEP 2048
-
 enum folded_kind { FOLDED_COMM, FOLDED_USER, FOLDED_KERNEL, FOLDED_KINDS };
 
 struct folded_keys {
@@ -51,8 +50,9 @@ struct folded_keys {
 	size_t *offset;   /* stack i's: segs[offset[i] .. offset[i + 1]) */
 };
 
-/* Segment i of stack s (as folded_load names it): its kind and string index,
- * or kind FOLDED_KINDS for [truncated]. */
+/* Segment i of stack s (0 the comm, then [truncated] if cut, then its
+ * frames root first): its kind and string index, or kind FOLDED_KINDS for
+ * [truncated]. */
 static enum folded_kind folded_segment_of(const struct profile *p, const struct profile_stack *s,
 					  uint32_t i, uint32_t *str)
 {
@@ -197,8 +197,8 @@ static int folded_cmp(const void *a, const void *b, void *arg)
 		if (c != 0)
 			return c;
 	}
-	/* Equal texts up to the shorter line's end, its ' ' against the other's
-	 * ';' included: the lines are the same. */
+	/* Every segment equal, terminators included (a shorter line's last ' '
+	 * differs from the longer one's ';' there): the same line. */
 	return 0;
 }
 
