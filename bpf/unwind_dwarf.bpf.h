@@ -64,6 +64,7 @@ struct {
 	__array(values, struct unwind_rows_chunk);
 } unwind_rows SEC(".maps");
 
+#include "bpf/call_insn.h"
 #include "bpf/unwind_vma.bpf.h"
 
 /* Per CPU: the walk (its sample's timestamp) that last left a sigaltstack.
@@ -486,56 +487,18 @@ static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwi
 }
 
 /*
- * The length of an indirect call (FF /2) from its ModRM byte (and the SIB
- * byte after it, when it has one), or 0 if modrm is not a call's.
- */
-static __always_inline __u32 dwarf_call_ff_len(__u8 modrm, __u8 sib)
-{
-	__u32 mod = modrm >> 6, rm = modrm & 7, len = 2;
-
-	if (((modrm >> 3) & 7) != 2)
-		return 0;
-	if (mod == 3)
-		return len;
-	if (rm == 4) {
-		len++;
-		if (mod == 0 && (sib & 7) == 5)
-			len += 4;
-	} else if (mod == 0 && rm == 5) {
-		len += 4; /* RIP-relative: call *x(%rip), a PLT-less call */
-	}
-	if (mod == 1)
-		len += 1;
-	else if (mod == 2)
-		len += 4;
-	return len;
-}
-
-/*
- * Does pc follow a call instruction, as a return address does? The 8 bytes
- * of code before it end with a direct call (E8 rel32) or an indirect one
- * (FF /2, 2 to 7 bytes). Text the process just ran is resident; a failed
- * read is a no.
+ * Does pc follow a call instruction, as a return address does
+ * (bpf/call_insn.h)? Text the process just ran is resident; a failed read
+ * is a no.
  */
 static __always_inline bool dwarf_after_call(__u64 pc)
 {
 	__u64 code;
-	__u32 k;
 
-	if (pc < 8 || bpf_probe_read_user(&code, sizeof(code), (void *)(pc - 8)) != 0)
+	if (pc < LOWPROF_CALL_WINDOW ||
+	    bpf_probe_read_user(&code, sizeof(code), (void *)(pc - LOWPROF_CALL_WINDOW)) != 0)
 		return false;
-	/* Byte k of code is the byte at pc - 8 + k (little-endian). */
-	if (((code >> 24) & 0xff) == 0xe8)
-		return true;
-#pragma unroll
-	for (k = 1; k <= 6; k++) {
-		__u8 op = code >> (8 * k), modrm = code >> (8 * (k + 1));
-		__u8 sib = k <= 5 ? (__u8)(code >> (8 * (k + 2))) : 0;
-
-		if (op == 0xff && dwarf_call_ff_len(modrm, sib) == 8 - k)
-			return true;
-	}
-	return false;
+	return lowprof_code_ends_in_call(code);
 }
 
 /*
