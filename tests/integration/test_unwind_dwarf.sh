@@ -113,11 +113,13 @@ cached, searched, skipped = map(int, re.search(
 print("%d whole stacks; frames: %d by RBP without a row, %d by a row" % (whole, skipped, cached + searched))
 if not (whole > 0 and skipped >= 4 * whole):
     sys.exit("%d frames stepped by RBP for %d whole stacks: the file keeps frame pointers" % (skipped, whole))
-# Its frames lie within a few hundred bytes of stack: one copy of the
-# walk'"'"'s window serves most reads (a stack of 9 frames, a copy or two).
+# Its frames lie within about 1.3 KiB of stack (dw_level1 keeps 1000
+# bytes): a copy of the walk'"'"'s window (512 bytes, never past a page) serves
+# several reads, 2 or 3 copies for 9 reads a walk as the stack happens to
+# lie across a page boundary (ASLR: 4.5 and 3.0 reads a copy measured).
 reads, copies = map(int, re.search(r"stack: (\d+) reads, (\d+) copies", line).groups())
 print("stack: %d reads, %d copies" % (reads, copies))
-sys.exit(0 if copies > 0 and reads >= 3 * copies else
+sys.exit(0 if copies > 0 and reads >= 2 * copies else
          "%d stack reads took %d copies: the window does not serve them" % (reads, copies))
 ' || fail "a frame-pointer program's return addresses took the rows, or each its own read"
 
