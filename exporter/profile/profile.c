@@ -689,10 +689,20 @@ static void profile_location_frame(const struct profile *src, uint32_t idx, stru
 	f->symbolized = fn->symbolized;
 }
 
-/* profile_merge, and profile_fold_gone when fold: stacks of pids not in live are gone.
- * map (NULL: none): as profile_merge_mapped's. */
-static int profile_merge_stacks(struct profile *dst, const struct profile *src, bool fold,
-				const struct profile *live, uint32_t *map)
+/* pid has a sample in one of live[0..nlive). */
+static bool profile_live_pid(const struct profile *const *live, size_t nlive, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nlive; i++) {
+		if (profile_has_pid(live[i], pid))
+			return true;
+	}
+	return false;
+}
+
+int profile_merge_mapped(struct profile *dst, const struct profile *src, bool fold,
+			 const struct profile *const *live, size_t nlive, uint32_t *map)
 {
 	uint32_t *remap; /* src location -> dst location + 1, 0: not yet */
 	const struct profile_stack *s;
@@ -737,7 +747,7 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 			tid = s->tid;
 			/* The idle task (pid 0) never goes. */
 			if (fold && pid != 0 && pid != PROFILE_PID_GONE &&
-			    (live == NULL || !profile_has_pid(live, pid))) {
+			    !profile_live_pid(live, nlive, pid)) {
 				pid = PROFILE_PID_GONE;
 				tid = 0;
 				dst->gone_pid_stacks++;
@@ -765,18 +775,7 @@ static int profile_merge_stacks(struct profile *dst, const struct profile *src, 
 
 int profile_merge(struct profile *dst, const struct profile *src)
 {
-	return profile_merge_stacks(dst, src, false, NULL, NULL);
-}
-
-int profile_fold_gone(struct profile *dst, const struct profile *src, const struct profile *live)
-{
-	return profile_merge_stacks(dst, src, true, live, NULL);
-}
-
-int profile_merge_mapped(struct profile *dst, const struct profile *src, bool fold,
-			 const struct profile *live, uint32_t *map)
-{
-	return profile_merge_stacks(dst, src, fold, live, map);
+	return profile_merge_mapped(dst, src, false, NULL, 0, NULL);
 }
 
 bool profile_take_off(struct profile *p, uint32_t idx, uint64_t count, uint64_t cpu_ns)

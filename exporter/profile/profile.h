@@ -38,10 +38,10 @@
 #define PROFILE_FOLD_ROOM(max_stacks) ((max_stacks) / 4 + 1)
 /*
  * The pid of a stack of processes that are gone: a closed interval's stacks
- * of a process with no sample in the interval after it are keyed by comm
- * alone (profile_fold_gone), so that a churn of short processes running the
- * same code makes one stack, not one per process. No kernel pid is this
- * large; the outputs write no pid for it.
+ * of a process with no sample in the two intervals after it are keyed by
+ * comm alone (profile_merge_mapped's fold, profile_window.h), so that a
+ * churn of short processes running the same code makes one stack, not one
+ * per process. No kernel pid is this large; the outputs write no pid for it.
  */
 #define PROFILE_PID_GONE UINT32_MAX
 /* The one mapping all kernel frames share. */
@@ -124,7 +124,7 @@ struct profile_totals {
 	uint64_t dropped_cpu_ns;
 	uint64_t gone_samples;    /* in stacks of PROFILE_PID_GONE */
 	size_t gone_stacks;       /* stacks of PROFILE_PID_GONE */
-	uint64_t gone_pid_stacks; /* per-pid stacks folded into them (profile_fold_gone), merges summed */
+	uint64_t gone_pid_stacks; /* per-pid stacks folded into them (profile_merge_mapped's fold), merges summed */
 	size_t memory_bytes;    /* heap held by the model */
 	size_t string_bytes;    /* of which the string table's */
 };
@@ -201,14 +201,6 @@ int profile_add_sample_memo(struct profile *p, uint64_t strings_epoch,
  */
 void profile_seal(struct profile *p);
 
-/*
- * Adds every stack of src to dst as profile_merge does, but a stack whose
- * pid (not 0, the idle task) has no sample in live is keyed by comm alone:
- * pid PROFILE_PID_GONE, tid 0, and counted in gone_pid_stacks. live NULL:
- * every process is taken as gone. 0, -EINVAL or -ENOMEM.
- */
-int profile_fold_gone(struct profile *dst, const struct profile *src, const struct profile *live);
-
 /* pid has a stack in p. */
 bool profile_has_pid(const struct profile *p, uint32_t pid);
 
@@ -225,7 +217,7 @@ int profile_merge(struct profile *dst, const struct profile *src);
 
 /*
  * While another profile's stacks are merged into p (profile_merge,
- * profile_merge_mapped, profile_fold_gone): progress(arg) after every
+ * profile_merge_mapped): progress(arg) after every
  * PROFILE_MERGE_PROGRESS_STACKS of them, where the caller may pause (the
  * exporter's paced writes: a window's store of older intervals merged in one
  * go was one stretch of 10-20 ms on a churning host). Nothing but p and the
@@ -239,14 +231,18 @@ void profile_set_merge_progress(struct profile *p, void (*progress)(void *arg), 
 #define PROFILE_NO_STACK UINT32_MAX
 
 /*
- * profile_merge (fold false) or profile_fold_gone (fold true), and map[i]
- * (src's stack count of entries): the index in dst of the stack src's stack i
- * went to (past dst's cap, the process's folded one), PROFILE_NO_STACK when
- * it was not added (dropped, or no samples left in it). What a profile
- * holding several intervals needs to take one off again (profile_take_off).
+ * Adds every stack of src to dst as profile_merge does. With fold, a stack
+ * whose pid (not 0, the idle task) has no sample in any of the nlive
+ * profiles live[] is keyed by comm alone: pid PROFILE_PID_GONE, tid 0, and
+ * counted in gone_pid_stacks (nlive 0: every process is taken as gone).
+ * map (NULL: none; else src's stack count of entries): map[i] the index in
+ * dst of the stack src's stack i went to (past dst's cap, the process's
+ * folded one), PROFILE_NO_STACK when it was not added (dropped, or no
+ * samples left in it). What a profile holding several intervals needs to
+ * take one off again (profile_take_off). 0, -EINVAL or -ENOMEM.
  */
 int profile_merge_mapped(struct profile *dst, const struct profile *src, bool fold,
-			 const struct profile *live, uint32_t *map);
+			 const struct profile *const *live, size_t nlive, uint32_t *map);
 
 /*
  * Takes count samples of cpu_ns off stack idx (a profile_merge_mapped

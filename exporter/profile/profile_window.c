@@ -10,16 +10,17 @@
 
 /*
  * How the window holds its intervals. The interval being collected and the
- * newest closed one (what the archive and OTLP get) are profiles of their
- * own. At the next roll an interval moves into the window's store: one
- * profile holding every older interval's stacks (folded, profile_fold_gone),
- * each string, function, location and stack once, however many intervals
- * share it; the interval keeps only the list of its stacks there and their
- * counts, to take them off again when it leaves (profile_take_off). So a
- * full window costs its distinct stacks plus a few bytes per stack and
- * interval, not 60 copies of the tables that a churn of short processes
- * running the same programs fills. Stacks taken off to nothing stay in the
- * store (merges skip them) until they are half of it; the store is then
+ * two newest closed ones (the newest is what the archive and OTLP get) are
+ * profiles of their own. Once two newer ones have closed, an interval moves
+ * into the window's store: one profile holding every older interval's
+ * stacks (folded: profile_window_move), each string, function, location and
+ * stack once, however many intervals share it; the interval keeps only the
+ * list of its stacks there and their counts, to take them off again when it
+ * leaves (profile_take_off). So a full window costs its distinct stacks plus
+ * a few bytes per stack and interval, not 60 copies of the tables that a
+ * churn of short processes running the same programs fills. Stacks taken
+ * off to nothing stay in the store (merges skip them) until they are half
+ * of it; the store is then
  * rebuilt without them (profile_window_compact_store).
  */
 struct profile_window_ref {
@@ -62,6 +63,9 @@ struct profile_window {
 /* The store may hold this many times the cap: its stacks with no samples
  * left take room until it is rebuilt. */
 #define PROFILE_WINDOW_STORE_CAP_FACTOR 2
+/* The newest closed intervals kept as collected (every pid): a process with
+ * no sample in any of them is taken as gone when an older one is folded. */
+#define PROFILE_WINDOW_LIVE 2
 /* Below this many stacks the store is not rebuilt, however many are empty. */
 #define PROFILE_WINDOW_STORE_MIN_REBUILD 1024
 
@@ -212,14 +216,14 @@ static size_t profile_window_make_refs(const struct profile *src, const uint32_t
 }
 
 /*
- * Moves slot s into the store, folded against live (the newest closed
- * interval: a process with no sample there is taken as gone, its stacks
- * keyed by comm) when folding is on. Out of memory before the move: s stays
- * as it is (tried again at the next roll). Out of memory during it: s keeps
- * what got into the store, the rest of its samples is lost.
+ * Moves slot s into the store, folded against live[0..nlive) (the newest
+ * closed intervals: a process with no sample there is taken as gone, its
+ * stacks keyed by comm) when folding is on. Out of memory before the move: s
+ * stays as it is (tried again at the next roll). Out of memory during it: s
+ * keeps what got into the store, the rest of its samples is lost.
  */
 static void profile_window_move(struct profile_window *pw, struct profile_window_slot *s,
-				const struct profile *live)
+				const struct profile *const *live, size_t nlive)
 {
 	struct profile_totals before, after;
 	size_t n = profile_stack_count(s->p);
@@ -234,7 +238,7 @@ static void profile_window_move(struct profile_window *pw, struct profile_window
 		return;
 	}
 	profile_get_totals(pw->store, &before);
-	(void)profile_merge_mapped(pw->store, s->p, pw->fold_gone, live, map);
+	(void)profile_merge_mapped(pw->store, s->p, pw->fold_gone, live, nlive, map);
 	profile_get_totals(pw->store, &after);
 	/* The store keeps its indexes (the next interval merges into it), not
 	 * the write side's memos. */
@@ -273,7 +277,7 @@ static void profile_window_compact_store(struct profile_window *pw)
 	if (fresh == NULL || map == NULL)
 		goto out;
 	profile_set_max_stacks(fresh, pw->max_stacks * PROFILE_WINDOW_STORE_CAP_FACTOR);
-	if (profile_merge_mapped(fresh, pw->store, false, NULL, map) != 0)
+	if (profile_merge_mapped(fresh, pw->store, false, NULL, 0, map) != 0)
 		goto out;
 	for (i = 0; i < pw->count; i++) {
 		s = profile_window_at(pw, i);
@@ -300,8 +304,9 @@ out:
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns)
 {
 	struct profile *next = profile_window_new_profile(pw);
+	const struct profile *live[PROFILE_WINDOW_LIVE];
 	struct profile_window_slot *closed, *s;
-	size_t i;
+	size_t i, nlive;
 
 	if (next == NULL)
 		return NULL;
@@ -323,12 +328,21 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 	 * after a long stall): it is gone then, and so nothing is returned. */
 	if (pw->count == 0 || profile_window_at(pw, pw->count - 1) != closed)
 		return NULL;
-	/* After the expiry: no move of an interval that leaves anyway. closed
-	 * itself is the newest: it stays as collected, every pid in it. */
-	for (i = 0; i + 1 < pw->count; i++) {
+	/* After the expiry: no move of an interval that leaves anyway. The
+	 * newest PROFILE_WINDOW_LIVE closed intervals stay as collected, every
+	 * pid in them, and say who is alive: samples reach the exporter in
+	 * drains up to a second or so apart, so a process busy all along can
+	 * have none in one short interval, never in two. */
+	nlive = 0;
+	for (i = 0; i < PROFILE_WINDOW_LIVE && i < pw->count; i++) {
+		s = profile_window_at(pw, pw->count - 1 - i);
+		if (s->p != NULL)
+			live[nlive++] = s->p;
+	}
+	for (i = 0; i + PROFILE_WINDOW_LIVE < pw->count; i++) {
 		s = profile_window_at(pw, i);
 		if (s->p != NULL)
-			profile_window_move(pw, s, closed->p);
+			profile_window_move(pw, s, live, nlive);
 	}
 	profile_window_compact_store(pw);
 	return closed->p;
@@ -428,7 +442,7 @@ static int profile_window_merge_part(struct profile *m, const struct profile *sr
 		*splitp = NULL;
 		return profile_merge(m, src);
 	}
-	rc = profile_merge_mapped(m, src, false, NULL, map);
+	rc = profile_merge_mapped(m, src, false, NULL, 0, map);
 	part->refs = split->refs + split->nrefs;
 	part->nrefs = 0;
 	for (i = 0; rc == 0 && i < n; i++) {
@@ -584,7 +598,7 @@ static struct profile *profile_window_merge(struct profile_window *pw, bool with
 	 * may pause there (nothing merged here changes meanwhile, only the
 	 * current interval is added to). */
 	profile_set_merge_progress(m, pw->progress, pw->progress_arg);
-	if ((split != NULL ? profile_merge_mapped(m, pw->store, false, NULL, store_map)
+	if ((split != NULL ? profile_merge_mapped(m, pw->store, false, NULL, 0, store_map)
 			   : profile_merge(m, pw->store)) != 0)
 		goto fail;
 	if (pw->progress != NULL)

@@ -3,8 +3,8 @@
  * kept while it lies within the window, and the files are written from
  * their merge. So what writing costs depends on the window and the caps,
  * never on how long the run has been going. The intervals older than the
- * newest closed one share one store of stacks (and their strings, functions
- * and locations), each keeping only its counts there: a full window costs
+ * two newest closed ones share one store of stacks (and their strings,
+ * functions and locations), each keeping only its counts there: a full window costs
  * its distinct stacks, not its intervals times their tables; what no
  * interval of the window uses any more leaves the store (profile_window.c).
  *
@@ -119,12 +119,14 @@ struct profile *profile_window_merged_closed(struct profile_window *pw);
 
 /*
  * Folding (on by default): at each roll, the closed intervals still keyed by
- * every pid, but the one just closed, have the stacks of the processes with
- * no sample in the interval just closed folded by comm (profile_fold_gone)
- * as they move into the store:
- * a process gone is named by its comm, and the identical stacks of many short
- * processes make one. The newest closed interval (what the archive and OTLP
- * get) and the current one keep every pid. Off: every pid kept.
+ * every pid, but the two newest, have the stacks of the processes with no
+ * sample in those two folded by comm (profile_merge_mapped's fold) as they
+ * move into the store: a process gone is named by its comm, and the
+ * identical stacks of many short processes make one. Two, not one: samples
+ * come in drains up to a second or so apart, so at a short --interval a
+ * process busy all along can have none in one interval. The two newest
+ * closed intervals (the newest is what the archive and OTLP get) and the
+ * current one keep every pid. Off: every pid kept.
  */
 void profile_window_set_fold_gone(struct profile_window *pw, bool on);
 

@@ -1,14 +1,14 @@
 #!/bin/sh
 # Processes gone are folded by comm in the window: ~100 new processes a second
-# of churn_leaf for 5 s, with 2 s intervals (a process with no sample in the
-# newest closed interval is taken as gone, and samples come in drains up to
-# a second apart: on a loaded host a 1 s interval could hold none of the
-# busy loop's, and fold it, 739 of 5494 ms in one such run). summary.json counts stacks
+# of churn_leaf for 5 s, with 1 s intervals. summary.json counts stacks
 # folded (more per-pid stacks than the stacks they made), and profile.pb.gz
 # has churn_leaf samples without a pid label (folded) while the samples of a
-# live process sampled in every interval (a busy loop) keep theirs; every
-# sample is still there. (lowprof's own processes are no such witness: at a
-# few ms of CPU a second, an interval with none of their samples folds them.)
+# live process (a busy loop) keep theirs; every sample is still there. The
+# loop is judged by the two newest closed intervals: samples come in drains
+# up to a second apart, and on a loaded host one 1 s interval could hold
+# none of the loop's (judged by one, it lost its pid for 739 of 5,494 ms in
+# such a run). (lowprof's own processes are no such witness: at a few ms of
+# CPU a second, two intervals with none of their samples fold them.)
 #   usage: test_window_fold.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -18,7 +18,7 @@ busy_cpu 20
 loop=$(pgrep -P "$busy" | head -n 1)
 [ -n "$loop" ] || fail "the busy loop did not start"
 
-"$BIN/lowprof" --no-throttle --duration 10 --frequency 199 --interval 2 --window 30 \
+"$BIN/lowprof" --no-throttle --duration 10 --frequency 199 --interval 1 --window 30 \
 	--output "$work/out" --run-dir "$work/run" 2>"$work/err" &
 sup=$!
 track "$sup"
@@ -63,7 +63,7 @@ for b in blocks:
             live_pid += 1
             loop_ms += ms
 assert folded > 0, "no churn_leaf stack without a pid"
-assert live_pid > 0, "the busy loop, live and sampled in every interval, lost its pid"
+assert live_pid > 0, "the busy loop, live and sampled all along, lost its pid"
 # Not only in the newest intervals (which keep every pid): the loop's whole
 # run keeps it, so nearly every sample of a shell is the loop's, by pid.
 assert loop_ms >= 0.9 * sh_ms, f"the live loop folded: {loop_ms:.0f} of {sh_ms:.0f} ms of sh by its pid"
