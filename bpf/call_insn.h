@@ -2,7 +2,7 @@
  * Does the code before an address end with an x86-64 call instruction, as
  * the code before a return address does? The DWARF walker asks it of a
  * frame-pointer step it cannot check against a table (bpf/unwind_dwarf.bpf.h,
- * dwarf_fp_before_table); kept apart, free of libc, so that a unit test
+ * dwarf_fp_step before a table); kept apart, free of libc, so that a unit test
  * decodes the same bytes (tests/unit/test_call_insn.c).
  */
 #ifndef LOWPROF_BPF_CALL_INSN_H

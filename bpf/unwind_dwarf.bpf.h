@@ -412,10 +412,33 @@ static __always_inline bool dwarf_at_entry(const struct dwarf_regs *w, __u64 sta
 	return w->bp_valid && w->bp == 0 && w->sp <= start_stack && start_stack - w->sp <= 64;
 }
 
-/* One frame-pointer step where no usable row is: 0 on, 1 at the process's
- * entry point, -1 not possible. */
+/*
+ * Does pc follow a call instruction, as a return address does
+ * (bpf/call_insn.h)? Text the process just ran is resident; a failed read
+ * is a no.
+ */
+static __always_inline bool dwarf_after_call(__u64 pc)
+{
+	__u64 code;
+
+	if (pc < LOWPROF_CALL_WINDOW ||
+	    bpf_probe_read_user(&code, sizeof(code), (void *)(pc - LOWPROF_CALL_WINDOW)) != 0)
+		return false;
+	return lowprof_code_ends_in_call(code);
+}
+
+/*
+ * One frame-pointer step where no usable row is: 0 on, 1 at the process's
+ * entry point, -1 not possible. before_table: the frame is in a file whose
+ * table is not built yet (its first samples, about the first 10 ms of a new
+ * program). Most distributions now build with frame pointers, but whether a
+ * file keeps them is the table's to say, so the step is believed only if it
+ * lands where a return address can: RBP plausible (dwarf_fp_frame) and the
+ * word found there just after a call instruction. A file without frame
+ * pointers leaves RBP to anything: such a stack ends with [no unwind table].
+ */
 static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
-					 __u64 start_stack)
+					 __u64 start_stack, bool before_table)
 {
 	int rc;
 
@@ -424,9 +447,11 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 	rc = dwarf_fp_frame(w, st);
 	if (rc == UW_FP_UNREADABLE)
 		st->read_errors++;
-	if (rc != 0)
+	if (rc != 0 || (before_table && !dwarf_after_call(w->pc)))
 		return -1;
 	st->fp_fallbacks++;
+	if (before_table)
+		st->fp_before_table++;
 	return 0;
 }
 
@@ -478,54 +503,12 @@ static __always_inline __u64 dwarf_walk_id(struct dwarf_regs *w)
 
 /* A frame-pointer step's result (0 on, 1 outermost) or the stop reason given. */
 static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
-				       int stop)
+				       int stop, bool before_table)
 {
 	struct scratch_sample *s = walk_scratch(w->which);
-	int rc = dwarf_fp_step(w, st, s ? s->mm.start_stack : 0);
+	int rc = dwarf_fp_step(w, st, s ? s->mm.start_stack : 0, before_table);
 
 	return rc >= 0 ? rc : stop;
-}
-
-/*
- * Does pc follow a call instruction, as a return address does
- * (bpf/call_insn.h)? Text the process just ran is resident; a failed read
- * is a no.
- */
-static __always_inline bool dwarf_after_call(__u64 pc)
-{
-	__u64 code;
-
-	if (pc < LOWPROF_CALL_WINDOW ||
-	    bpf_probe_read_user(&code, sizeof(code), (void *)(pc - LOWPROF_CALL_WINDOW)) != 0)
-		return false;
-	return lowprof_code_ends_in_call(code);
-}
-
-/*
- * A frame in a file whose table is not built yet (its first samples, about
- * the first 10 ms of a new program): the frame-pointer step, if the file
- * keeps frame pointers, as most distributions now build with. Whether it
- * does is the table's to say, so the step is believed only if it lands
- * where a return address can: RBP plausible (dwarf_fp_frame) and the word
- * found there just after a call instruction. A file without frame pointers
- * leaves RBP to anything: such a stack ends with [no unwind table] as it did.
- */
-static __always_inline int dwarf_fp_before_table(struct dwarf_regs *w,
-						 struct lowprof_unwind_stats *st)
-{
-	struct scratch_sample *s = walk_scratch(w->which);
-	int rc;
-
-	if (dwarf_at_entry(w, s ? s->mm.start_stack : 0))
-		return 1;
-	rc = dwarf_fp_frame(w, st);
-	if (rc == UW_FP_UNREADABLE)
-		st->read_errors++;
-	if (rc != 0 || !dwarf_after_call(w->pc))
-		return -LOWPROF_STOP_NO_TABLE; /* requested: the next samples have it */
-	st->fp_fallbacks++;
-	st->fp_before_table++;
-	return 0;
 }
 
 /*
@@ -558,13 +541,14 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	if (!f->v.has_tab) {
 		/* The vDSO and anonymous code have no table: frame pointers, if any. */
 		if (f->v.vdso)
-			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
 		if (f->v.flags & LOWPROF_VMA_ANON)
-			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON);
-		return dwarf_fp_before_table(w, st);
+			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON, false);
+		/* Requested: the next samples have it. */
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_NO_TABLE, true);
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
 	id = walk_file_of_kind(walk_scratch(w->which), f->v.kind);
 	e = dwarf_row_cache_slot(w->which, id, vaddr);
 	if (e && id && dwarf_row_cache_holds(e, id, vaddr)) {
@@ -575,7 +559,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	st->rows_searched++;
 	row = dwarf_find_row(t, vaddr, &idx);
 	if (!row)
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
 	r = &row->rule;
 	if (e && id) {
 		e->id = *id;
@@ -621,7 +605,7 @@ found:
 		return 0;
 	}
 	default: /* NONE, UNSUPPORTED */
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED);
+		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
 	}
 	/* The stack grows down: a caller's frame is above its callee's. */
 	if (cfa <= w->sp)
