@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/errbuf.h"
@@ -25,6 +26,7 @@ void monitor_init(struct monitor *m, int fd, const struct monitor_config *cfg, u
 	m->cfg = *cfg;
 	m->peer_pid = -1;
 	m->peer_uid = (uid_t)-1;
+	m->checked_pidfd = -1;
 	token_bucket_init(&m->rate, cfg->rate_per_s, cfg->rate_burst, now_ns);
 	token_bucket_init(&m->audit_budget, cfg->audit_per_s, cfg->audit_burst, now_ns);
 	if (fd < 0)
@@ -89,19 +91,28 @@ static pid_t monitor_parent_of(pid_t pid)
 	return rc == 0 ? (pid_t)ppid : -1;
 }
 
-int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
+/* Does pidfd's process still run (not exited, whether reaped or not)? */
+static bool monitor_pidfd_alive(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 0;
+}
+
+static void monitor_forget_sender(struct monitor *m)
+{
+	if (m->checked_pidfd >= 0)
+		close(m->checked_pidfd);
+	m->checked_pidfd = -1;
+	m->checked_pid = 0;
+}
+
+/* The parent and program checks, read from /proc. */
+static int monitor_read_sender(const struct monitor *m, char *why, size_t whylen)
 {
 	char exe[256];
 	pid_t parent;
 
-	if (!m->cfg.check_peer)
-		return 0;
-	if (!m->have_cred)
-		return errbuf_fail(-EACCES, why, whylen, "no sender credentials on the %s socket",
-				   m->cfg.socket_name);
-	if (m->peer_uid != m->cfg.expected_uid)
-		return errbuf_fail(-EACCES, why, whylen, "sender uid %u is not the %s's uid %u",
-				   (unsigned)m->peer_uid, m->cfg.component, (unsigned)m->cfg.expected_uid);
 	if (m->cfg.expected_ppid > 0) {
 		parent = monitor_parent_of(m->peer_pid);
 		/* Gone (and reaped) since it sent: nothing vouches for the message, but
@@ -120,6 +131,39 @@ int monitor_check_sender(const struct monitor *m, char *why, size_t whylen)
 		return errbuf_fail(-EACCES, why, whylen, "sender pid %d runs %.160s, not %s",
 				   (int)m->peer_pid, exe, m->cfg.expected_exe);
 	return 0;
+}
+
+int monitor_check_sender(struct monitor *m, char *why, size_t whylen)
+{
+	int pidfd, rc;
+
+	if (!m->cfg.check_peer)
+		return 0;
+	if (!m->have_cred)
+		return errbuf_fail(-EACCES, why, whylen, "no sender credentials on the %s socket",
+				   m->cfg.socket_name);
+	if (m->peer_uid != m->cfg.expected_uid)
+		return errbuf_fail(-EACCES, why, whylen, "sender uid %u is not the %s's uid %u",
+				   (unsigned)m->peer_uid, m->cfg.component, (unsigned)m->cfg.expected_uid);
+	if (m->cfg.expected_ppid <= 0 && m->cfg.expected_exe == NULL)
+		return 0;
+	/* The process checked last, still running: the same process. */
+	if (m->checked_pidfd >= 0 && m->peer_pid == m->checked_pid &&
+	    monitor_pidfd_alive(m->checked_pidfd))
+		return 0;
+	monitor_forget_sender(m);
+	m->st.sender_reads++;
+	/* The pidfd first, its process still running after the reads: the
+	 * reads were of that process, not of one that took its pid since. */
+	pidfd = (int)syscall(SYS_pidfd_open, m->peer_pid, 0);
+	rc = monitor_read_sender(m, why, whylen);
+	if (rc == 0 && pidfd >= 0 && monitor_pidfd_alive(pidfd)) {
+		m->checked_pidfd = pidfd;
+		m->checked_pid = m->peer_pid; /* a pidfd is close-on-exec */
+	} else if (pidfd >= 0) {
+		close(pidfd);
+	}
+	return rc;
 }
 
 static const struct monitor_request *monitor_find(const struct monitor_protocol *p, int kind)
@@ -271,6 +315,7 @@ void monitor_tick(struct monitor *m, uint64_t now_ns)
 void monitor_close(struct monitor *m)
 {
 	monitor_tick(m, UINT64_MAX);
+	monitor_forget_sender(m);
 	if (m->fd >= 0)
 		close(m->fd);
 	m->fd = -1;

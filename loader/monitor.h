@@ -10,7 +10,9 @@
  *    (MSG_TRUNC, MSG_CTRUNC), any control message other than the
  *    credentials, any file descriptor (each one closed);
  *  - the sender check: the uid the server expects and, when asked, the
- *    parent pid (our supervisor);
+ *    parent pid (our supervisor) and program, read from /proc once per
+ *    sender process (a pidfd holds the last one checked: while it lives,
+ *    its pid names no other process, and its parent and program stay);
  *  - rate limiting: every request takes a token; past the bucket it is
  *    refused with EBUSY and audited at most once a second, the others
  *    counted into the next record (or a summary record once the flood stops);
@@ -53,6 +55,7 @@ struct monitor_config {
 };
 
 struct monitor_stats {
+	uint64_t sender_reads;     /* sender checks that read /proc (a new sender process) */
 	uint64_t refused;          /* requests refused (of any reason) */
 	uint64_t rate_limited;     /* of which for the token bucket */
 	uint64_t audit_suppressed; /* refusals counted but not audited one by one (the budget) */
@@ -64,6 +67,13 @@ struct monitor {
 	pid_t peer_pid;                   /* the sender of the last message; -1 unknown */
 	uid_t peer_uid;
 	bool have_cred;                   /* the last message carried credentials */
+	/* The last sender whose parent and program passed, held by a pidfd
+	 * (-1: none): while that process lives its pid is its own, its program
+	 * changes only by an exec (which every component's filter refuses) and
+	 * its parent only if the supervisor dies (which ends it: PDEATHSIG).
+	 * Its next messages are not read from /proc again. */
+	int checked_pidfd;
+	pid_t checked_pid;
 	struct token_bucket rate;         /* requests */
 	uint64_t rate_audit_suppressed;   /* rate refusals since the last one audited */
 	uint64_t rate_last_audit_ns;
@@ -125,7 +135,7 @@ enum monitor_recv monitor_recv(struct monitor *m, void *buf, size_t len, size_t 
 
 /* Is the sender of the last message the expected peer? 0, -EACCES (not the component: refuse or cut off), or -ESRCH (the sender
  * has exited since: drop the message, keep the channel), reason in why. */
-int monitor_check_sender(const struct monitor *m, char *why, size_t whylen);
+int monitor_check_sender(struct monitor *m, char *why, size_t whylen);
 
 /*
  * Take a token for msg (NULL: a message that is no request). Returns 1 when

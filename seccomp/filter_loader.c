@@ -21,6 +21,8 @@ static const char *const loader_allow[] = {
 	"signalfd4", "timerfd_create", "timerfd_settime", "timerfd_gettime",
 	/* control socket (wire protocol) and the unwinder socket (SCM_RIGHTS) */
 	"recvfrom", "sendto", "recvmsg", "sendmsg", "getsockopt", "setsockopt",
+	/* the peer check holds the sender it checked last (loader/monitor.c) */
+	"pidfd_open",
 	"memfd_create", "ftruncate",
 	/* libbpf raises RLIMIT_MEMLOCK on kernels without memcg accounting */
 	"prlimit64", "setrlimit", "getrlimit",

@@ -20,7 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,8 +62,9 @@ static int fake_counters(void *arg, struct control_counters *out)
 	return 0;
 }
 
-/* The server, checking its sender's uid, parent and (unless NULL) program. */
-static void start_expecting(struct fx *f, uid_t expected_uid, unsigned rate, const char *exe)
+/* The server, checking its sender's uid, parent (ppid) and (unless NULL) program. */
+static void start_expecting_parent(struct fx *f, uid_t expected_uid, unsigned rate,
+				   const char *exe, pid_t ppid)
 {
 	struct control_server_config cfg;
 	struct control_ops ops = {fake_apply, fake_counters, NULL};
@@ -81,12 +86,18 @@ static void start_expecting(struct fx *f, uid_t expected_uid, unsigned rate, con
 	cfg.failsafe = critical;
 	cfg.check_peer = true;
 	cfg.expected_uid = expected_uid;
-	cfg.expected_ppid = getppid(); /* the test itself is the "controller" */
+	cfg.expected_ppid = ppid;
 	cfg.expected_exe = exe;
 	cfg.rate_per_s = rate;
 	cfg.rate_burst = rate;
 	ops.arg = f;
 	control_server_init(&f->cs, sv[0], &cfg, &ops, &healthy, 10 * SEC);
+}
+
+/* The test itself is the "controller": its parent, the "supervisor". */
+static void start_expecting(struct fx *f, uid_t expected_uid, unsigned rate, const char *exe)
+{
+	start_expecting_parent(f, expected_uid, rate, exe, getppid());
 }
 
 static void start(struct fx *f, uid_t expected_uid, unsigned rate)
@@ -316,6 +327,93 @@ static void test_exited_sender_dropped(void **state)
 	stop(&f);
 }
 
+/*
+ * A checked sender's next messages are not read from /proc again (the loader
+ * holds the process by a pidfd), but a process that takes its pid once it
+ * has exited is: here a grandchild of the test, made to get the exited
+ * child's pid (clone3's set_tid), is no child of the "supervisor" (the test)
+ * and is cut off, as it would have been had the pid been new.
+ */
+static pid_t clone_with_pid(pid_t want)
+{
+	struct clone_args args;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	args.set_tid = (uint64_t)(uintptr_t)&want;
+	args.set_tid_size = 1;
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static void test_sender_pid_reused(void **state)
+{
+	int status, gate[2], ready[2];
+	char go = 0;
+	struct fx f;
+	pid_t first, middle, second;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: choosing a pid (clone3 set_tid) needs root\n");
+		skip();
+	}
+	start_expecting_parent(&f, getuid(), 0, "test_control_monitor", getpid());
+	assert_int_equal(pipe(gate), 0);
+	first = fork();
+	assert_true(first >= 0);
+	if (first == 0) {
+		close(gate[1]);
+		send_hello(&f);
+		send_set(&f, 11);
+		send_set(&f, 5);
+		_exit(read(gate[0], &go, 1) < 0);
+	}
+	close(gate[0]);
+	assert_int_equal(poll(&(struct pollfd){.fd = f.cs.mon.fd, .events = POLLIN}, 1, 5000), 1);
+	usleep(100000); /* all three sent */
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), 0);
+	assert_true(f.cs.mon.fd >= 0);
+	/* Three messages, one read of the sender. */
+	assert_int_equal(f.cs.mon.st.sender_reads, 1);
+	close(gate[1]);
+	assert_int_equal(waitpid(first, &status, 0), first);
+
+	/* Its pid, taken by a process that is not a child of the test. */
+	assert_int_equal(pipe(gate), 0);
+	assert_int_equal(pipe(ready), 0);
+	middle = fork();
+	assert_true(middle >= 0);
+	if (middle == 0) {
+		close(gate[1]);
+		close(ready[0]);
+		second = clone_with_pid(first);
+		if (second == 0) {
+			send_hello(&f);
+			(void)!write(ready[1], "s", 1);
+			_exit(read(gate[0], &go, 1) < 0);
+		}
+		_exit(second == first && waitpid(second, &status, 0) == second ? 0 : 3);
+	}
+	close(gate[0]);
+	close(ready[1]);
+	if (read(ready[0], &go, 1) != 1) {
+		/* No message: the pid was taken meanwhile (a busy host), or refused. */
+		close(gate[1]);
+		assert_int_equal(waitpid(middle, &status, 0), middle);
+		fail_msg("no process got pid %d again (clone3 set_tid: status %d)", (int)first,
+			 WEXITSTATUS(status));
+	}
+	assert_int_equal(control_server_handle(&f.cs, 10 * SEC), -EACCES);
+	assert_int_equal(test_audit_count(f.audit, "is not a child of the supervisor"), 1);
+	assert_int_equal(f.cs.mon.st.sender_reads, 2);
+	assert_int_equal(f.cs.mon.fd, -1);
+	close(gate[1]);
+	close(ready[0]);
+	assert_int_equal(waitpid(middle, &status, 0), middle);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	stop(&f);
+}
+
 /* A Hello frame as the controller would send it. */
 static size_t hello_frame(uint8_t *buf, size_t len)
 {
@@ -404,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_parent_cut_off),
 		cmocka_unit_test(test_wrong_program_cut_off),
 		cmocka_unit_test(test_exited_sender_dropped),
+		cmocka_unit_test(test_sender_pid_reused),
 		cmocka_unit_test(test_fd_cut_off),
 		cmocka_unit_test(test_ctrunc_cut_off),
 		cmocka_unit_test(test_not_one_frame_cut_off),

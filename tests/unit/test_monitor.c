@@ -183,7 +183,15 @@ static void test_check_sender(void **state)
 	/* The sender is this process: its parent is ours, not pid 1's child. */
 	t.mon.cfg.expected_ppid = getppid();
 	assert_int_equal(monitor_check_sender(&t.mon, why, sizeof(why)), 0);
-	t.mon.cfg.expected_ppid = getpid();
+	stop(&t);
+	/* A server expecting another parent (a sender once checked stays so for
+	 * its server: its parent and program do not change while it runs). */
+	cfg.expected_uid = getuid();
+	cfg.expected_ppid = getpid();
+	start(&t, &cfg);
+	assert_int_equal(send(t.peer, "x", 1, 0), 1);
+	assert_int_equal(monitor_recv(&t.mon, buf, sizeof(buf), &got, why, sizeof(why)),
+			 MONITOR_RECV_MESSAGE);
 	assert_int_equal(monitor_check_sender(&t.mon, why, sizeof(why)), -EACCES);
 	assert_non_null(strstr(why, "is not a child of the supervisor"));
 	stop(&t);
