@@ -38,8 +38,9 @@
 #define PROFILE_FOLD_ROOM(max_stacks) ((max_stacks) / 4 + 1)
 /*
  * The pid of a stack of processes that are gone: a closed interval's stacks
- * of a process with no sample in the two intervals after it are keyed by
- * comm alone (profile_merge_mapped's fold, profile_window.h), so that a
+ * of a process with no sample in the interval after it (the two after it
+ * at --interval 1) are keyed by comm alone (profile_merge_mapped's fold,
+ * profile_window.h), so that a
  * churn of short processes running the same code makes one stack, not one
  * per process. No kernel pid is this large; the outputs write no pid for it.
  */

@@ -10,17 +10,18 @@
 
 /*
  * How the window holds its intervals. The interval being collected and the
- * two newest closed ones (the newest is what the archive and OTLP get) are
- * profiles of their own. Once two newer ones have closed, an interval moves
- * into the window's store: one profile holding every older interval's
- * stacks (folded: profile_window_move), each string, function, location and
- * stack once, however many intervals share it; the interval keeps only the
- * list of its stacks there and their counts, to take them off again when it
- * leaves (profile_take_off). So a full window costs its distinct stacks plus
- * a few bytes per stack and interval, not 60 copies of the tables that a
- * churn of short processes running the same programs fills. Stacks taken
- * off to nothing stay in the store (merges skip them) until they are half
- * of it; the store is then
+ * newest closed one (what the archive and OTLP get; at --interval 1 the
+ * newest two: PROFILE_WINDOW_LIVE_NS) are profiles of their own. Once newer
+ * ones cover that span, an interval moves into the window's store: one
+ * profile holding every older interval's stacks (folded:
+ * profile_window_move), each string, function, location and stack once,
+ * however many intervals share it; the interval keeps only the list of its
+ * stacks there and their counts, to take them off again when it leaves
+ * (profile_take_off). So a full window costs its distinct stacks plus a few
+ * bytes per stack and interval, not 60 copies of the tables that a churn of
+ * short processes running the same programs fills. Stacks taken off to
+ * nothing stay in the store (merges skip them) until they are half of it;
+ * the store is then
  * rebuilt without them (profile_window_compact_store).
  */
 struct profile_window_ref {
@@ -55,6 +56,7 @@ struct profile_window {
 	/* Changes to what the closed intervals hold (profile_window_stats.changes). */
 	uint64_t changes;
 	size_t max_stacks;
+	size_t live; /* the newest closed intervals that say who is alive */
 	bool fold_gone;
 	void (*progress)(void *arg);
 	void *progress_arg;
@@ -63,9 +65,14 @@ struct profile_window {
 /* The store may hold this many times the cap: its stacks with no samples
  * left take room until it is rebuilt. */
 #define PROFILE_WINDOW_STORE_CAP_FACTOR 2
-/* The newest closed intervals kept as collected (every pid): a process with
- * no sample in any of them is taken as gone when an older one is folded. */
-#define PROFILE_WINDOW_LIVE 2
+/* Who is alive, when an older interval is folded: a process with a sample
+ * in the newest closed intervals that cover at least this long (kept as
+ * collected, every pid). Samples come in drains about a second apart (the
+ * loader's timer; later on a starved host), so a process busy all along
+ * has one in any 2 s: at --interval 2 and up that is the newest interval
+ * alone, at 1 s the newest two. */
+#define PROFILE_WINDOW_LIVE_NS 2000000000ULL
+#define PROFILE_WINDOW_LIVE_MAX 4
 /* Below this many stacks the store is not rebuilt, however many are empty. */
 #define PROFILE_WINDOW_STORE_MIN_REBUILD 1024
 
@@ -100,6 +107,9 @@ struct profile_window *profile_window_new(uint64_t window_ns, uint64_t interval_
 	pw->interval_ns = interval_ns;
 	pw->max_stacks = max_stacks;
 	pw->fold_gone = true;
+	pw->live = (size_t)((PROFILE_WINDOW_LIVE_NS + interval_ns - 1) / interval_ns);
+	if (pw->live > PROFILE_WINDOW_LIVE_MAX)
+		pw->live = PROFILE_WINDOW_LIVE_MAX;
 	/* The window's intervals, a restored one and a late roll's. */
 	pw->cap = (size_t)(window_ns / interval_ns) + 3;
 	pw->ring = calloc(pw->cap, sizeof(*pw->ring));
@@ -304,7 +314,7 @@ out:
 const struct profile *profile_window_roll(struct profile_window *pw, uint64_t now_ns)
 {
 	struct profile *next = profile_window_new_profile(pw);
-	const struct profile *live[PROFILE_WINDOW_LIVE];
+	const struct profile *live[PROFILE_WINDOW_LIVE_MAX];
 	struct profile_window_slot *closed, *s;
 	size_t i, nlive;
 
@@ -329,17 +339,15 @@ const struct profile *profile_window_roll(struct profile_window *pw, uint64_t no
 	if (pw->count == 0 || profile_window_at(pw, pw->count - 1) != closed)
 		return NULL;
 	/* After the expiry: no move of an interval that leaves anyway. The
-	 * newest PROFILE_WINDOW_LIVE closed intervals stay as collected, every
-	 * pid in them, and say who is alive: samples reach the exporter in
-	 * drains up to a second or so apart, so a process busy all along can
-	 * have none in one short interval, never in two. */
+	 * newest pw->live closed intervals stay as collected, every pid in
+	 * them, and say who is alive (PROFILE_WINDOW_LIVE_NS). */
 	nlive = 0;
-	for (i = 0; i < PROFILE_WINDOW_LIVE && i < pw->count; i++) {
+	for (i = 0; i < pw->live && i < pw->count; i++) {
 		s = profile_window_at(pw, pw->count - 1 - i);
 		if (s->p != NULL)
 			live[nlive++] = s->p;
 	}
-	for (i = 0; i + PROFILE_WINDOW_LIVE < pw->count; i++) {
+	for (i = 0; i + pw->live < pw->count; i++) {
 		s = profile_window_at(pw, i);
 		if (s->p != NULL)
 			profile_window_move(pw, s, live, nlive);

@@ -3,8 +3,9 @@
  * kept while it lies within the window, and the files are written from
  * their merge. So what writing costs depends on the window and the caps,
  * never on how long the run has been going. The intervals older than the
- * two newest closed ones share one store of stacks (and their strings,
- * functions and locations), each keeping only its counts there: a full window costs
+ * newest closed one (two at --interval 1) share one store of stacks (and
+ * their strings, functions and locations), each keeping only its counts
+ * there: a full window costs
  * its distinct stacks, not its intervals times their tables; what no
  * interval of the window uses any more leaves the store (profile_window.c).
  *
@@ -119,14 +120,15 @@ struct profile *profile_window_merged_closed(struct profile_window *pw);
 
 /*
  * Folding (on by default): at each roll, the closed intervals still keyed by
- * every pid, but the two newest, have the stacks of the processes with no
- * sample in those two folded by comm (profile_merge_mapped's fold) as they
- * move into the store: a process gone is named by its comm, and the
- * identical stacks of many short processes make one. Two, not one: samples
- * come in drains up to a second or so apart, so at a short --interval a
- * process busy all along can have none in one interval. The two newest
- * closed intervals (the newest is what the archive and OTLP get) and the
- * current one keep every pid. Off: every pid kept.
+ * every pid, but the newest (at --interval 1 the newest two: they cover
+ * 2 s, profile_window.c), have the stacks of the processes with no sample
+ * in those folded by comm (profile_merge_mapped's fold) as they move into
+ * the store: a process gone is named by its comm, and the identical stacks
+ * of many short processes make one. Samples come in drains about a second
+ * apart, so a process busy all along may have none in one 1 s interval,
+ * but has some in any 2 s. The newest closed intervals (the newest is what
+ * the archive and OTLP get) and the current one keep every pid. Off: every
+ * pid kept.
  */
 void profile_window_set_fold_gone(struct profile_window *pw, bool on);
 

@@ -226,13 +226,10 @@ static void assert_gone(const struct profile *m, uint64_t samples, uint64_t gone
 }
 
 /*
- * A closed interval's stacks of processes with no sample in the two
- * intervals after it are folded by comm when the second of those closes:
- * identical stacks of short processes make one; a process sampled on keeps
- * its pid, also one with no sample in the interval right after (samples
- * arrive in drains up to a second apart: a busy process can miss a short
- * interval), and so does the idle task; the two newest closed intervals
- * keep every pid; the counts say what was folded.
+ * A closed interval's stacks of processes with no sample in the next one are
+ * folded by comm at the next roll: identical stacks of short processes make
+ * one; a process sampled on keeps its pid, and so does the idle task; the
+ * newest closed interval keeps every pid; the counts say what was folded.
  */
 static void test_window_folds_gone(void **state)
 {
@@ -246,9 +243,78 @@ static void test_window_folds_gone(void **state)
 	add_pid(pw, 101, "sh", "a", 1);
 	add_pid(pw, 102, "sh", "b", 1);
 	add_pid(pw, 7, "server", "a", 2);
-	add_pid(pw, 8, "batch", "a", 1);
 	add_pid(pw, 0, "swapper/0", "idle", 4);
 	closed = profile_window_roll(pw, T0 + S(10));
+	assert_non_null(closed);
+	/* The newest closed interval (the archive's, OTLP's) has every pid. */
+	profile_get_totals(closed, &t);
+	assert_int_equal(t.pids, 5);
+	assert_int_equal(t.gone_samples, 0);
+
+	add_pid(pw, 7, "server", "c", 1);
+	add_pid(pw, 103, "sh", "a", 1);
+	profile_window_roll(pw, T0 + S(20));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 2);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "b"), 1);
+	assert_int_equal(count_of(m, 100, "sh", "a"), 0);
+	assert_int_equal(count_of(m, 7, "server", "a"), 2);
+	assert_int_equal(count_of(m, 0, "swapper/0", "idle"), 4);
+	assert_int_equal(count_of(m, 103, "sh", "a"), 1);
+	assert_gone(m, 11, 3, 2, 3);
+	assert_true(profile_has_pid(m, 7));
+	assert_false(profile_has_pid(m, 100));
+	assert_false(profile_has_pid(m, PROFILE_PID_GONE));
+
+	/* An empty interval: every process of the one before is gone, and the
+	 * short ones' identical stacks of two intervals merge into one. */
+	profile_window_roll(pw, T0 + S(30));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 3);
+	assert_int_equal(count_of(m, PROFILE_PID_GONE, "server", "c"), 1);
+	assert_int_equal(count_of(m, 7, "server", "a"), 2);
+	assert_gone(m, 11, 5, 3, 5);
+	profile_get_totals(m, &t);
+	assert_int_equal(t.pids, 2);
+	profile_window_free(pw);
+
+	/* Off: every pid stays. */
+	pw = profile_window_new(S(60), S(10), 0, T0);
+	profile_window_set_fold_gone(pw, false);
+	add_pid(pw, 100, "sh", "a", 1);
+	profile_window_roll(pw, T0 + S(10));
+	profile_window_roll(pw, T0 + S(20));
+	m = profile_window_merged_closed(pw);
+	assert_int_equal(count_of(m, 100, "sh", "a"), 1);
+	profile_get_totals(m, &t);
+	assert_int_equal(t.gone_samples, 0);
+	profile_window_free(pw);
+}
+
+/*
+ * At 1 s intervals the newest two closed intervals say who is alive (the
+ * newest closed intervals covering PROFILE_WINDOW_LIVE_NS): samples arrive
+ * in drains up to a second or so apart, so a busy process can miss one such
+ * interval, never two. An interval's processes with no sample in the two
+ * after it are folded when the second closes; one with none in the first
+ * but some in the second keeps its pid, and so does the idle task; the two
+ * newest closed intervals keep every pid; the counts say what was folded.
+ */
+static void test_window_live_short_intervals(void **state)
+{
+	struct profile_window *pw = profile_window_new(S(60), S(1), 0, T0);
+	const struct profile *closed;
+	struct profile_totals t;
+	struct profile *m;
+
+	(void)state;
+	add_pid(pw, 100, "sh", "a", 1);
+	add_pid(pw, 101, "sh", "a", 1);
+	add_pid(pw, 102, "sh", "b", 1);
+	add_pid(pw, 7, "server", "a", 2);
+	add_pid(pw, 8, "batch", "a", 1);
+	add_pid(pw, 0, "swapper/0", "idle", 4);
+	closed = profile_window_roll(pw, T0 + S(1));
 	assert_non_null(closed);
 	/* The newest closed interval (the archive's, OTLP's) has every pid. */
 	profile_get_totals(closed, &t);
@@ -259,7 +325,7 @@ static void test_window_folds_gone(void **state)
 	 * this interval nor the one collected, keeps its stacks. */
 	add_pid(pw, 7, "server", "c", 1);
 	add_pid(pw, 103, "sh", "a", 1);
-	profile_window_roll(pw, T0 + S(20));
+	profile_window_roll(pw, T0 + S(2));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, 100, "sh", "a"), 1);
 	assert_int_equal(count_of(m, 8, "batch", "a"), 1);
@@ -269,7 +335,7 @@ static void test_window_folds_gone(void **state)
 	 * neither of the two are gone; pid 8 is back in the newest, and keeps
 	 * its pid (one stack with the new sample). */
 	add_pid(pw, 8, "batch", "a", 1);
-	profile_window_roll(pw, T0 + S(30));
+	profile_window_roll(pw, T0 + S(3));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 2);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "b"), 1);
@@ -287,33 +353,20 @@ static void test_window_folds_gone(void **state)
 	 * the short ones' identical stacks of two intervals merge into one. An
 	 * interval already in the store is not folded again: pid 8's first
 	 * sample keeps its pid, its later one is folded. */
-	profile_window_roll(pw, T0 + S(40));
+	profile_window_roll(pw, T0 + S(4));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 3);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "server", "c"), 1);
 	assert_int_equal(count_of(m, 7, "server", "a"), 2);
 	assert_int_equal(count_of(m, 8, "batch", "a"), 2);
 	assert_gone(m, 13, 5, 3, 5);
-	profile_window_roll(pw, T0 + S(50));
+	profile_window_roll(pw, T0 + S(5));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, 8, "batch", "a"), 1);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "batch", "a"), 1);
 	assert_gone(m, 13, 6, 4, 6);
 	profile_get_totals(m, &t);
 	assert_int_equal(t.pids, 3);
-	profile_window_free(pw);
-
-	/* Off: every pid stays. */
-	pw = profile_window_new(S(60), S(10), 0, T0);
-	profile_window_set_fold_gone(pw, false);
-	add_pid(pw, 100, "sh", "a", 1);
-	profile_window_roll(pw, T0 + S(10));
-	profile_window_roll(pw, T0 + S(20));
-	profile_window_roll(pw, T0 + S(30));
-	m = profile_window_merged_closed(pw);
-	assert_int_equal(count_of(m, 100, "sh", "a"), 1);
-	profile_get_totals(m, &t);
-	assert_int_equal(t.gone_samples, 0);
 	profile_window_free(pw);
 }
 
@@ -338,14 +391,14 @@ static void test_window_merge_progress(void **state)
 	}
 	profile_window_set_progress(pw, count_call, &calls);
 	assert_non_null(profile_window_merged_closed(pw));
-	assert_int_equal(calls, 3);
+	assert_int_equal(calls, 2);
 	profile_window_set_progress(pw, NULL, NULL);
 	assert_non_null(profile_window_merged_closed(pw));
-	assert_int_equal(calls, 3);
+	assert_int_equal(calls, 2);
 	profile_window_free(pw);
 
-	/* 1000 stacks in the store and in each of the two newest intervals:
-	 * three more calls within each. */
+	/* 1000 stacks in the store and in the newest interval: three more calls
+	 * within each. */
 	pw = profile_window_new(S(60), S(10), 0, T0);
 	for (i = 1; i <= 3; i++) {
 		char fn[32];
@@ -360,7 +413,7 @@ static void test_window_merge_progress(void **state)
 	calls = 0;
 	profile_window_set_progress(pw, count_call, &calls);
 	assert_non_null(profile_window_merged_closed(pw));
-	assert_int_equal(calls, 3 + 3 * (1000 / PROFILE_MERGE_PROGRESS_STACKS));
+	assert_int_equal(calls, 2 + 2 * (1000 / PROFILE_MERGE_PROGRESS_STACKS));
 	profile_window_free(pw);
 }
 
@@ -548,19 +601,18 @@ static void test_window_changes(void **state)
 	profile_window_get_stats(pw, &st);
 	assert_true(st.changes >= 1);
 	before = st.changes;
-	/* A roll while it stays in the window as it is and nothing is sampled:
-	 * none. */
+	/* The next roll folds it (pid 1 had no sample since): a change. */
 	assert_non_null(profile_window_roll(pw, T0 + S(80)));
-	profile_window_get_stats(pw, &st);
-	assert_int_equal(st.changes, before);
-	/* The second roll after it folds it (pid 1 had no sample since): a
-	 * change. */
-	assert_non_null(profile_window_roll(pw, T0 + S(90)));
 	profile_window_get_stats(pw, &st);
 	assert_true(st.changes > before);
 	before = st.changes;
+	/* Rolls while it stays in the window and nothing is sampled: none. */
+	assert_non_null(profile_window_roll(pw, T0 + S(90)));
+	profile_window_get_stats(pw, &st);
+	assert_int_equal(st.changes, before);
 	/* It leaves (started at 60, window 30): a change. */
 	assert_non_null(profile_window_roll(pw, T0 + S(100)));
+	assert_non_null(profile_window_roll(pw, T0 + S(110)));
 	profile_window_get_stats(pw, &st);
 	assert_true(st.changes > before);
 	profile_window_free(pw);
@@ -582,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_window_adopt),
 		cmocka_unit_test(test_window_cap),
 		cmocka_unit_test(test_window_folds_gone),
+		cmocka_unit_test(test_window_live_short_intervals),
 		cmocka_unit_test(test_window_merge_progress),
 		cmocka_unit_test(test_window_seals_closed),
 		cmocka_unit_test(test_window_changes),
