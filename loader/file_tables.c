@@ -686,6 +686,11 @@ int file_tables_wakeup_fd(const struct file_tables *ft)
 	return ft->active && ft->events != NULL ? ring_buffer__epoll_fd(ft->events) : -1;
 }
 
+bool file_tables_starting(const struct file_tables *ft)
+{
+	return ft->scan != NULL;
+}
+
 void file_tables_configure(struct file_tables *ft, unsigned choice)
 {
 	memset(ft, 0, sizeof(*ft));

@@ -85,6 +85,9 @@ struct file_tables {
 	struct ft_miss miss[FT_MISSES];
 };
 
+/* The start-up tables (of the processes running at start) are being built. */
+bool file_tables_starting(const struct file_tables *ft);
+
 /* Before bpf_session_start: remember --unwind (enum loader_unwind_choice). */
 void file_tables_configure(struct file_tables *ft, unsigned choice);
 /* The unwind mode to put in force when the throttle wants `wanted`: --unwind

@@ -45,7 +45,7 @@ struct loader {
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
 	struct agent_cpu agent;       /* their CPU, start-ups apart */
 	uint64_t bpf_load_ns;         /* this loader's CPU in bpf_session_start */
-	uint64_t tables_ns;           /* table work of the first control interval */
+	uint64_t tables_ns;           /* table work of the first control interval (reported) */
 	bool first_entry_done;
 	struct host_load_source host; /* /proc/stat, kept open: read into the counters */
 	struct control_counters tl_base; /* counters at the previous timeline entry */

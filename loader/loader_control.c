@@ -85,16 +85,16 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 	out->reserve_failures = sum.reserve_failures;
 	out->bpf_run_time_ns = sum.run_time_ns;
 	out->bpf_run_count = sum.events;
-	/* Unreadable (the supervisor gone): the agent's CPU reads as unchanged. */
+	/* The tables of the processes running at start are start-up too, however
+	 * long they take: until they are done, every lowprof process's CPU is.
+	 * (Their time is not taken off the charged CPU afterwards: it is in the
+	 * start-up already, and charged CPU would read 0 until it had made up
+	 * for it, minutes after a start in DWARF mode.) Unreadable (the
+	 * supervisor gone): the agent's CPU reads as unchanged. */
+	l->agent.starting = file_tables_starting(&l->pt);
 	if (agent_cpu_sample(&l->agent, "/proc", &agent) == 0) {
-		/* The tables of the processes running at start are start-up too:
-		 * built during the first interval, then frozen (l->tables_ns). */
-		uint64_t tables = l->first_entry_done ? l->tables_ns : l->pt.st.work_ns;
-
-		if (tables > agent.charged_ns)
-			tables = agent.charged_ns;
-		out->agent_cpu_ns = agent.charged_ns - tables;
-		out->startup_cpu_ns = agent.startup_ns + tables;
+		out->agent_cpu_ns = agent.charged_ns;
+		out->startup_cpu_ns = agent.startup_ns;
 	} else {
 		out->agent_cpu_ns = l->tl_base.agent_cpu_ns;
 		out->startup_cpu_ns = l->tl_base.startup_cpu_ns;

@@ -324,7 +324,7 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 			uint64_t d = now[i] - a->procs[slot].last_ns;
 
 			start[i] = a->procs[slot].start_ns;
-			if (start[i] != 0 && boot - start[i] < a->startup_window_ns)
+			if (a->starting || (start[i] != 0 && boot - start[i] < a->startup_window_ns))
 				a->t.startup_ns += d;
 			else
 				a->t.charged_ns += d;

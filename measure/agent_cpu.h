@@ -50,8 +50,9 @@ struct agent_cpu_totals {
  * included, as schedstat has it). A process first seen contributes what it
  * has used so far to startup_ns (loading BPF, building tables, parsing
  * kallsyms), and so does its growth while it is younger than
- * AGENT_CPU_STARTUP_NS (a start outlasts a reading); only later growth goes
- * to charged_ns: start-up is reported, not charged to the budget. A process gone since the previous reading loses
+ * AGENT_CPU_STARTUP_NS (a start outlasts a reading), and every process's
+ * growth while starting is set; only later growth goes to charged_ns:
+ * start-up is reported, not charged to the budget. A process gone since the previous reading loses
  * at most one interval's CPU.
  */
 struct agent_cpu {
@@ -67,6 +68,11 @@ struct agent_cpu {
 		uint64_t start_ns; /* CLOCK_BOOTTIME of its start; 0: unknown (old enough) */
 	} procs[AGENT_CPU_MAX_PROCS];
 	struct agent_cpu_totals t;
+	/* Set by the reader while a start-up phase it knows of goes on (the
+	 * loader's tables of the processes running at start, which may take
+	 * longer than AGENT_CPU_STARTUP_NS on a large host): every process's
+	 * growth is start-up then. */
+	bool starting;
 	pid_t tids[AGENT_CPU_MAX_TASKS]; /* root's threads, from the last listing */
 	size_t ntids;
 	unsigned int tasks_age;          /* readings since that listing */

@@ -4,7 +4,7 @@
 # load), and a 30 s run at 19 Hz in which the loader and the exporter are each
 # killed once keeps at least 90% of the busy workload's samples of an
 # undisturbed run (a restart costs no throttle step). summary.json reports the
-# start-up block. On a shared machine whose other work keeps the host over the
+# start-up block; after the start, lowprof's own CPU is charged, not start-up. On a shared machine whose other work keeps the host over the
 # high tier's threshold, leaving healthy is that work's doing and is allowed.
 # Each loader says when its start-up tables are done (bench/run waits for it).
 # A run stopped before its first control interval ended still reports start-up.
@@ -98,6 +98,18 @@ for e in tl[:3]:
         sys.exit(f"FAIL: interval at t={e['t']} left healthy with the host at {others:.1f}% without lowprof")
     if e["tier"] != "healthy":
         print(f"note: t={e['t']} {e['tier']}: the host is busy without lowprof ({others:.1f}%)")
+# Once started, lowprof's CPU is charged: the second half of the run has no
+# start-up in it (no restart), and its processes' CPU is the agent's (the
+# tables of the start once made up for themselves here: nothing was charged
+# until the agent's CPU had passed their time, minutes into a DWARF run).
+late = [e for e in tl if e["t"] >= 15.0]
+agent = sum(e["agent_cpu_ns"] for e in late)
+startup = sum(e["startup_cpu_ns"] for e in late)
+print(f"t >= 15 s: {len(late)} entries, agent {agent / 1e6:.2f} ms, start-up {startup / 1e6:.2f} ms")
+if len(late) < 5 or agent <= 0:
+    sys.exit(f"FAIL: lowprof's CPU after its start is not charged ({agent} ns in {len(late)} entries)")
+if startup > agent / 4:
+    sys.exit(f"FAIL: {startup} ns of start-up counted late in an undisturbed run (agent {agent} ns)")
 dk, tlk = L.load(f"{work}/killed")
 print("killed run:")
 L.show(tlk)

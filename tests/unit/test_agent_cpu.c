@@ -205,6 +205,29 @@ static void test_young_growth_is_startup(void **state)
 	assert_true(t1.charged_ns == t0.charged_ns);
 }
 
+/* While the reader says start-up goes on (the loader's start-up tables), the
+ * growth of a process past its own start is start-up; after, it is charged. */
+static void test_starting_phase_is_startup(void **state)
+{
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1, t2;
+
+	(void)state;
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 0; /* past its own start */
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	a.starting = true;
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 30);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	assert_true(t1.startup_ns - t0.startup_ns >= 30000000ULL);
+	assert_true(t1.charged_ns == t0.charged_ns);
+	a.starting = false;
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 30);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t2), 0);
+	assert_true(t2.charged_ns - t1.charged_ns >= 30000000ULL);
+	assert_true(t2.startup_ns == t1.startup_ns);
+}
+
 static void test_new_child_is_startup(void **state)
 {
 	struct agent_cpu a;
@@ -249,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_matches_schedstat),
 		cmocka_unit_test(test_new_child_is_startup),
 		cmocka_unit_test(test_young_growth_is_startup),
+		cmocka_unit_test(test_starting_phase_is_startup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
