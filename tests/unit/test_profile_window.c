@@ -226,6 +226,32 @@ static void assert_gone(const struct profile *m, uint64_t samples, uint64_t gone
 }
 
 /*
+ * The first two intervals of the fold tests: three short processes (two of
+ * them with the same stack), a server and the idle task, closed at end with
+ * every pid in it (the archive's, OTLP's interval: pids of them, the
+ * caller's own included); then the server sampled on and a new short
+ * process.
+ */
+static void fold_first_intervals(struct profile_window *pw, uint64_t end, uint64_t pids)
+{
+	const struct profile *closed;
+	struct profile_totals t;
+
+	add_pid(pw, 100, "sh", "a", 1);
+	add_pid(pw, 101, "sh", "a", 1);
+	add_pid(pw, 102, "sh", "b", 1);
+	add_pid(pw, 7, "server", "a", 2);
+	add_pid(pw, 0, "swapper/0", "idle", 4);
+	closed = profile_window_roll(pw, end);
+	assert_non_null(closed);
+	profile_get_totals(closed, &t);
+	assert_int_equal(t.pids, pids);
+	assert_int_equal(t.gone_samples, 0);
+	add_pid(pw, 7, "server", "c", 1);
+	add_pid(pw, 103, "sh", "a", 1);
+}
+
+/*
  * A closed interval's stacks of processes with no sample in the next one are
  * folded by comm at the next roll: identical stacks of short processes make
  * one; a process sampled on keeps its pid, and so does the idle task; the
@@ -234,25 +260,11 @@ static void assert_gone(const struct profile *m, uint64_t samples, uint64_t gone
 static void test_window_folds_gone(void **state)
 {
 	struct profile_window *pw = profile_window_new(S(60), S(10), 0, T0);
-	const struct profile *closed;
 	struct profile_totals t;
 	struct profile *m;
 
 	(void)state;
-	add_pid(pw, 100, "sh", "a", 1);
-	add_pid(pw, 101, "sh", "a", 1);
-	add_pid(pw, 102, "sh", "b", 1);
-	add_pid(pw, 7, "server", "a", 2);
-	add_pid(pw, 0, "swapper/0", "idle", 4);
-	closed = profile_window_roll(pw, T0 + S(10));
-	assert_non_null(closed);
-	/* The newest closed interval (the archive's, OTLP's) has every pid. */
-	profile_get_totals(closed, &t);
-	assert_int_equal(t.pids, 5);
-	assert_int_equal(t.gone_samples, 0);
-
-	add_pid(pw, 7, "server", "c", 1);
-	add_pid(pw, 103, "sh", "a", 1);
+	fold_first_intervals(pw, T0 + S(10), 5);
 	profile_window_roll(pw, T0 + S(20));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, PROFILE_PID_GONE, "sh", "a"), 2);
@@ -303,28 +315,14 @@ static void test_window_folds_gone(void **state)
 static void test_window_live_short_intervals(void **state)
 {
 	struct profile_window *pw = profile_window_new(S(60), S(1), 0, T0);
-	const struct profile *closed;
 	struct profile_totals t;
 	struct profile *m;
 
 	(void)state;
-	add_pid(pw, 100, "sh", "a", 1);
-	add_pid(pw, 101, "sh", "a", 1);
-	add_pid(pw, 102, "sh", "b", 1);
-	add_pid(pw, 7, "server", "a", 2);
 	add_pid(pw, 8, "batch", "a", 1);
-	add_pid(pw, 0, "swapper/0", "idle", 4);
-	closed = profile_window_roll(pw, T0 + S(1));
-	assert_non_null(closed);
-	/* The newest closed interval (the archive's, OTLP's) has every pid. */
-	profile_get_totals(closed, &t);
-	assert_int_equal(t.pids, 6);
-	assert_int_equal(t.gone_samples, 0);
-
+	fold_first_intervals(pw, T0 + S(1), 6);
 	/* One interval later nothing is folded yet: pid 8, sampled in neither
 	 * this interval nor the one collected, keeps its stacks. */
-	add_pid(pw, 7, "server", "c", 1);
-	add_pid(pw, 103, "sh", "a", 1);
 	profile_window_roll(pw, T0 + S(2));
 	m = profile_window_merged_closed(pw);
 	assert_int_equal(count_of(m, 100, "sh", "a"), 1);
