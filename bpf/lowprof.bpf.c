@@ -88,6 +88,10 @@ static __always_inline __u64 samples_wakeup(__u64 size)
 
 /* What a walk knows of the task's address space, read once per sample
  * (bpf/unwind_vma.bpf.h). */
+/* Room for the executable's program headers (at most 16 of 56 bytes) and,
+ * later, its first 48 dynamic entries (16 bytes each). */
+#define WALK_DL_BUF_WORDS 112
+
 struct walk_mm {
 	__u64 text_start, text_end; /* mm->start_code/end_code: the executable's text */
 	__u64 vdso_start, vdso_end;
@@ -110,6 +114,15 @@ struct walk_mm {
 	/* The 64 bytes at AT_BASE, read here rather than onto the stack: the
 	 * off-CPU program's calls leave the resolver no room for them. */
 	__u64 interp_ehdr[LOWPROF_EHDR_BYTES / 8];
+	/* The dynamic loader's list of loaded objects (r_debug.r_map), found
+	 * through the executable's DT_DEBUG at the first pc no cheaper source
+	 * placed; dl_buf holds what is read on the way (program headers, then
+	 * dynamic entries, then an ELF header). */
+	__u64 dl_map;
+	__u32 dl_state;             /* 0: not read, 1: dl_map valid, 2: none */
+	__u32 dl_reserved;
+	__u64 dl_buf[WALK_DL_BUF_WORDS];
+	struct lowprof_vma dl_vma;  /* what the list found, as the cache keeps it */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

@@ -348,6 +348,7 @@ struct lowprof_unwind_stats {
 	__u64 stack_reads;    /* user stack words (or pairs) the walker read */
 	__u64 stack_copies;   /* of which copied from the stack (the rest: from the walk's window) */
 	__u64 fp_before_table; /* frames of a file without its table yet, stepped by RBP to a return address */
+	__u64 vma_dl;         /* VMAs of a library found through the dynamic loader's list (r_debug) */
 };
 
 #endif /* LOWPROF_BPF_SHARED_H */

@@ -222,6 +222,7 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	m->exe_state = 0;
 	m->have_validity = 0;
 	m->interp_state = 0;
+	m->dl_state = 0;
 	f->have_mm = 1;
 	return 0;
 }
@@ -554,9 +555,9 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	return true;
 }
 
-/* AT_BASE from the auxiliary vector the kernel saved at exec: 0 when none
- * (a static executable). Pairs of (type, value), AT_NULL last. */
-static __always_inline __u64 walk_mm_at_base(struct mm_struct *mm)
+/* An entry of the auxiliary vector the kernel saved at exec (AT_BASE,
+ * AT_PHDR, ...): 0 when absent. Pairs of (type, value), AT_NULL last. */
+static __always_inline __u64 walk_mm_auxv(struct mm_struct *mm, __u64 want)
 {
 	__u32 i;
 
@@ -565,7 +566,7 @@ static __always_inline __u64 walk_mm_at_base(struct mm_struct *mm)
 
 		if (type == 0)
 			break;
-		if (type == LOWPROF_AT_BASE)
+		if (type == want)
 			return mm->saved_auxv[i + 1];
 	}
 	return 0;
@@ -585,7 +586,7 @@ static __always_inline void walk_mm_interp(struct walk_mm *m)
 	m->interp_state = 2;
 	if (!mm)
 		return;
-	m->interp_base = walk_mm_at_base(mm);
+	m->interp_base = walk_mm_auxv(mm, LOWPROF_AT_BASE);
 	if (m->interp_base == 0 ||
 	    bpf_probe_read_user(w, sizeof(m->interp_ehdr), (const void *)m->interp_base) != 0)
 		return;
@@ -641,6 +642,174 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
 	f->v.vdso = false;
 	f->v.kind = m->interp_slot;
 	st->vma_interp++;
+	return true;
+}
+
+/*
+ * The dynamic loader's list of the objects it loaded, as a debugger finds
+ * it: the executable's DT_DEBUG entry holds the address of the loader's
+ * struct r_debug, whose r_map heads a list of struct link_map (<link.h>:
+ * l_addr, l_name, l_ld, l_next, l_prev; a stable ABI). Read once per
+ * sample, from the program headers at AT_PHDR: 0 and dl_map, or none
+ * (a static executable, no DT_DEBUG yet, the list being changed).
+ */
+#define UW_AT_PHDR 3
+#define UW_AT_PHNUM 5
+#define UW_PT_DYNAMIC 2
+#define UW_PT_PHDR 6
+#define UW_DT_DEBUG 21
+#define UW_PHDR_WORDS 7    /* sizeof(Elf64_Phdr) / 8 */
+#define UW_MAX_PHDRS 16
+#define UW_MAX_DYN 48      /* dynamic entries searched for DT_DEBUG */
+#define UW_DL_LIST_MAX 32  /* link_map entries followed per pc */
+
+static __always_inline void walk_mm_dl(struct walk_mm *m)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	__u64 phdr, phnum, bias = 0, dyn = 0, dynsz = 0, rdebug = 0, n;
+	bool have_phdr = false;
+	__u32 i;
+
+	m->dl_state = 2;
+	if (!mm)
+		return;
+	phdr = walk_mm_auxv(mm, UW_AT_PHDR);
+	phnum = walk_mm_auxv(mm, UW_AT_PHNUM);
+	if (phdr == 0 || phnum == 0 || phnum > UW_MAX_PHDRS)
+		return;
+	n = phnum * UW_PHDR_WORDS * 8;
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(n));
+	if (n == 0 || n > UW_MAX_PHDRS * UW_PHDR_WORDS * 8)
+		return;
+	if (bpf_probe_read_user(m->dl_buf, n, (const void *)phdr) != 0)
+		return;
+	for (i = 0; i < UW_MAX_PHDRS; i++) {
+		const __u64 *ph = &m->dl_buf[i * UW_PHDR_WORDS];
+
+		if (i >= phnum)
+			break;
+		if ((__u32)ph[0] == UW_PT_PHDR) {
+			bias = phdr - ph[2]; /* AT_PHDR minus its p_vaddr */
+			have_phdr = true;
+		} else if ((__u32)ph[0] == UW_PT_DYNAMIC) {
+			dyn = ph[2];
+			dynsz = ph[5]; /* p_memsz */
+		}
+	}
+	if (!have_phdr || dyn == 0 || dynsz < 16)
+		return;
+	n = dynsz < UW_MAX_DYN * 16 ? dynsz & ~15ULL : UW_MAX_DYN * 16;
+	asm volatile("" : "+r"(n));
+	if (n == 0 || n > UW_MAX_DYN * 16)
+		return;
+	if (bpf_probe_read_user(m->dl_buf, n, (const void *)(bias + dyn)) != 0)
+		return;
+	for (i = 0; i < UW_MAX_DYN; i++) {
+		__u64 tag = m->dl_buf[2 * i];
+
+		if (i >= n / 16 || tag == 0)
+			break;
+		if (tag == UW_DT_DEBUG) {
+			rdebug = m->dl_buf[2 * i + 1];
+			break;
+		}
+	}
+	/* struct r_debug: int r_version; struct link_map *r_map; r_brk; r_state
+	 * (RT_CONSISTENT: 0, not being changed). Into dl_buf: the walk's
+	 * calls leave no stack for it. */
+	if (rdebug == 0 || bpf_probe_read_user(m->dl_buf, 32, (const void *)rdebug) != 0)
+		return;
+	if ((__s32)m->dl_buf[0] < 1 || (__s32)m->dl_buf[3] != 0 || m->dl_buf[1] == 0)
+		return;
+	m->dl_map = m->dl_buf[1];
+	m->dl_state = 1;
+}
+
+struct walk_dl_search {
+	__u64 *lm;  /* where an entry is read: l_addr, l_name, l_ld, l_next */
+	__u64 addr;
+	__u64 next; /* the entry to read */
+	__u64 base; /* the entry found: its l_addr */
+};
+
+/* One link_map entry a step: the object whose [l_addr, l_ld) holds addr
+ * (its code lies below its dynamic section, in the usual layout). An object
+ * loaded at 0 (a non-PIE executable: its text is found from the mm) is
+ * passed over. */
+static long walk_dl_cb(__u64 i, void *ctx)
+{
+	struct walk_dl_search *q = ctx;
+	__u64 *lm = q->lm;
+
+	if (q->next == 0 || bpf_probe_read_user(lm, 4 * sizeof(__u64), (const void *)q->next) != 0)
+		return 1;
+	if (lm[0] != 0 && q->addr >= lm[0] && q->addr < lm[2]) {
+		q->base = lm[0];
+		return 1;
+	}
+	q->next = lm[3];
+	return 0;
+}
+
+/*
+ * A library's code without a lookup: the entry of the dynamic loader's list
+ * whose range holds addr, whose ELF header (at its l_addr) names a file in
+ * unwind_interp as for the dynamic loader itself, and one of whose
+ * executable segments holds addr. A process's first samples then spend no
+ * lookup on libc. What it finds goes into the process's cache, as a
+ * lookup's result does.
+ */
+static __always_inline bool walk_dl_find(struct walk_files *f, struct scratch_sample *s,
+					 struct lowprof_unwind_stats *st, __u64 addr)
+{
+	struct walk_dl_search q = {};
+	struct walk_mm *m = &s->mm;
+	const struct lowprof_unwind_seg *g;
+	struct lowprof_unwind_file *t;
+	struct lowprof_vma *v = &m->dl_vma;
+	struct lowprof_file_id *id;
+	__u64 h, rel;
+
+	if (m->dl_state == 0)
+		walk_mm_dl(m);
+	if (m->dl_state != 1)
+		return false;
+	q.lm = m->dl_buf;
+	q.addr = addr;
+	q.next = m->dl_map;
+	bpf_loop(UW_DL_LIST_MAX, walk_dl_cb, &q, 0);
+	if (q.base == 0 ||
+	    bpf_probe_read_user(m->dl_buf, LOWPROF_EHDR_BYTES, (const void *)q.base) != 0)
+		return false;
+	h = lowprof_ehdr_hash(m->dl_buf);
+	id = bpf_map_lookup_elem(&unwind_interp, &h);
+	if (!id)
+		return false;
+	v->id = *id;
+	t = bpf_map_lookup_elem(&unwind_files, &v->id);
+	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS)
+		return false;
+	rel = addr - q.base;
+	g = &t->seg[0];
+	if (!(rel >= g->vaddr && rel - g->vaddr < g->size)) {
+		g = &t->seg[1];
+		if (t->nsegs < 2 || !(rel >= g->vaddr && rel - g->vaddr < g->size))
+			return false;
+	}
+	v->start = q.base + g->vaddr;
+	v->end = v->start + g->size;
+	v->off = g->off;
+	v->flags = LOWPROF_VMA_FILE;
+	walk_cache_put(f, s, st, v);
+	f->v.start = v->start;
+	f->v.end = v->end;
+	f->v.off = v->off;
+	f->v.flags = LOWPROF_VMA_FILE;
+	f->v.vdso = false;
+	f->v.kind = walk_file_slot(s, &v->id);
+	walk_take_table(f, s, t);
+	st->vma_dl++;
 	return true;
 }
 
@@ -768,8 +937,12 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		walk_memo_put(f, s, &m->interp);
 		return 0;
 	}
+	if (walk_dl_find(f, s, st, addr)) {
+		walk_memo_put(f, s, walk_file_of_kind(s, f->v.kind));
+		return 0;
+	}
 	if (f->lookup_used) {
-		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2)
+		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2 && m->dl_state == 2)
 			f->exhausted = 1;
 		return -1;
 	}

@@ -586,13 +586,13 @@ void file_tables_log_usage(struct file_tables *ft)
 			  " truncated, stopped: %llu no table, %llu failed, %llu"
 			  " no frame pointers, %llu no mapping, %llu anonymous; %llu"
 			  " VMA lookups (%llu failed), %llu cached, %llu text, %llu dynamic loader;"
-			  " %llu from the memo; rows: %llu from the row cache, %llu searched,"
+			  " %llu from the memo, %llu from the library list; rows: %llu from the row cache, %llu searched,"
 			  " %llu not needed (frame pointers); stack: %llu reads, %llu copies;"
 			  " before a table: %llu frames by RBP",
 			  ws.samples, ws.complete, ws.truncated, ws.stop[LOWPROF_STOP_NO_TABLE],
 			  ws.stop[LOWPROF_STOP_UNWIND_FAILED], ws.stop[LOWPROF_STOP_NO_FRAME_POINTERS],
 			  ws.stop[LOWPROF_STOP_NO_MAPPING], ws.stop[LOWPROF_STOP_ANON], ws.vma_lookups,
-			  ws.vma_failed, ws.vma_cached, ws.vma_text, ws.vma_interp, ws.vma_memo, ws.rows_cached,
+			  ws.vma_failed, ws.vma_cached, ws.vma_text, ws.vma_interp, ws.vma_memo, ws.vma_dl, ws.rows_cached,
 			  ws.rows_searched, ws.rows_skipped, ws.stack_reads, ws.stack_copies,
 			  ws.fp_before_table);
 }

@@ -1,18 +1,22 @@
 /*
  * The dynamic loader's code, run two ways, for the test that no process can
- * choose the table another process's dynamic loader is unwound with
- * (docs/SECURITY.md, "The dynamic loader is named from the process's own
- * memory"):
+ * choose the table another process's dynamic loader or libraries are
+ * unwound with (docs/SECURITY.md, "The dynamic loader is named from the
+ * process's own memory"):
  *
  *   interp_spin lookup SECONDS
  *       a victim: dlsym() of a name no object defines, over and over, so
  *       that most samples are in the dynamic loader's symbol lookup, reached
  *       through AT_BASE (the walker's unwind_interp);
- *   interp_spin map SECONDS FILE
+ *   interp_spin map SECONDS FILE [SYMBOL]
  *       an attacker: FILE, a copy of the dynamic loader (same ELF header,
  *       different content), mapped executable a second time, away from
- *       AT_BASE, and its _dl_debug_state called over and over, so that the
- *       walker finds the copy by its VMA and the loader builds its table.
+ *       AT_BASE, and run there (a counting loop written over the copy's
+ *       _dl_debug_state, in the process's private pages of the file's
+ *       mapping: a function that only returns is too short to be sampled),
+ *       so that the walker finds the copy by its VMA and the loader builds
+ *       its table. With SYMBOL, FILE is a copy of the library that defines
+ *       SYMBOL, and the loop runs at the copy's SYMBOL instead.
  *
  * Built without frame pointers, like the programs it stands for.
  */
@@ -68,36 +72,61 @@ static void *spin_copy_address(const uint8_t *base, size_t size, uint64_t vaddr)
 	return NULL;
 }
 
-static int spin_map(double until, const char *path)
+/* The ELF address of SYMBOL in the object that defines it, or of
+ * _dl_debug_state (a function of the dynamic loader that only returns,
+ * found through the real one: r_brk names it, AT_BASE is its base). */
+static int spin_vaddr(const char *symbol, uint64_t *vaddr)
 {
-	/* _dl_debug_state: a function of the dynamic loader that only returns,
-	 * found through the real one (r_brk names it, AT_BASE is its base). */
-	uint64_t vaddr = (uint64_t)_r_debug.r_brk - getauxval(AT_BASE);
-	void (*fn)(void);
+	Dl_info info;
+	void *sym;
+
+	if (symbol == NULL) {
+		*vaddr = (uint64_t)_r_debug.r_brk - getauxval(AT_BASE);
+		return 0;
+	}
+	sym = dlsym(RTLD_DEFAULT, symbol);
+	if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fbase == NULL) {
+		fprintf(stderr, "interp_spin: no symbol %s\n", symbol);
+		return -1;
+	}
+	*vaddr = (uint64_t)sym - (uint64_t)info.dli_fbase;
+	return 0;
+}
+
+static int spin_map(double until, const char *path, const char *symbol)
+{
+	/* 1: dec %rdi; jnz 1b; ret */
+	static const uint8_t loop[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3};
+	uint64_t vaddr;
+	void (*fn)(long);
 	struct stat st;
 	uint8_t *base;
 	int fd;
+
+	if (spin_vaddr(symbol, &vaddr) != 0)
+		return 2;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		perror(path);
 		return 2;
 	}
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE, fd,
+		    0);
 	close(fd);
 	if (base == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
-	fn = (void (*)(void))spin_copy_address(base, (size_t)st.st_size, vaddr);
+	fn = (void (*)(long))spin_copy_address(base, (size_t)st.st_size, vaddr);
 	if (fn == NULL) {
 		fprintf(stderr, "%s: no executable segment holds 0x%llx\n", path,
 			(unsigned long long)vaddr);
 		return 2;
 	}
+	memcpy((void *)fn, loop, sizeof(loop));
 	while (spin_now() < until)
-		for (int i = 0; i < 10000; i++)
-			fn();
+		fn(1000000);
 	return 0;
 }
 
@@ -106,14 +135,14 @@ int main(int argc, char **argv)
 	double until;
 
 	if (argc < 3 || (strcmp(argv[1], "map") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: interp_spin lookup SECONDS | map SECONDS FILE\n");
+		fprintf(stderr, "usage: interp_spin lookup SECONDS | map SECONDS FILE [SYMBOL]\n");
 		return 2;
 	}
 	until = spin_now() + atof(argv[2]);
 	if (strcmp(argv[1], "lookup") == 0)
 		return spin_lookup(until);
 	if (strcmp(argv[1], "map") == 0)
-		return spin_map(until, argv[3]);
+		return spin_map(until, argv[3], argc > 4 ? argv[4] : NULL);
 	fprintf(stderr, "interp_spin: unknown mode %s\n", argv[1]);
 	return 2;
 }
