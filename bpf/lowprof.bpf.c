@@ -122,7 +122,7 @@ struct walk_mm {
 	__u32 dl_state;             /* 0: not read, 1: dl_map valid, 2: none */
 	__u32 dl_reserved;
 	__u64 dl_buf[WALK_DL_BUF_WORDS];
-	struct lowprof_vma dl_vma;  /* what the list found, as the cache keeps it */
+	struct lowprof_vma found;   /* what the list or the lookup found, as the cache keeps it */
 };
 
 /* The file list's words after the frames: two per struct lowprof_file_id. */

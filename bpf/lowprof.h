@@ -227,7 +227,8 @@ struct lowprof_unwind_file {
 	 * its last use, for the loader's least-recently-used eviction. */
 	__u64 last_used;
 	/* lowprof_ehdr_hash of the file's first 64 bytes (its ELF header); 0:
-	 * none. How the walker knows the dynamic loader without a VMA lookup. */
+	 * none. How the walker knows the dynamic loader, and the libraries in
+	 * its list, without a VMA lookup. */
 	__u64 ehdr_hash;
 	/* The first row's pc and the page index's size (its word 0): what the
 	 * row search starts from, here so that it reads no row for them. */
@@ -242,9 +243,10 @@ struct lowprof_unwind_file {
  * files the executable's text does not cover: ld.so and libc. So the walker
  * finds ld.so from mm->saved_auxv's AT_BASE (where the kernel loaded it) and
  * the ELF header mapped there: its hash names the file in unwind_interp,
- * whose unwind_files entry must carry the same hash. The loader fills
- * unwind_interp for every table it builds (the walker asks only at
- * AT_BASE). Two files whose ELF headers are the same byte for byte (entry
+ * whose unwind_files entry must carry the same hash; and a library the same
+ * way at its base in the dynamic loader's list (r_debug). The loader fills
+ * unwind_interp for every table of a trusted file it builds (the walker asks
+ * only at AT_BASE and at a listed object's base). Two files whose ELF headers are the same byte for byte (entry
  * point, program and section header offsets and counts) are taken for the
  * same build.
  */

@@ -11,9 +11,10 @@
  * waits. Everything else comes without a lookup: the executable's text from
  * mm->start_code/end_code and mm->exe_file (once its table says where that
  * text lies in the file), the vDSO from mm->context.vdso, the dynamic
- * loader from AT_BASE and the ELF header there (bpf/lowprof.h), the previous
- * frame's VMA, and the VMAs earlier samples of the process looked up
- * (unwind_vma_cache). A frame whose VMA none of them gives ends the walk.
+ * loader from AT_BASE and the ELF header there (bpf/lowprof.h), a library
+ * from the dynamic loader's list (r_debug), the previous frame's VMA, and
+ * the VMAs earlier samples of the process looked up (unwind_vma_cache). A
+ * frame whose VMA none of them gives ends the walk.
  */
 #ifndef LOWPROF_UNWIND_VMA_BPF_H
 #define LOWPROF_UNWIND_VMA_BPF_H
@@ -107,6 +108,10 @@ struct walk_files {
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
+	/* The frame-pointer tiers' pass: the cheap sources only, nothing
+	 * inserted into the cache (the tiers the throttle falls back to). */
+	__u8 cheap_only;
+	__u8 dl_searches; /* searches of the dynamic loader's list so far */
 	/* No source but the vDSO can place any further pc of this walk (the
 	 * lookup spent, no cache entry, no executable's text, no dynamic
 	 * loader; or no table at all): the frame-pointer pass leaves the rest
@@ -393,26 +398,29 @@ static __always_inline void walk_set_file(struct walk_files *f, struct scratch_s
 	walk_take_table(f, s, t);
 }
 
+/* The lookup's result is written into the scratch (walk_mm's found), not
+ * onto the stack: the off-CPU program's calls leave the resolver no room. */
 struct walk_found {
-	struct lowprof_vma v;
+	struct lowprof_vma *v;
 	bool exec;
 };
 
 static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct walk_found *w = ctx;
+	struct lowprof_vma *v = w->v;
 	struct file *file = vma->vm_file;
 
-	w->v.start = vma->vm_start;
-	w->v.end = vma->vm_end;
-	w->v.off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->off = (__u64)vma->vm_pgoff << UW_PAGE_SHIFT;
 	w->exec = (vma->vm_flags & UW_VM_EXEC) != 0;
 	if (!file) {
-		w->v.flags = LOWPROF_VMA_ANON;
+		v->flags = LOWPROF_VMA_ANON;
 		return 0;
 	}
-	walk_id_of_inode(&w->v.id, file->f_inode);
-	w->v.flags = LOWPROF_VMA_FILE;
+	walk_id_of_inode(&v->id, file->f_inode);
+	v->flags = LOWPROF_VMA_FILE;
 	return 0;
 }
 
@@ -662,6 +670,7 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
 #define UW_MAX_PHDRS 16
 #define UW_MAX_DYN 48      /* dynamic entries searched for DT_DEBUG */
 #define UW_DL_LIST_MAX 32  /* link_map entries followed per pc */
+#define UW_DL_SEARCHES 4   /* pcs searched for in the list per sample */
 
 static __always_inline void walk_mm_dl(struct walk_mm *m)
 {
@@ -767,10 +776,15 @@ static __always_inline bool walk_dl_find(struct walk_files *f, struct scratch_sa
 	struct walk_mm *m = &s->mm;
 	const struct lowprof_unwind_seg *g;
 	struct lowprof_unwind_file *t;
-	struct lowprof_vma *v = &m->dl_vma;
+	struct lowprof_vma *v = &m->found;
 	struct lowprof_file_id *id;
 	__u64 h, rel;
 
+	/* Bounded per sample as the lookup is: a stack through more libraries
+	 * than the memo and the cache hold costs a search each. */
+	if (f->dl_searches >= UW_DL_SEARCHES)
+		return false;
+	f->dl_searches++;
 	if (m->dl_state == 0)
 		walk_mm_dl(m);
 	if (m->dl_state != 1)
@@ -801,7 +815,8 @@ static __always_inline bool walk_dl_find(struct walk_files *f, struct scratch_sa
 	v->end = v->start + g->size;
 	v->off = g->off;
 	v->flags = LOWPROF_VMA_FILE;
-	walk_cache_put(f, s, st, v);
+	if (!f->cheap_only)
+		walk_cache_put(f, s, st, v);
 	f->v.start = v->start;
 	f->v.end = v->end;
 	f->v.off = v->off;
@@ -942,20 +957,23 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 		return 0;
 	}
 	if (f->lookup_used) {
-		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2 && m->dl_state == 2)
+		if (f->no_cache && m->exe_state == 2 && m->interp_state == 2 &&
+		    (m->dl_state == 2 || f->dl_searches >= UW_DL_SEARCHES))
 			f->exhausted = 1;
 		return -1;
 	}
 	f->lookup_used = 1;
 	st->vma_lookups++;
+	found.v = &m->found;
+	__builtin_memset(found.v, 0, sizeof(*found.v));
 	rc = bpf_find_vma(bpf_get_current_task_btf(), addr, walk_find_vma_cb, &found, 0);
 	if (rc != 0 || !found.exec) {
 		st->vma_failed++;
 		return -1;
 	}
-	walk_cache_put(f, s, st, &found.v);
-	walk_set_file(f, s, st, &found.v);
-	walk_memo_put(f, s, &found.v.id);
+	walk_cache_put(f, s, st, found.v);
+	walk_set_file(f, s, st, found.v);
+	walk_memo_put(f, s, &found.v->id);
 	return 0;
 }
 
@@ -1128,6 +1146,7 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
+	p.f.cheap_only = 1;
 	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
 	 * so neither the executable's text nor a cache entry (only the DWARF
 	 * walk inserts them) can place a frame. The frames stay raw, as the

@@ -315,8 +315,8 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 		return;
 	}
 	evicted = ft->maps.evictions;
-	/* Its header may name every process's dynamic loader only if no
-	 * unprivileged user can have written it (interp_trust.h). */
+	/* Its header may name every process's dynamic loader or library only
+	 * if no unprivileged user can have written it (interp_trust.h). */
 	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg,
 			    interp_trust_fd(fd) ? unwind_maps_ehdr_hash(fd) : 0);
 	if (f != NULL && f->state == UNWIND_FILE_READY)

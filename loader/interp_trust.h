@@ -1,13 +1,16 @@
 /*
- * interp_trust: which files may stand for every process's dynamic loader.
+ * interp_trust: which files may stand for every process's dynamic loader
+ * and libraries.
  *
  * The walker finds a process's dynamic loader without a VMA lookup: the 64
  * bytes mapped at its AT_BASE hash to a file in unwind_interp, and that
  * file's table unwinds, and its symbols name, the frames there (docs/
- * UNWINDING.md, source 5). The lookup is by content, not by identity, so a
- * file that enters unwind_interp stands for the dynamic loader of every
- * process whose header matches: any user can copy ld.so's header into a file
- * of its own, change the rest (its CFI, its symbols), and have it sampled.
+ * UNWINDING.md, source 6); a library the same way, at its base in the
+ * dynamic loader's list (source 7). The lookup is by content, not by
+ * identity, so a file that enters unwind_interp stands for the dynamic
+ * loader or library of every process whose header matches: any user can
+ * copy ld.so's or libc's header into a file of its own, change the rest
+ * (its CFI, its symbols), and have it sampled.
  * So only a file no unprivileged user can have written enters the map; any
  * other file is still unwound, through its VMA, for its own processes.
  *

@@ -429,7 +429,7 @@ uint64_t unwind_maps_ehdr_hash(int fd)
 }
 
 /* A ready table's unwind_interp entry (the walker's way to the dynamic
- * loader), for a file the caller trusts with it (interp_trust.h): one whose
+ * loader and the libraries in its list), for a file the caller trusts with it (interp_trust.h): one whose
  * header hashes as another's takes the entry over. */
 static void um_interp_publish(struct unwind_maps *um, const struct unwind_file *f)
 {
