@@ -108,9 +108,6 @@ struct walk_files {
 	__u32 which;  /* the scratch the sample is built in: WALK_SAMPLER or WALK_OFFCPU */
 	__u8 have_mm, lookup_used;
 	__u8 no_cache; /* the process has no cache entry (known since this walk's first miss) */
-	/* The frame-pointer tiers' pass: the cheap sources only, nothing
-	 * inserted into the cache (the tiers the throttle falls back to). */
-	__u8 cheap_only;
 	__u8 dl_searches; /* searches of the dynamic loader's list so far */
 	/* No source but the vDSO can place any further pc of this walk (the
 	 * lookup spent, no cache entry, no executable's text, no dynamic
@@ -815,8 +812,7 @@ static __always_inline bool walk_dl_find(struct walk_files *f, struct scratch_sa
 	v->end = v->start + g->size;
 	v->off = g->off;
 	v->flags = LOWPROF_VMA_FILE;
-	if (!f->cheap_only)
-		walk_cache_put(f, s, st, v);
+	walk_cache_put(f, s, st, v);
 	f->v.start = v->start;
 	f->v.end = v->end;
 	f->v.off = v->off;
@@ -1146,7 +1142,10 @@ static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 whic
 	 * throttle falls back to under load. A frame they cannot place stays a
 	 * raw address (the exporter names it through the process's maps). */
 	p.f.lookup_used = 1;
-	p.f.cheap_only = 1;
+	/* Nor the dynamic loader's list: a few reads of the process's memory
+	 * a search, and a cache insertion, for frames the exporter can name
+	 * from the process's maps. */
+	p.f.dl_searches = UW_DL_SEARCHES;
 	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
 	 * so neither the executable's text nor a cache entry (only the DWARF
 	 * walk inserts them) can place a frame. The frames stay raw, as the
