@@ -246,9 +246,9 @@ struct lowprof_unwind_file {
  * whose unwind_files entry must carry the same hash; and a library the same
  * way at its base in the dynamic loader's list (r_debug). The loader fills
  * unwind_interp for every table of a trusted file it builds (the walker asks
- * only at AT_BASE and at a listed object's base). Two files whose ELF headers are the same byte for byte (entry
- * point, program and section header offsets and counts) are taken for the
- * same build.
+ * only at AT_BASE and at a listed object's base). Two files whose ELF
+ * headers are the same byte for byte (entry point, program and section
+ * header offsets and counts) are taken for the same build.
  */
 #define LOWPROF_EHDR_BYTES 64
 #define LOWPROF_AT_BASE 7 /* AT_BASE in the auxiliary vector */

@@ -655,8 +655,8 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
  * it: the executable's DT_DEBUG entry holds the address of the loader's
  * struct r_debug, whose r_map heads a list of struct link_map (<link.h>:
  * l_addr, l_name, l_ld, l_next, l_prev; a stable ABI). Read once per
- * sample, from the program headers at AT_PHDR: 0 and dl_map, or none
- * (a static executable, no DT_DEBUG yet, the list being changed).
+ * sample, from the program headers at AT_PHDR: dl_map and dl_state 1, or
+ * dl_state 2 (a static executable, no DT_DEBUG yet, the list being changed).
  */
 #define UW_AT_PHDR 3
 #define UW_AT_PHNUM 5
