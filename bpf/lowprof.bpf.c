@@ -111,13 +111,14 @@ struct walk_mm {
 	struct lowprof_unwind_file interp_tab;
 	__u32 interp_slot;          /* its slot in the file list; 0 until a frame is in it */
 	__u32 interp_state;         /* 0: not read, 1: interp_tab valid, 2: none */
-	/* The 64 bytes at AT_BASE, read here rather than onto the stack: the
-	 * off-CPU program's calls leave the resolver no room for them. */
+	/* The 64 bytes at AT_BASE (then 8 of its build id), read here rather
+	 * than onto the stack: the off-CPU program's calls leave the resolver
+	 * no room for them. */
 	__u64 interp_ehdr[LOWPROF_EHDR_BYTES / 8];
 	/* The dynamic loader's list of loaded objects (r_debug.r_map), found
 	 * through the executable's DT_DEBUG at the first pc no cheaper source
 	 * placed; dl_buf holds what is read on the way (program headers, then
-	 * dynamic entries, then an ELF header). */
+	 * dynamic entries, then an ELF header and a build id). */
 	__u64 dl_map;
 	__u32 dl_state;             /* 0: not read, 1: dl_map valid, 2: none */
 	__u32 dl_reserved;

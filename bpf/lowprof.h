@@ -234,7 +234,10 @@ struct lowprof_unwind_file {
 	 * row search starts from, here so that it reads no row for them. */
 	__u64 first_pc;
 	__u32 npages;
-	__u32 reserved;
+	/* With ehdr_hash: where 8 bytes of the file's GNU build id are loaded
+	 * (an ELF virtual address, from the load bias) and those bytes. 0: none. */
+	__u32 build_id_vaddr;
+	__u64 build_id;
 };
 
 /*
@@ -246,9 +249,12 @@ struct lowprof_unwind_file {
  * whose unwind_files entry must carry the same hash; and a library the same
  * way at its base in the dynamic loader's list (r_debug). The loader fills
  * unwind_interp for every table of a trusted file it builds (the walker asks
- * only at AT_BASE and at a listed object's base). Two files whose ELF
- * headers are the same byte for byte (entry point, program and section
- * header offsets and counts) are taken for the same build.
+ * only at AT_BASE and at a listed object's base). The header names a
+ * candidate, not a build: two programs built from one source with different
+ * flags can have the same header byte for byte (entry point, program and
+ * section header offsets and counts). So the walker takes the candidate's
+ * table only if 8 bytes of the candidate's build id (build_id_vaddr,
+ * build_id) are in memory there too; a file with no build id gets no entry.
  */
 #define LOWPROF_EHDR_BYTES 64
 #define LOWPROF_AT_BASE 7 /* AT_BASE in the auxiliary vector */

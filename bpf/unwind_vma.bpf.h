@@ -51,7 +51,8 @@ struct {
 } unwind_vma_cache SEC(".maps");
 
 /* lowprof_ehdr_hash of a file's ELF header -> the file (bpf/lowprof.h):
- * the dynamic loader found at AT_BASE. Written by the loader. */
+ * the dynamic loader found at AT_BASE, a library at its base in the dynamic
+ * loader's list, once its build id is there too. Written by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LOWPROF_UNWIND_MAX_FILES);
@@ -577,6 +578,17 @@ static __always_inline __u64 walk_mm_auxv(struct mm_struct *mm, __u64 want)
 	return 0;
 }
 
+/* Is t's build id (8 bytes of it) in memory at its address from base? The
+ * check after an ELF header's hash named t (bpf/lowprof.h): the header
+ * alone does not tell two builds apart. buf: 8 bytes of scratch. */
+static __always_inline bool walk_same_build(const struct lowprof_unwind_file *t, __u64 base,
+					    __u64 *buf)
+{
+	return t->build_id_vaddr != 0 &&
+	       bpf_probe_read_user(buf, sizeof(*buf), (const void *)(base + t->build_id_vaddr)) == 0 &&
+	       *buf == t->build_id;
+}
+
 /* The dynamic loader of the task's mm, once per sample: its load address,
  * and its table when the ELF header mapped there names a file that has
  * one (bpf/lowprof.h). No VMA lookup, no lock: a read of the process's
@@ -601,7 +613,8 @@ static __always_inline void walk_mm_interp(struct walk_mm *m)
 		return;
 	m->interp = *id;
 	t = bpf_map_lookup_elem(&unwind_files, &m->interp);
-	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS)
+	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS ||
+	    !walk_same_build(t, m->interp_base, w))
 		return;
 	m->interp_tab = *t;
 	m->interp_slot = 0;
@@ -760,8 +773,8 @@ static long walk_dl_cb(__u64 i, void *ctx)
 
 /*
  * A library's code without a lookup: the entry of the dynamic loader's list
- * whose range holds addr, whose ELF header (at its l_addr) names a file in
- * unwind_interp as for the dynamic loader itself, and one of whose
+ * whose range holds addr, whose ELF header and build id (from its l_addr)
+ * name a file in unwind_interp as for the dynamic loader itself, and one of whose
  * executable segments holds addr. A process's first samples then spend no
  * lookup on libc. What it finds goes into the process's cache, as a
  * lookup's result does.
@@ -799,7 +812,8 @@ static __always_inline bool walk_dl_find(struct walk_files *f, struct scratch_sa
 		return false;
 	v->id = *id;
 	t = bpf_map_lookup_elem(&unwind_files, &v->id);
-	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS)
+	if (!t || t->ehdr_hash != h || t->nsegs == 0 || t->nsegs > LOWPROF_UNWIND_FILE_SEGS ||
+	    !walk_same_build(t, q.base, m->dl_buf))
 		return false;
 	rel = addr - q.base;
 	g = &t->seg[0];

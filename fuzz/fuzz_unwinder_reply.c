@@ -61,6 +61,7 @@ static void fuzz_client(unsigned flags, size_t reply_len, struct unwinder_reply 
 			const uint8_t *tbl, size_t tlen)
 {
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id bid;
 	struct unwinder_client c;
 	struct unwind_table t;
 	enum unwinder_result res;
@@ -84,7 +85,7 @@ static void fuzz_client(unsigned flags, size_t reply_len, struct unwinder_reply 
 		/* Short: a reply to another sequence number makes the client wait
 		 * for the right one until this timeout. */
 		unwinder_client_init_fd(&c, sv[0], 5);
-		res = unwinder_client_parse(&c, sv[1], FUZZ_MAX_TABLE, &t, seg, &nseg, err,
+		res = unwinder_client_parse(&c, sv[1], FUZZ_MAX_TABLE, &t, seg, &nseg, &bid, err,
 					    sizeof(err));
 		if (res == UNWINDER_OK) {
 			FUZZ_CHECK(nseg >= 1 && nseg <= UNWINDER_MAX_SEGMENTS);

@@ -11,8 +11,8 @@
  *   unwinder -> loader: struct unwinder_reply; with status 0 exactly one fd:
  *                       a memfd sealed against writes and resizing, holding
  *                       the table's bytes, and the file's executable PT_LOAD
- *                       segments in the reply; otherwise no fd and a reason
- *                       in msg.
+ *                       segments and the place of its build id in the
+ *                       reply; otherwise no fd and a reason in msg.
  *
  * The protocol carries the table as opaque bytes: their format is the unwind
  * library's (unwind_table_serialize / unwind_table_deserialize), and both
@@ -48,6 +48,22 @@ struct unwinder_segment {
 	uint64_t filesz;
 };
 
+/*
+ * Where the first UNWINDER_BUILD_ID_BYTES of the file's GNU build id (its
+ * NT_GNU_BUILD_ID note's descriptor) lie: at file offset `offset`, loaded at
+ * ELF virtual address `vaddr` by a PT_LOAD segment. All zero: no build id.
+ * The walker compares them with a process's memory before it takes a file's
+ * table by content (bpf/lowprof.h, unwind_interp); the loader checks the
+ * bytes against the file at `offset`.
+ */
+#define UNWINDER_BUILD_ID_BYTES 8
+
+struct unwinder_build_id {
+	uint64_t offset;
+	uint64_t vaddr;
+	uint8_t bytes[UNWINDER_BUILD_ID_BYTES];
+};
+
 struct unwinder_reply {
 	uint32_t magic;
 	uint32_t seq;       /* the request's */
@@ -55,6 +71,7 @@ struct unwinder_reply {
 	uint32_t nsegments; /* executable PT_LOAD segments, <= UNWINDER_MAX_SEGMENTS */
 	uint64_t table_len; /* bytes of the serialised table in the memfd */
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id build_id;
 	char msg[UNWINDER_MSG_LEN]; /* NUL-terminated */
 };
 

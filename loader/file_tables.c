@@ -283,6 +283,8 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 		       const char *path)
 {
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwind_file_mark mark;
+	struct unwinder_build_id bid;
 	enum unwinder_result res;
 	struct unwind_file *f;
 	struct unwind_table t;
@@ -299,7 +301,7 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 	res = unwinder_client_parse(&ft->client, fd,
 				    UNWIND_TABLE_HDR_SIZE +
 					    (size_t)ft->maps.capacity * sizeof(struct unwind_row),
-				    &t, seg, &nseg, err, sizeof(err));
+				    &t, seg, &nseg, &bid, err, sizeof(err));
 	if (res == UNWINDER_UNAVAILABLE) {
 		/* Nothing written: the walker asks again, the unwinder may be back. */
 		ft->st.files_unavailable++;
@@ -315,10 +317,11 @@ void file_tables_build(struct file_tables *ft, const struct lowprof_file_id *id,
 		return;
 	}
 	evicted = ft->maps.evictions;
-	/* Its header may name every process's dynamic loader or library only
-	 * if no unprivileged user can have written it (interp_trust.h). */
+	/* Its header and build id may name every process's dynamic loader or
+	 * library only if no unprivileged user can have written it
+	 * (interp_trust.h). */
 	f = unwind_maps_add(&ft->maps, id, &t, seg, nseg,
-			    interp_trust_fd(fd) ? unwind_maps_ehdr_hash(fd) : 0);
+			    interp_trust_fd(fd) && unwind_maps_file_mark(fd, &bid, &mark) == 0 ? &mark : NULL);
 	if (f != NULL && f->state == UNWIND_FILE_READY)
 		unwind_audit_rows(path, id, f->first_row, f->nrows, ft->maps.evictions - evicted);
 	if (f != NULL && f->state == UNWIND_FILE_NO_SPACE)

@@ -8,8 +8,8 @@
  * UNWINDING.md, source 6); a library the same way, at its base in the
  * dynamic loader's list (source 7). The lookup is by content, not by
  * identity, so a file that enters unwind_interp stands for the dynamic
- * loader or library of every process whose header matches: any user can
- * copy ld.so's or libc's header into a file of its own, change the rest
+ * loader or library of every process whose header and build id match: any user can
+ * copy ld.so's or libc's header (and build id) into a file of its own, change the rest
  * (its CFI, its symbols), and have it sampled.
  * So only a file no unprivileged user can have written enters the map; any
  * other file is still unwound, through its VMA, for its own processes.

@@ -416,16 +416,29 @@ void unwind_maps_entry(const struct unwind_file *f, struct lowprof_unwind_file *
 		e->seg[i].vaddr = f->seg[i].vaddr;
 		e->seg[i].size = f->seg[i].filesz;
 	}
-	e->ehdr_hash = f->ehdr_hash;
+	e->ehdr_hash = f->mark.ehdr_hash;
+	e->build_id_vaddr = f->mark.build_id_vaddr;
+	e->build_id = f->mark.build_id;
 }
 
-uint64_t unwind_maps_ehdr_hash(int fd)
+int unwind_maps_file_mark(int fd, const struct unwinder_build_id *bid,
+			  struct unwind_file_mark *mark)
 {
 	__u64 w[LOWPROF_EHDR_BYTES / 8];
+	uint8_t at[UNWINDER_BUILD_ID_BYTES];
 
+	memset(mark, 0, sizeof(*mark));
 	if (pread(fd, w, sizeof(w), 0) != (ssize_t)sizeof(w) || memcmp(w, "\177ELF", 4) != 0)
-		return 0;
-	return lowprof_ehdr_hash(w);
+		return -1;
+	/* A vaddr of 0 would be the header itself; past 4 GiB, not the walker's. */
+	if (bid->offset == 0 || bid->offset > INT64_MAX || bid->vaddr == 0 || bid->vaddr > UINT32_MAX ||
+	    pread(fd, at, sizeof(at), (off_t)bid->offset) != (ssize_t)sizeof(at) ||
+	    memcmp(at, bid->bytes, sizeof(at)) != 0)
+		return -1;
+	mark->ehdr_hash = lowprof_ehdr_hash(w);
+	mark->build_id_vaddr = (uint32_t)bid->vaddr;
+	memcpy(&mark->build_id, at, sizeof(mark->build_id));
+	return 0;
 }
 
 /* A ready table's unwind_interp entry (the walker's way to the dynamic
@@ -433,9 +446,10 @@ uint64_t unwind_maps_ehdr_hash(int fd)
  * header hashes as another's takes the entry over. */
 static void um_interp_publish(struct unwind_maps *um, const struct unwind_file *f)
 {
-	if (um->interp_fd < 0 || f->ehdr_hash == 0 || f->state != UNWIND_FILE_READY)
+	if (um->interp_fd < 0 || f->mark.ehdr_hash == 0 || f->mark.build_id_vaddr == 0 ||
+	    f->state != UNWIND_FILE_READY)
 		return;
-	if (bpf_map_update_elem(um->interp_fd, &f->ehdr_hash, &f->key, BPF_ANY) != 0)
+	if (bpf_map_update_elem(um->interp_fd, &f->mark.ehdr_hash, &f->key, BPF_ANY) != 0)
 		log_warn_f("unwind_interp update: %s", strerror(errno));
 }
 
@@ -444,10 +458,10 @@ static void um_interp_remove(struct unwind_maps *um, const struct unwind_file *f
 {
 	struct lowprof_file_id id;
 
-	if (um->interp_fd < 0 || f->ehdr_hash == 0)
+	if (um->interp_fd < 0 || f->mark.ehdr_hash == 0)
 		return;
-	if (bpf_map_lookup_elem(um->interp_fd, &f->ehdr_hash, &id) == 0 && um_key_eq(&id, &f->key))
-		bpf_map_delete_elem(um->interp_fd, &f->ehdr_hash);
+	if (bpf_map_lookup_elem(um->interp_fd, &f->mark.ehdr_hash, &id) == 0 && um_key_eq(&id, &f->key))
+		bpf_map_delete_elem(um->interp_fd, &f->mark.ehdr_hash);
 }
 
 /* Rows with a CFA from RBP, below which a file is taken to keep no frame
@@ -740,7 +754,7 @@ static int um_alloc_evicting(struct unwind_maps *um, uint32_t len, uint32_t *sta
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg,
-				    uint64_t ehdr_hash)
+				    const struct unwind_file_mark *mark)
 {
 	struct unwind_file *f;
 	uint32_t *words = NULL;
@@ -762,7 +776,8 @@ struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof
 		return NULL;
 	f->nsegments = nseg;
 	memcpy(f->seg, seg, nseg * sizeof(*seg));
-	f->ehdr_hash = ehdr_hash;
+	if (mark != NULL)
+		f->mark = *mark;
 	f->flags = unwind_maps_fp_flags(t);
 	f->state = UNWIND_FILE_NO_SPACE;
 	f->refused_ns = mono_ns();
@@ -1021,7 +1036,9 @@ int unwind_maps_adopt_entry(struct unwind_maps *um, const struct lowprof_file_id
 			       [e->first_row & (LOWPROF_UNWIND_CHUNK_ROWS - 1)].pc;
 	f->npages = npages;
 	f->flags = e->flags;
-	f->ehdr_hash = e->ehdr_hash;
+	f->mark.ehdr_hash = e->ehdr_hash;
+	f->mark.build_id_vaddr = e->build_id_vaddr;
+	f->mark.build_id = e->build_id;
 	f->nsegments = e->nsegs;
 	for (i = 0; i < e->nsegs; i++) {
 		f->seg[i].offset = e->seg[i].off;

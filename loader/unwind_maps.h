@@ -37,6 +37,20 @@ enum unwind_file_state {
 	UNWIND_FILE_NO_SPACE = 2 /* valid, but over the budget: frame pointers for now */
 };
 
+/*
+ * What the walker finds in a process's memory before it takes a file's
+ * table by content alone (unwind_interp, bpf/lowprof.h): the hash of the
+ * file's ELF header (lowprof_ehdr_hash), and 8 bytes of its GNU build id at
+ * their ELF virtual address (ipc/unwinder_proto.h). The header alone does
+ * not tell builds apart: two programs built from one source with different
+ * flags can have the same header byte for byte.
+ */
+struct unwind_file_mark {
+	uint64_t ehdr_hash;
+	uint32_t build_id_vaddr;
+	uint64_t build_id;
+};
+
 struct unwind_file {
 	struct lowprof_file_id key;
 	enum unwind_file_state state;
@@ -48,7 +62,7 @@ struct unwind_file {
 	uint64_t last_used;   /* the walker's stamp (or the loader's tick), for eviction */
 	uint64_t refused_ns;  /* not READY: when (mono), for the expiry */
 	bool adopted;         /* taken over from the previous loader, not yet found mapped */
-	uint64_t ehdr_hash;   /* of its ELF header (lowprof_ehdr_hash), 0: none */
+	struct unwind_file_mark mark; /* all 0: none (no unwind_interp entry) */
 	uint32_t nsegments;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
 };
@@ -174,17 +188,20 @@ int unwind_maps_check_table(const struct unwind_table *t, const struct unwinder_
 struct unwind_file *unwind_maps_find(struct unwind_maps *um, const struct lowprof_file_id *key);
 /* Cache a checked table: rows copied into the map (evicting the least
  * recently used files if needed), then its unwind_files entry, and its
- * unwind_interp entry when ehdr_hash is not 0 (unwind_maps_ehdr_hash of a
+ * unwind_interp entry when mark is not NULL (unwind_maps_file_mark of a
  * file interp_trust_fd trusts: the caller's choice).
  * Returns the file (state READY or NO_SPACE), or NULL on ENOMEM. */
 struct unwind_file *unwind_maps_add(struct unwind_maps *um, const struct lowprof_file_id *key,
 				    const struct unwind_table *t,
 				    const struct unwinder_segment *seg, uint32_t nseg,
-				    uint64_t ehdr_hash);
-/* lowprof_ehdr_hash of the file's first LOWPROF_EHDR_BYTES when they begin
- * an ELF header; 0 otherwise (a short file, a read error): no entry. Bytes
- * read, never parsed. */
-uint64_t unwind_maps_ehdr_hash(int fd);
+				    const struct unwind_file_mark *mark);
+/* The file's mark: lowprof_ehdr_hash of its first LOWPROF_EHDR_BYTES, and
+ * the build id bytes the unwinder placed (bid), read back from the file at
+ * the offset it named. 0, or -1: no mark (not an ELF header, a short file,
+ * no build id, bytes that differ, an address past 4 GiB). Bytes read, never
+ * parsed: the parsing was the unwinder's. */
+int unwind_maps_file_mark(int fd, const struct unwinder_build_id *bid,
+			  struct unwind_file_mark *mark);
 /* A table built ahead of use (the start-up scan): evictable at once (as if
  * last used half a minute ago) until the walker uses it, so that it never
  * keeps a sampled file out. */

@@ -221,7 +221,7 @@ static int uc_read_table(int memfd, size_t len, size_t max_table, struct unwind_
 enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_fd,
 					   size_t max_table, struct unwind_table *t,
 					   struct unwinder_segment *seg, uint32_t *nseg,
-					   char *err, size_t errlen)
+					   struct unwinder_build_id *bid, char *err, size_t errlen)
 {
 	struct unwinder_request req;
 	struct unwinder_reply r;
@@ -231,6 +231,7 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 
 	memset(t, 0, sizeof(*t));
 	*nseg = 0;
+	memset(bid, 0, sizeof(*bid));
 	uc_check_child(c);
 	if (uc_now_ns() < c->quiet_until_ns) {
 		snprintf(err, errlen, "lowprof-unwinder did not answer recently");
@@ -274,6 +275,7 @@ enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_f
 	}
 	memcpy(seg, r.seg, r.nsegments * sizeof(*seg));
 	*nseg = r.nsegments;
+	*bid = r.build_id;
 	res = UNWINDER_OK;
 out:
 	if (memfd >= 0)

@@ -42,12 +42,14 @@ void unwinder_client_init_fd(struct unwinder_client *c, int sock, unsigned timeo
 /*
  * Have the unwinder build the table of an open file, then check the reply:
  * protocol, seals, sizes (table at most max_table bytes), validation, rows
- * inside the file's executable segments. On UNWINDER_OK *t holds the table.
+ * inside the file's executable segments. On UNWINDER_OK *t holds the table,
+ * and *bid the unwinder's word on where the build id lies (unchecked here:
+ * unwind_maps_file_mark checks it against the file).
  */
 enum unwinder_result unwinder_client_parse(struct unwinder_client *c, int file_fd,
 					   size_t max_table, struct unwind_table *t,
 					   struct unwinder_segment *seg, uint32_t *nseg,
-					   char *err, size_t errlen);
+					   struct unwinder_build_id *bid, char *err, size_t errlen);
 
 void unwinder_client_fini(struct unwinder_client *c);
 

@@ -92,8 +92,8 @@ static int unwinder_handle(int file_fd, struct unwinder_reply *reply)
 	int memfd;
 
 	memset(&t, 0, sizeof(t));
-	if (unwinder_exec_segments(file_fd, reply->seg, &reply->nsegments, reply->msg,
-				   sizeof(reply->msg)) != 0) {
+	if (unwinder_exec_segments(file_fd, reply->seg, &reply->nsegments, &reply->build_id,
+				   reply->msg, sizeof(reply->msg)) != 0) {
 		reply->status = EINVAL;
 		return -1;
 	}
@@ -152,8 +152,10 @@ int main(int argc, char **argv)
 		memfd = unwinder_handle(fd, &reply);
 		unwinder_cpu_limit(0);
 		close(fd);
-		if (memfd < 0)
+		if (memfd < 0) {
 			reply.nsegments = 0;
+			memset(&reply.build_id, 0, sizeof(reply.build_id));
+		}
 		/* The table was freed: give its heap back between requests (a large
 		 * library's table left ~8 MiB resident in an idle unwinder). */
 		(void)heap_bound_trim();

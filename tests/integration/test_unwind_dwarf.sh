@@ -6,6 +6,8 @@
 # program built with frame pointers is walked by RBP past its leaf, without
 # its rows (LOWPROF_UNWIND_FILE_FP_CALLS), and is as whole; its frames are
 # read from a few copies of the stack (the walk's window), not one read each.
+# A program whose ELF header is another's is not unwound with the other's
+# table (the build id tells them apart).
 #   usage: test_unwind_dwarf.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -29,13 +31,39 @@ sup=$!
 track "$sup"
 wait_profiling "$work/dwarf.err"
 sleep 1
-"$BIN/dwarf_chain" 6 &
+mkdir "$work/twin"
+python3 - "$BIN/dwarf_chain" "$BIN/dwarf_chain_fp" "$work/twin/dwarf_chain" "$work/fp_twin" <<'PY' ||
+import struct, sys
+files = [bytearray(open(p, "rb").read()) for p in sys.argv[1:3]]
+heads = []
+for d in files:
+    shoff, = struct.unpack_from("<Q", d, 40)
+    shnum, = struct.unpack_from("<H", d, 60)
+    if shoff + 64 * shnum != len(d):
+        sys.exit("the section header table does not end the file")
+    heads.append(shoff)
+at = (max(heads) + 7) & ~7
+for d, shoff, out in zip(files, heads, sys.argv[3:5]):
+    d[:] = d[:shoff] + bytes(at - shoff) + d[shoff:]
+    struct.pack_into("<Q", d, 40, at)
+    open(out, "wb").write(d)
+if files[0][:64] != files[1][:64]:
+    sys.exit("dwarf_chain and dwarf_chain_fp differ in more than their section headers")
+PY
+	fail "no twins of dwarf_chain and dwarf_chain_fp"
+chmod 755 "$work/twin/dwarf_chain" "$work/fp_twin"
+"$work/twin/dwarf_chain" 6 &
 wl=$!
 track "$wl"
 # Meanwhile three new files of the program built with frame pointers (each
-# a copy: a file no table exists for), one after the other.
+# a copy: a file no table exists for), one after the other; then a fourth,
+# fp_twin, whose ELF header is the workload's byte for byte (two builds of
+# one source can come out so: here their section header tables are moved to
+# the same offset, which nothing loaded reads). The workload's table is
+# named by that header for any process (unwind_interp: the file is root's),
+# so only its build id keeps it from unwinding fp_twin's frames.
 for i in 1 2 3; do cp "$BIN/dwarf_chain_fp" "$work/fp_new$i"; done
-(for i in 1 2 3; do "$work/fp_new$i" 1; done) &
+(for i in 1 2 3; do "$work/fp_new$i" 1; done; "$work/fp_twin" 1) &
 fpnew=$!
 track "$fpnew"
 wait "$wl" || fail "dwarf_chain failed"
@@ -55,6 +83,9 @@ for i in 1 2 3; do
 	python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm "fp_new$i" \
 		--chain "$CHAIN" --no-garbage --min 90
 done
+python3 "$SRC/tests/integration/check_unwind.py" "$work/dwarf" --comm fp_twin \
+	--chain "$CHAIN" --no-garbage --min 90 ||
+	fail "a program with another's ELF header was unwound with the other's table"
 python3 -c '
 import sys
 sys.path.insert(0, sys.argv[2])

@@ -8,6 +8,7 @@
  * the identity the kernel reports, and a restarted loader's taking over of
  * the tables its predecessor left.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/fs.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -818,19 +820,72 @@ static void test_adopt_entries(void **state)
 	unwind_maps_fini(&um);
 }
 
+/* The build id note of the object loaded at base, found in memory through
+ * its program headers (not the unwinder's parser): file offset, address
+ * from the load bias, bytes. */
+struct mem_build_id {
+	uintptr_t base;
+	struct unwinder_build_id bid;
+	bool found;
+};
+
+static int mem_build_id_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mem_build_id *m = arg;
+	int i, j;
+
+	(void)size;
+	if (info->dlpi_addr != m->base)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p = (const uint8_t *)(m->base + ph->p_vaddr), *end = p + ph->p_filesz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const uint8_t *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
+
+			if (nh->n_type == NT_GNU_BUILD_ID && memcmp(p + sizeof(*nh), "GNU", 4) == 0) {
+				m->bid.vaddr = (uint64_t)(desc - (const uint8_t *)m->base);
+				memcpy(m->bid.bytes, desc, sizeof(m->bid.bytes));
+				/* The file offset through the PT_LOAD that maps it. */
+				for (j = 0; j < info->dlpi_phnum; j++) {
+					const ElfW(Phdr) *l = &info->dlpi_phdr[j];
+
+					if (l->p_type == PT_LOAD && m->bid.vaddr >= l->p_vaddr &&
+					    m->bid.vaddr < l->p_vaddr + l->p_filesz)
+						m->bid.offset = m->bid.vaddr - l->p_vaddr + l->p_offset;
+				}
+				m->found = true;
+				return 1;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
 /*
- * The dynamic loader's ELF header as the walker hashes it, from memory at
- * AT_BASE (getauxval: this very process's ld.so, as the kernel mapped it),
- * against the hash the loader takes of the file: equal. Another ELF file's
- * differs, a copy's is the same; no hash for a file that is not ELF or is
- * shorter than a header.
+ * The dynamic loader's mark as the walker checks it, from memory at AT_BASE
+ * (getauxval: this very process's ld.so, as the kernel mapped it): the hash
+ * of the ELF header there, and the build id bytes at their address from
+ * AT_BASE, against the mark the loader takes of the file: equal. Another
+ * ELF file's hash differs, a copy's mark is the same; no mark for a file
+ * that is not ELF or is shorter than a header, for build id bytes the file
+ * does not hold at the offset given (an unwinder's wrong word), for no
+ * build id, or for an address the walker's entry cannot hold.
  */
-static void test_ehdr_hash(void **state)
+static void test_file_mark(void **state)
 {
 	char tmpl[] = "/tmp/lowprof-ehdr.XXXXXX", interp[PATH_MAX];
 	__u64 mem[LOWPROF_EHDR_BYTES / 8];
 	unsigned long base = getauxval(AT_BASE);
-	uint64_t h_ld, h_self, h_copy;
+	struct unwind_file_mark m_ld, m_self, m_copy, m;
+	struct mem_build_id mb = {.base = base};
+	struct unwinder_build_id bad;
+	uint64_t in_mem;
 	char buf[4096];
 	ssize_t n;
 	int fd, self, cp;
@@ -840,6 +895,8 @@ static void test_ehdr_hash(void **state)
 	(void)state;
 	assert_true(base != 0); /* a dynamically linked test */
 	memcpy(mem, (const void *)base, sizeof(mem));
+	dl_iterate_phdr(mem_build_id_cb, &mb);
+	assert_true(mb.found && mb.bid.offset != 0);
 	/* The file mapped at AT_BASE, from this process's maps. */
 	interp[0] = '\0';
 	maps = fopen("/proc/self/maps", "r");
@@ -858,29 +915,46 @@ static void test_ehdr_hash(void **state)
 	assert_true(interp[0] == '/');
 	fd = open(interp, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	h_ld = unwind_maps_ehdr_hash(fd);
+	assert_int_equal(unwind_maps_file_mark(fd, &mb.bid, &m_ld), 0);
+	assert_true(m_ld.ehdr_hash != 0);
+	assert_true(m_ld.ehdr_hash == lowprof_ehdr_hash(mem));
+	memcpy(&in_mem, (const void *)(base + m_ld.build_id_vaddr), sizeof(in_mem));
+	assert_true(m_ld.build_id == in_mem);
+	/* Bytes the file does not hold there: no mark. */
+	bad = mb.bid;
+	bad.bytes[0] ^= 1;
+	assert_int_equal(unwind_maps_file_mark(fd, &bad, &m), -1);
+	assert_true(m.ehdr_hash == 0 && m.build_id_vaddr == 0);
+	/* No build id (the unwinder found none): no mark. */
+	memset(&bad, 0, sizeof(bad));
+	assert_int_equal(unwind_maps_file_mark(fd, &bad, &m), -1);
+	/* An address past the entry's 32 bits: no mark. */
+	bad = mb.bid;
+	bad.vaddr += 1ULL << 32;
+	assert_int_equal(unwind_maps_file_mark(fd, &bad, &m), -1);
 	close(fd);
-	assert_true(h_ld != 0);
-	assert_true(h_ld == lowprof_ehdr_hash(mem));
 
-	/* This test's own file: another hash; a copy of it: the same. */
+	/* Another file, told ld.so's build id place: no mark (other bytes). */
 	self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	assert_true(self >= 0);
-	h_self = unwind_maps_ehdr_hash(self);
-	assert_true(h_self != 0 && h_self != h_ld);
+	assert_int_equal(unwind_maps_file_mark(self, &mb.bid, &m_self), -1);
+	/* A copy of ld.so: the same mark. */
 	cp = mkstemp(tmpl);
 	assert_true(cp >= 0);
-	while ((n = read(self, buf, sizeof(buf))) > 0)
+	fd = open(interp, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		assert_int_equal(write(cp, buf, (size_t)n), n);
-	h_copy = unwind_maps_ehdr_hash(cp);
-	assert_true(h_copy == h_self);
-	/* Not ELF: no hash. */
+	close(fd);
+	assert_int_equal(unwind_maps_file_mark(cp, &mb.bid, &m_copy), 0);
+	assert_memory_equal(&m_copy, &m_ld, sizeof(m_copy));
+	/* Not ELF: no mark. */
 	assert_int_equal(pwrite(cp, "#!/bin/sh", 9, 0), 9);
-	assert_int_equal(unwind_maps_ehdr_hash(cp), 0);
+	assert_int_equal(unwind_maps_file_mark(cp, &mb.bid, &m), -1);
 	/* Shorter than a header: none. */
 	assert_int_equal(ftruncate(cp, 40), 0);
 	assert_int_equal(pwrite(cp, "\177ELF", 4, 0), 4);
-	assert_int_equal(unwind_maps_ehdr_hash(cp), 0);
+	assert_int_equal(unwind_maps_file_mark(cp, &mb.bid, &m), -1);
 	close(cp);
 	close(self);
 	unlink(tmpl);
@@ -901,7 +975,7 @@ int main(void)
 		cmocka_unit_test(test_fp_calls_compiled),
 		cmocka_unit_test(test_open_identity),
 		cmocka_unit_test(test_adopt_entries),
-		cmocka_unit_test(test_ehdr_hash),
+		cmocka_unit_test(test_file_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,7 @@ static long cpu_ms_of(pid_t pid)
 static enum unwinder_result parse_path(struct peer *p, const char *path, char *err, size_t errlen)
 {
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id bid;
 	struct unwind_table t;
 	enum unwinder_result res;
 	uint32_t nseg;
@@ -144,7 +145,7 @@ static enum unwinder_result parse_path(struct peer *p, const char *path, char *e
 	if (fd < 0)
 		fail_msg("%s: %s", path, strerror(errno));
 	err[0] = '\0';
-	res = unwinder_client_parse(&p->c, fd, MAX_TABLE, &t, seg, &nseg, err, errlen);
+	res = unwinder_client_parse(&p->c, fd, MAX_TABLE, &t, seg, &nseg, &bid, err, errlen);
 	close(fd);
 	if (res == UNWINDER_OK)
 		unwind_table_free(&t);
@@ -312,6 +313,7 @@ static int many_sections_file(uint32_t nsections)
 static void test_many_section_headers_refused(void **state)
 {
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id bid;
 	struct unwind_table t;
 	enum unwinder_result res;
 	char err[256], how[64];
@@ -325,7 +327,7 @@ static void test_many_section_headers_refused(void **state)
 	fd = many_sections_file(32u << 20);
 	spawn_unwinder(&p);
 	t0 = now_s();
-	res = unwinder_client_parse(&p.c, fd, MAX_TABLE, &t, seg, &nseg, err, sizeof(err));
+	res = unwinder_client_parse(&p.c, fd, MAX_TABLE, &t, seg, &nseg, &bid, err, sizeof(err));
 	close(fd);
 	print_message("  32M sections: result %d (\"%s\") after %.2f s\n", res, err, now_s() - t0);
 	if (res == UNWINDER_OK)

@@ -5,6 +5,7 @@
  * frames, oversized or unsealed tables, stale sequence numbers).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -83,27 +84,39 @@ static void test_parse_ls_and_libc(void **state)
 	for (i = 0; i < 2; i++) {
 		struct unwind_table t;
 		struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+		struct unwinder_build_id bid;
 		uint32_t nseg;
 		char err[256];
 		int fd = open_ro(files[i]);
 
-		assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, err,
+		assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, &bid, err,
 						       sizeof(err)),
 				 UNWINDER_OK);
 		close(fd);
 		assert_true(t.nrows > 1000);
 		assert_true(nseg >= 1);
+		/* The build id's place, as the walker reads it: libc is mapped
+		 * here, and the bytes at its load bias + vaddr are the reply's. */
+		assert_true(bid.offset != 0 && bid.vaddr != 0);
+		if (i == 1) {
+			Dl_info info;
+
+			assert_true(dladdr((void *)&printf, &info) != 0);
+			assert_memory_equal((const char *)info.dli_fbase + bid.vaddr, bid.bytes,
+					    sizeof(bid.bytes));
+		}
 		unwind_table_free(&t);
 	}
 	/* A table bigger than the budget allows is refused, not truncated. */
 	{
 		struct unwind_table t;
 		struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+		struct unwinder_build_id bid;
 		uint32_t nseg;
 		char err[256];
 		int fd = open_ro("/lib/x86_64-linux-gnu/libc.so.6");
 
-		assert_int_equal(unwinder_client_parse(&c, fd, 4096, &t, seg, &nseg, err, sizeof(err)),
+		assert_int_equal(unwinder_client_parse(&c, fd, 4096, &t, seg, &nseg, &bid, err, sizeof(err)),
 				 UNWINDER_REFUSED);
 		assert_non_null(strstr(err, "limit"));
 		close(fd);
@@ -117,6 +130,7 @@ static void test_refused_file(void **state)
 	struct unwinder_client c;
 	struct unwind_table t;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id bid;
 	uint32_t nseg;
 	char err[256];
 	struct peer p;
@@ -126,11 +140,11 @@ static void test_refused_file(void **state)
 	spawn_unwinder(&p);
 	unwinder_client_init_fd(&c, p.sock, 5000);
 	fd = open_ro(LOWPROF_SOURCE_DIR "/README.md");
-	assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, err, sizeof(err)),
+	assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, &bid, err, sizeof(err)),
 			 UNWINDER_REFUSED);
 	close(fd);
 	fd = open_ro("/bin/true");
-	assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, err, sizeof(err)),
+	assert_int_equal(unwinder_client_parse(&c, fd, MAX_TABLE, &t, seg, &nseg, &bid, err, sizeof(err)),
 			 UNWINDER_OK);
 	unwind_table_free(&t);
 	close(fd);
@@ -196,6 +210,7 @@ static enum unwinder_result client_against(void (*reply)(int sock, uint32_t seq)
 	struct unwinder_client c;
 	struct unwind_table t;
 	struct unwinder_segment seg[UNWINDER_MAX_SEGMENTS];
+	struct unwinder_build_id bid;
 	struct unwinder_request req;
 	enum unwinder_result res;
 	uint32_t nseg;
@@ -218,7 +233,7 @@ static enum unwinder_result client_against(void (*reply)(int sock, uint32_t seq)
 	}
 	close(sv[1]);
 	unwinder_client_init_fd(&c, sv[0], 1000);
-	res = unwinder_client_parse(&c, file, MAX_TABLE, &t, seg, &nseg, err, errlen);
+	res = unwinder_client_parse(&c, file, MAX_TABLE, &t, seg, &nseg, &bid, err, errlen);
 	if (res == UNWINDER_OK)
 		unwind_table_free(&t);
 	close(file);
