@@ -4,10 +4,11 @@
 # loader is named from the process's own memory"). The walker finds a
 # dynamic loader by the hash of the ELF header mapped at AT_BASE, and a
 # library by the hash of the header at its base in the dynamic loader's
-# list, so a file whose header is ld.so's or libc's could stand for every
-# process's. The attack, as an unprivileged user (nobody): copies of the
-# host's dynamic loader and libc, byte for byte but for their build ids (so
-# no debug file names them: their frames read COPY+0x...), mapped executable
+# list (then 8 bytes of the build id), so a file whose header and build id
+# are ld.so's or libc's could stand for every process's. The attack, as an unprivileged user (nobody): copies of the
+# host's dynamic loader and libc, byte for byte but for the end of their
+# build ids (so no debug file names them: their frames read COPY+0x...;
+# the first 8 bytes, which the walker compares, are left), mapped executable
 # and run, so that the walker finds them by their VMAs and the loader builds
 # their tables (audit.log shows it did). Victims (root) then spend their
 # time in ld.so's symbol lookup (one long-lived process) and start from
@@ -49,7 +50,9 @@ def copy_with_other_build_id(src, dst):
             namesz, descsz, ntype = struct.unpack_from("<III", data, o)
             desc = o + 12 + ((namesz + 3) & ~3)
             if ntype == 3 and data[o + 12:o + 12 + namesz] == b"GNU\0":  # NT_GNU_BUILD_ID
-                for j in range(desc, desc + descsz):
+                # Past the 8 bytes the walker compares (UNWINDER_BUILD_ID_BYTES):
+                # the copy passes that check, so only the trust rule is tested.
+                for j in range(desc + 8, desc + descsz):
                     data[j] ^= 0xFF
                 flipped += 1
             o = desc + ((descsz + 3) & ~3)
@@ -57,7 +60,7 @@ def copy_with_other_build_id(src, dst):
         sys.exit(f"{src} has no build id")
     with open(dst, "wb") as f:
         f.write(data)
-    print(f"copy of {src}: {dst}, build id changed, header unchanged")
+    print(f"copy of {src}: {dst}, build id's end changed, header unchanged")
 
 prog = load(sys.argv[1])
 interp = [bytes(prog[off:off + size]).rstrip(b"\0").decode()

@@ -10,8 +10,8 @@
  * the r_debug the executable's DT_DEBUG names, as the walker finds it: the
  * executable's own _r_debug may be a copy made by a copy relocation) is made
  * to head a forged list: one entry claims anonymous memory as libc
- * (a copy of libc's ELF header at its base, a counting loop at libc's labs
- * offset), and the next one points to itself, a list without an end that
+ * (a copy of libc's first page at its base: its ELF header and build id;
+ * a counting loop at libc's labs offset), and the next one points to itself, a list without an end that
  * holds no other object. The process then runs the loop. Its samples in the
  * loop are named labs (the process's own choice, as a return address it
  * writes on its own stack would be); its libc frames (__libc_start_call_main
@@ -89,7 +89,9 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 2;
 	}
-	memcpy(region, info.dli_fbase, 64); /* libc's ELF header */
+	/* libc's first page: its ELF header and its build id note, what the
+	 * walker checks before it takes libc's table. */
+	memcpy(region, info.dli_fbase, 4096);
 	memcpy(region + vaddr, loop, sizeof(loop));
 	if (mprotect(region, REGION_BYTES, PROT_READ | PROT_EXEC) != 0) {
 		perror("mprotect");
