@@ -220,12 +220,14 @@ struct lowprof_unwind_seg {
 struct lowprof_unwind_file {
 	__u32 first_row; /* index of the file's first row in unwind_rows */
 	__u32 nrows;     /* 0: no rows (flags say why) */
-	__u32 flags;     /* enum lowprof_unwind_file_flags */
-	__u32 nsegs;     /* executable segments, <= LOWPROF_UNWIND_FILE_SEGS */
-	struct lowprof_unwind_seg seg[LOWPROF_UNWIND_FILE_SEGS];
+	__u16 flags;     /* enum lowprof_unwind_file_flags */
+	__u16 nsegs;     /* executable segments, <= LOWPROF_UNWIND_FILE_SEGS */
 	/* Written by the walker: bpf_ktime_get_ns() >> 30 (about seconds) of
-	 * its last use, for the loader's least-recently-used eviction. */
-	__u64 last_used;
+	 * its last use, for the loader's least-recently-used eviction. (The
+	 * walker copies the entry onto its stack, whose room the off-CPU
+	 * program's calls use up: small fields keep the entry at 96 bytes.) */
+	__u32 last_used;
+	struct lowprof_unwind_seg seg[LOWPROF_UNWIND_FILE_SEGS];
 	/* lowprof_ehdr_hash of the file's first 64 bytes (its ELF header); 0:
 	 * none. How the walker knows the dynamic loader, and the libraries in
 	 * its list, without a VMA lookup. */

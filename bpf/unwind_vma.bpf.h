@@ -363,7 +363,7 @@ static __always_inline void walk_request_table(struct walk_files *f,
 static __always_inline void walk_take_table(struct walk_files *f, struct scratch_sample *s,
 					    struct lowprof_unwind_file *t)
 {
-	__u64 now = s->hdr.timestamp_ns >> 30;
+	__u32 now = (__u32)(s->hdr.timestamp_ns >> 30);
 
 	f->v.tab = *t;
 	f->v.has_tab = true;
