@@ -20,10 +20,13 @@ static int drain_on_sample(void *ctx, void *data, size_t size)
 	/* As bpf_ringbuf_query counts it: a header of 8 bytes, the length rounded up to 8. */
 	d->drained_bytes += (8 + size + 7) & ~(size_t)7;
 	/* Without the set every process counts as new: the exporter is told at once. */
-	if (d->seen == NULL ||
-	    (size >= sizeof(struct lowprof_sample) &&
-	     seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid, d->now_ns)))
+	if (d->seen == NULL) {
 		d->new_pid = true;
+	} else if (size >= sizeof(struct lowprof_sample) &&
+		   seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid, d->now_ns)) {
+		d->new_pid = true;
+		d->new_pids++;
+	}
 	rc = shm_ring_producer_write(&d->shm, LOWPROF_REC_SAMPLE, data, (uint32_t)size);
 	if (rc == -ENOSPC)
 		d->shm_dropped++;

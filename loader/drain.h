@@ -48,6 +48,7 @@ struct drain {
 	uint64_t now_ns;        /* of the current drain_run */
 	bool notify_pending;    /* published since the exporter was last told */
 	bool new_pid;           /* a process not seen lately is among them */
+	uint64_t new_pids;      /* processes not seen lately, sampled (seen_pids_add); none without the set */
 	uint64_t notified_ns;   /* the last eventfd hint (mono_ns); 0 none */
 	uint64_t notices, notices_deferred; /* hints written; passes that waited */
 };

@@ -62,6 +62,7 @@ struct loader {
 	uint64_t span_ns;
 	bool applied_in_interval;     /* a new throttle was applied since the last tick */
 	uint64_t tick_drained_bytes;  /* the drain's drained_bytes at the last tick */
+	uint64_t tick_new_pids;       /* the drain's new_pids at the last tick */
 	uint64_t last_control_ns;
 	uint64_t pass;                /* loop passes: counters read twice in one pass are read once */
 	uint64_t counters_pass;

@@ -373,7 +373,7 @@ void loader_span_end(struct loader *l)
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
 	unsigned intervals;
-	bool quiet, steady, settled;
+	bool quiet, steady, settled, newcomers;
 
 	if (now_ns + slack_ns < l->next_control_ns)
 		return false;
@@ -389,12 +389,18 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	 * after a new throttle (its effect is measured over one interval first),
 	 * nor unless it fits twice in the exporter's --interval: the exporter
 	 * closes its intervals on what we drained, and one that found nothing
-	 * new would look like a rest's trickle (and go on). */
+	 * new would look like a rest's trickle (and go on). Nor after an
+	 * interval that sampled a process not seen lately: on a host that
+	 * starts processes the exporter is told of each at the next drain and
+	 * asks about it while it exists (drain.h); a long interval would put
+	 * that drain off by a second, past a short-lived process's end. */
 	settled = (asked || control_server_listening(&l->cs, now_ns)) && !l->cs.failsafe &&
 		  !l->pt.busy && l->cs.mon.fd >= 0;
 	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
-	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval &&
+	newcomers = l->dr.new_pids != l->tick_new_pids;
+	l->tick_new_pids = l->dr.new_pids;
+	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval && !newcomers &&
 		    (uint64_t)l->opt.interval_s * NSEC_PER_SEC >=
 			    2 * THROTTLE_STEADY_SPAN * l->control_interval_ns;
 	l->applied_in_interval = false;
