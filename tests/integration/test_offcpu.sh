@@ -163,8 +163,8 @@ sleep 0.5
 storm 7
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/storm.stderr"))"
 sup=
-python3 - "$work/storm" <<'PY' || { grep -E "controller: .*(off-CPU|parked)" "$work/storm.stderr" >&2; fail "switch storm"; }
-import json, sys
+python3 - "$work/storm" "$work/storm.stderr" <<'PY' || { grep -E "controller: .*(off-CPU|parked)" "$work/storm.stderr" >&2; fail "switch storm"; }
+import json, re, sys
 d = sys.argv[1]
 lines = [l for l in open(d + "/offcpu.folded") if l.startswith("switch_storm;")]
 s = json.load(open(d + "/summary.json"))
@@ -193,8 +193,19 @@ for k in ("switches", "sampled_out", "below_threshold", "records", "drops", "pro
           "floor_runs", "floor_run_ns"):
     if k not in c:
         sys.exit(f"FAIL: summary.json off_cpu.collection lacks {k}")
-if c["switches"] < 100000 or c["floor_runs"] == 0 or c["probability_pct"] != tl[-1]["offcpu_probability_pct"]:
+if c["switches"] < 100000 or c["floor_runs"] == 0:
     sys.exit(f"FAIL: off_cpu.collection {c}")
+# The probability at the end is what the controller last set it to. A timeline
+# entry holds the one in force during its interval, so the last entry holds
+# the one before when the last interval's decision changed it.
+moves = [(float(a), float(b)) for a, b in
+         re.findall(r"controller: .*probability ([\d.]+)% -> ([\d.]+)%", open(sys.argv[2]).read())]
+if not moves:
+    sys.exit("FAIL: the controller never changed the off-CPU probability")
+before, after = moves[-1]
+if c["probability_pct"] != after or tl[-1]["offcpu_probability_pct"] not in (before, after):
+    sys.exit(f"FAIL: off_cpu.collection's probability {c['probability_pct']}%, "
+             f"the last entry's {tl[-1]['offcpu_probability_pct']}%, the last change {before}% -> {after}%")
 print(f"floor: {c['floor_run_ns'] / c['floor_runs']:.0f} ns per switch")
 # A new process's first switch-out may carry a frame-pointer stack only (no
 # tables yet): look at every one of offcpu_stale's stacks, none of which can
