@@ -67,6 +67,42 @@ const volatile __u64 ringbuf_wakeup_bytes = 0;
  * per sample, written twice per long interval: no line bounces.
  */
 volatile __u64 loader_wake_bytes = 0;
+/*
+ * While the loader rests, a process's first sample wakes it too: the
+ * exporter reads a process's executable and container while it exists
+ * (exporter/otlp/process_info.h), and a rest ends up to a ping interval
+ * later, past a short-lived process's end. "First" as far as this CPU
+ * recalls: the last tgid it sampled in each of RECENT_TGID_SLOTS slots
+ * (tgid modulo their number), so an idle host's daemons, sampled again and
+ * again, learn their slots and wake nobody. 0: not resting (a busy host's
+ * new processes are told at its next drain, a second at most). Set like
+ * loader_wake_bytes.
+ */
+volatile __u32 loader_wake_newcomers = 0;
+#define RECENT_TGID_SLOTS 64
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RECENT_TGID_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} recent_tgids SEC(".maps");
+
+/* Is tgid new to this CPU while the loader rests (loader_wake_newcomers)?
+ * Remembers it either way. */
+static __always_inline bool newcomer_while_resting(__u32 tgid)
+{
+	__u32 slot = tgid & (RECENT_TGID_SLOTS - 1);
+	__u32 *last;
+
+	if (!loader_wake_newcomers || tgid == 0)
+		return false;
+	last = bpf_map_lookup_elem(&recent_tgids, &slot);
+	if (!last || *last == tgid)
+		return false;
+	*last = tgid;
+	return true;
+}
 
 /* The wake flag of a record of size bytes going into `samples` (a sample or
  * an off-CPU record alike: either may fill the ring): the loader is woken
@@ -394,7 +430,9 @@ record:
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	if (bpf_ringbuf_output(&samples, s, size, samples_wakeup(size)) == 0)
+	if (bpf_ringbuf_output(&samples, s, size,
+			       newcomer_while_resting(tgid) ? BPF_RB_FORCE_WAKEUP
+							    : samples_wakeup(size)) == 0)
 		st->submitted++;
 	else
 		st->reserve_failures++;

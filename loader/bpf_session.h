@@ -53,10 +53,11 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 /*
  * The loader's interval is long (a quiet or steady one): this many bytes
  * waiting in the ring wake it (bpf/lowprof.bpf.c, loader_wake_bytes), not
- * only a quarter-full ring; 0: only that. A store into the program's mapped
- * .bss.
+ * only a quarter-full ring; 0: only that. newcomers (at rest): a process's
+ * first sample on a CPU wakes it too (loader_wake_newcomers). Stores into
+ * the program's mapped .bss.
  */
-void bpf_session_set_wake_bytes(struct bpf_session *s, uint64_t bytes);
+void bpf_session_set_wake(struct bpf_session *s, uint64_t bytes, bool newcomers);
 
 /* Write the run-time config map (no reload). */
 int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);

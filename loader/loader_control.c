@@ -365,7 +365,7 @@ void loader_span_end(struct loader *l)
 	l->quiet = false;
 	l->quiet_run = 0;
 	l->steady = false;
-	bpf_session_set_wake_bytes(&l->sess, 0);
+	bpf_session_set_wake(&l->sess, 0, false);
 	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
 }
@@ -418,14 +418,17 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	}
 	loader_notify_state(l, now_ns);
 	l->span_ns = l->control_interval_ns * intervals;
-	/* While we rest, a few samples waiting wake us; in a steady interval,
-	 * more than its rate would leave (not only a quarter-full ring). */
-	bpf_session_set_wake_bytes(
+	/* While we rest, a few samples waiting wake us, and so does a new
+	 * process's first sample (drained at once, told to the exporter while
+	 * the process exists; loader_drain keeps resting after it); in a steady
+	 * interval, more than its rate would leave (not only a quarter-full ring). */
+	bpf_session_set_wake(
 		&l->sess, l->quiet    ? SETTINGS_RINGBUF_REST_WAKE_BYTES
 			  : l->steady ? throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
 								     now_ns - l->last_control_ns, l->span_ns,
 								     SETTINGS_RINGBUF_REST_WAKE_BYTES)
-				      : 0);
+				      : 0,
+		l->quiet);
 	l->tick_drained_bytes = l->dr.drained_bytes;
 	l->last_control_ns = now_ns;
 	l->next_control_ns += l->span_ns;

@@ -239,13 +239,19 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 
 /* woken: the BPF program woke us (a burst, or samples piling up while we
  * rest): that ends a quiet or steady interval. A trickle drained at a quiet
- * interval's end does not (throttle_quiet counts it). */
+ * interval's end does not (throttle_quiet counts it), nor one a new
+ * process's first sample woke us for while we rest (less than the rest's
+ * wake bytes waiting): the drain tells the exporter of it, and the host is
+ * still quiet. */
 static void loader_drain(struct loader *l, bool woken)
 {
+	uint64_t before = l->dr.drained_bytes;
 	int rc = drain_run(&l->dr);
 
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
+	if (rc > 0 && woken && l->quiet && l->dr.drained_bytes - before < SETTINGS_RINGBUF_REST_WAKE_BYTES)
+		return;
 	/* Something is sampled again: the controller hears of it within an interval. */
 	if (rc > 0 && woken)
 		loader_span_end(l);

@@ -119,4 +119,5 @@ def main():
             fail("OTLP payloads and pprof disagree")
 
 
-main()
+if __name__ == "__main__":
+    main()
