@@ -58,6 +58,7 @@ struct loader {
 	 * last_control_ns; else span_ns is one control interval. */
 	bool quiet;
 	unsigned quiet_run;
+	unsigned rest_newcomer_wakes; /* the quiet interval's wakes for new processes (loader_drain) */
 	bool steady;
 	uint64_t span_ns;
 	bool applied_in_interval;     /* a new throttle was applied since the last tick */

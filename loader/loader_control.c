@@ -398,6 +398,7 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 		  !l->pt.busy && l->cs.mon.fd >= 0;
 	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
+	l->rest_newcomer_wakes = 0;
 	newcomers = l->dr.new_pids != l->tick_new_pids;
 	l->tick_new_pids = l->dr.new_pids;
 	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval && !newcomers &&

@@ -237,12 +237,17 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	return 0;
 }
 
+/* Wakes for new processes a quiet interval goes on after: past them, a host
+ * that keeps starting processes is not quiet, and one wake per new process's
+ * sample would cost more than the 1-s intervals the rest saves. */
+#define LOADER_REST_NEWCOMER_WAKES 4
+
 /* woken: the BPF program woke us (a burst, or samples piling up while we
  * rest): that ends a quiet or steady interval. A trickle drained at a quiet
- * interval's end does not (throttle_quiet counts it), nor one a new
- * process's first sample woke us for while we rest (less than the rest's
- * wake bytes waiting): the drain tells the exporter of it, and the host is
- * still quiet. */
+ * interval's end does not (throttle_quiet counts it), nor the first few a
+ * new process's first sample woke us for while we rest (less than the
+ * rest's wake bytes waiting): the drain tells the exporter of it, and the
+ * host is still quiet. */
 static void loader_drain(struct loader *l, bool woken)
 {
 	uint64_t before = l->dr.drained_bytes;
@@ -250,8 +255,11 @@ static void loader_drain(struct loader *l, bool woken)
 
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
-	if (rc > 0 && woken && l->quiet && l->dr.drained_bytes - before < SETTINGS_RINGBUF_REST_WAKE_BYTES)
+	if (rc > 0 && woken && l->quiet && l->dr.drained_bytes - before < SETTINGS_RINGBUF_REST_WAKE_BYTES &&
+	    l->rest_newcomer_wakes < LOADER_REST_NEWCOMER_WAKES) {
+		l->rest_newcomer_wakes++;
 		return;
+	}
 	/* Something is sampled again: the controller hears of it within an interval. */
 	if (rc > 0 && woken)
 		loader_span_end(l);
