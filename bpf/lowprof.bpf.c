@@ -75,8 +75,8 @@ volatile __u64 loader_wake_bytes = 0;
  * recalls: the last tgid it sampled in each of RECENT_TGID_SLOTS slots
  * (tgid modulo their number), so an idle host's daemons, sampled again and
  * again, learn their slots and wake nobody. 0: not resting (a busy host's
- * new processes are told at its next drain, a second at most). Set like
- * loader_wake_bytes.
+ * new processes are told at its next drain: a second, two in a steady
+ * interval). Set like loader_wake_bytes.
  */
 volatile __u32 loader_wake_newcomers = 0;
 #define RECENT_TGID_SLOTS 64
