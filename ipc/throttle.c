@@ -124,6 +124,13 @@ uint64_t throttle_steady_wake_bytes(uint64_t bytes, uint64_t interval_ns, uint64
 	return expected >= (double)(UINT64_MAX / 2) ? UINT64_MAX / 2 : floor_bytes + (uint64_t)expected;
 }
 
+unsigned throttle_steady_span(bool fixed, unsigned run, unsigned max_intervals)
+{
+	if (!fixed || run == 0)
+		return THROTTLE_STEADY_SPAN;
+	return throttle_quiet_span(run, max_intervals);
+}
+
 unsigned throttle_quiet_span(unsigned run, unsigned max_intervals)
 {
 	unsigned span;

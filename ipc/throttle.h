@@ -140,6 +140,15 @@ bool throttle_steady(const struct throttle *t, const struct throttle_tier_settin
  * more samples) reaches it early, and the interval ends then, as a rest
  * does. floor_bytes when interval_ns is 0.
  */
+/*
+ * How many control intervals the interval after the run-th steady one in a
+ * row lasts (run >= 1). Throttled: THROTTLE_STEADY_SPAN, which keeps a
+ * decision within three intervals of its signal. Fixed (--no-throttle):
+ * nothing waits on a decision, so steady intervals lengthen as quiet ones
+ * do (throttle_quiet_span: 2, 4, then max_intervals); the ring filling still
+ * wakes the loader before any loss, and its drain goes on in the interval.
+ */
+unsigned throttle_steady_span(bool fixed, unsigned run, unsigned max_intervals);
 uint64_t throttle_steady_wake_bytes(uint64_t bytes, uint64_t interval_ns, uint64_t span_ns,
 				    uint64_t floor_bytes);
 

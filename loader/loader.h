@@ -54,12 +54,14 @@ struct loader {
 	bool control_driven;          /* the controller's stats request made the last interval's tick */
 	/* The interval running is a quiet one (ipc/throttle.h's throttle_quiet;
 	 * quiet_run quiet intervals in a row led to it: throttle_quiet_span) or
-	 * a steady one (throttle_steady), span_ns long from the tick at
+	 * a steady one (throttle_steady; steady_run in a row:
+	 * throttle_steady_span), span_ns long from the tick at
 	 * last_control_ns; else span_ns is one control interval. */
 	bool quiet;
 	unsigned quiet_run;
-	unsigned rest_newcomer_wakes; /* the quiet interval's wakes for new processes (loader_drain) */
+	unsigned span_wakes;          /* the interval's wakes it went on after (loader_drain) */
 	bool steady;
+	unsigned steady_run;
 	uint64_t span_ns;
 	bool applied_in_interval;     /* a new throttle was applied since the last tick */
 	uint64_t tick_drained_bytes;  /* the drain's drained_bytes at the last tick */

@@ -365,6 +365,7 @@ void loader_span_end(struct loader *l)
 	l->quiet = false;
 	l->quiet_run = 0;
 	l->steady = false;
+	l->steady_run = 0;
 	bpf_session_set_wake(&l->sess, 0, false);
 	if (l->next_control_ns > l->last_control_ns + l->control_interval_ns)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
@@ -372,7 +373,8 @@ void loader_span_end(struct loader *l)
 
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
-	unsigned intervals;
+	unsigned intervals, longest;
+	uint64_t fit;
 	bool quiet, steady, settled, newcomers;
 
 	if (now_ns + slack_ns < l->next_control_ns)
@@ -398,23 +400,29 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 		  !l->pt.busy && l->cs.mon.fd >= 0;
 	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
-	l->rest_newcomer_wakes = 0;
+	l->span_wakes = 0;
 	newcomers = l->dr.new_pids != l->tick_new_pids;
 	l->tick_new_pids = l->dr.new_pids;
+	longest = throttle_quiet_max_intervals(l->control_interval_ns,
+					       (uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC);
+	/* Two steady intervals fit in the exporter's --interval. */
+	fit = l->control_interval_ns > 0
+		      ? (uint64_t)l->opt.interval_s * NSEC_PER_SEC / (2 * l->control_interval_ns)
+		      : 0;
 	l->steady = !l->quiet && steady && settled && !asked && !l->applied_in_interval && !newcomers &&
-		    (uint64_t)l->opt.interval_s * NSEC_PER_SEC >=
-			    2 * THROTTLE_STEADY_SPAN * l->control_interval_ns;
+		    fit >= THROTTLE_STEADY_SPAN;
+	l->steady_run = l->steady ? l->steady_run + 1 : 0;
 	l->applied_in_interval = false;
-	intervals = l->quiet ? throttle_quiet_span(l->quiet_run,
-						   throttle_quiet_max_intervals(
-							   l->control_interval_ns,
-							   (uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC))
-			     : l->steady ? THROTTLE_STEADY_SPAN : 1;
+	intervals = l->quiet ? throttle_quiet_span(l->quiet_run, longest)
+		    : l->steady
+			    ? throttle_steady_span(l->opt.no_throttle, l->steady_run,
+						   fit < longest ? (unsigned)fit : longest)
+			    : 1;
 	/* The controller's Stats of the interval, unless it just asked for
 	 * them, saying when the next come (it stands by for that long). */
 	if (!asked && !control_server_push(&l->cs, now_ns, intervals)) {
 		l->quiet = l->steady = false;
-		l->quiet_run = 0;
+		l->quiet_run = l->steady_run = 0;
 		intervals = 1;
 	}
 	loader_notify_state(l, now_ns);
@@ -422,14 +430,17 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	/* While we rest, a few samples waiting wake us, and so does a new
 	 * process's first sample (drained at once, told to the exporter while
 	 * the process exists; loader_drain keeps resting after it); in a steady
-	 * interval, more than its rate would leave (not only a quarter-full ring). */
+	 * interval, more than its rate would leave (not only a quarter-full ring):
+	 * load coming, which the throttle must see. Fixed (--no-throttle) there is
+	 * nothing to see: a quarter-full ring, and a new process as at rest. */
 	bpf_session_set_wake(
 		&l->sess, l->quiet    ? SETTINGS_RINGBUF_REST_WAKE_BYTES
-			  : l->steady ? throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
-								     now_ns - l->last_control_ns, l->span_ns,
-								     SETTINGS_RINGBUF_REST_WAKE_BYTES)
+			  : l->steady && !l->opt.no_throttle
+				      ? throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
+								   now_ns - l->last_control_ns, l->span_ns,
+								   SETTINGS_RINGBUF_REST_WAKE_BYTES)
 				      : 0,
-		l->quiet);
+		l->quiet || (l->steady && l->opt.no_throttle));
 	l->tick_drained_bytes = l->dr.drained_bytes;
 	l->last_control_ns = now_ns;
 	l->next_control_ns += l->span_ns;

@@ -237,17 +237,22 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* Wakes for new processes a quiet interval goes on after: past them, a host
- * that keeps starting processes is not quiet, and one wake per new process's
- * sample would cost more than the 1-s intervals the rest saves. */
-#define LOADER_REST_NEWCOMER_WAKES 4
+/* Wakes a quiet interval goes on after (for new processes), or a fixed
+ * steady one (a quarter-full ring, a new process): past them, a host that
+ * keeps starting processes is not quiet, and one wake per new process's
+ * sample would cost more than the 1-s intervals the long one saves. */
+#define LOADER_SPAN_WAKES 4
 
 /* woken: the BPF program woke us (a burst, or samples piling up while we
  * rest): that ends a quiet or steady interval. A trickle drained at a quiet
  * interval's end does not (throttle_quiet counts it), nor the first few a
  * new process's first sample woke us for while we rest (less than the
  * rest's wake bytes waiting): the drain tells the exporter of it, and the
- * host is still quiet. */
+ * host is still quiet. Nor, with --no-throttle, any wake in a steady
+ * interval: there is no decision to hurry, the drain was the work; past
+ * LOADER_SPAN_WAKES the new-process wake is off until the interval's end
+ * (a host of many processes fills the program's 64 slots per CPU with
+ * collisions, each a wake). */
 static void loader_drain(struct loader *l, bool woken)
 {
 	uint64_t before = l->dr.drained_bytes;
@@ -256,8 +261,13 @@ static void loader_drain(struct loader *l, bool woken)
 	if (rc < 0)
 		log_warn("ring_buffer__consume: %s", strerror(-rc));
 	if (rc > 0 && woken && l->quiet && l->dr.drained_bytes - before < SETTINGS_RINGBUF_REST_WAKE_BYTES &&
-	    l->rest_newcomer_wakes < LOADER_REST_NEWCOMER_WAKES) {
-		l->rest_newcomer_wakes++;
+	    l->span_wakes < LOADER_SPAN_WAKES) {
+		l->span_wakes++;
+		return;
+	}
+	if (rc > 0 && woken && l->steady && l->opt.no_throttle) {
+		if (++l->span_wakes == LOADER_SPAN_WAKES)
+			bpf_session_set_wake(&l->sess, 0, false);
 		return;
 	}
 	/* Something is sampled again: the controller hears of it within an interval. */

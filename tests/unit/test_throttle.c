@@ -159,6 +159,25 @@ static void test_quiet_span(void **state)
 	assert_int_equal(throttle_quiet_max_intervals(0, 6 * SEC), 2);
 }
 
+/* Steady intervals in a row: two intervals each when throttled (a decision
+ * within three), lengthening as quiet ones do when fixed (nothing decided). */
+static void test_steady_span(void **state)
+{
+	(void)state;
+	assert_int_equal(throttle_steady_span(false, 1, 12), 2);
+	assert_int_equal(throttle_steady_span(false, 3, 12), 2);
+	assert_int_equal(throttle_steady_span(false, 1000, 12), 2);
+	assert_int_equal(throttle_steady_span(true, 0, 12), 2);
+	assert_int_equal(throttle_steady_span(true, 1, 12), 2);
+	assert_int_equal(throttle_steady_span(true, 2, 12), 4);
+	assert_int_equal(throttle_steady_span(true, 3, 12), 12);
+	assert_int_equal(throttle_steady_span(true, 40, 12), 12);
+	/* The bound the loader passes (ping interval, two in --interval): never under 2. */
+	assert_int_equal(throttle_steady_span(true, 3, 5), 5);
+	assert_int_equal(throttle_steady_span(true, 2, 3), 3);
+	assert_int_equal(throttle_steady_span(true, 3, 1), 2);
+}
+
 /* Steady: the tier's own settings, nothing lost, the overhead under half the
  * budget, the host's load inside the tier's band (5 points under each entry). */
 static void test_steady(void **state)
@@ -233,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_quiet_span),
 		cmocka_unit_test(test_steady),
+		cmocka_unit_test(test_steady_span),
 		cmocka_unit_test(test_steady_wake_bytes),
 	};
 
