@@ -122,7 +122,8 @@ unsigned throttle_quiet_max_intervals(uint64_t control_interval_ns, uint64_t pin
  * and the controller (a decision waits at most one interval more: still
  * within three), unless the ring filling (the BPF program wakes the loader
  * at a quarter: before any loss) or a new throttle ends it sooner.
- * fixed (--no-throttle): nothing is decided, so only the losses count.
+ * fixed (--no-throttle): nothing is decided, so only the losses count (and
+ * the intervals lengthen further: throttle_steady_span).
  * host_cpu_pct < 0: unknown, never steady. overhead_pct and budget_pct in %
  * of the host's capacity.
  */
