@@ -133,15 +133,6 @@ bool throttle_steady(const struct throttle *t, const struct throttle_tier_settin
 		     bool fixed, double host_cpu_pct, uint64_t drops, uint64_t offcpu_records,
 		     double overhead_pct, double budget_pct);
 /*
- * While a steady interval span_ns long runs, the BPF program wakes the
- * loader once the ring holds this many bytes: half as much again as the
- * last interval's rate (bytes drained over interval_ns) would leave by the
- * steady interval's end, plus floor_bytes (a few samples: a rest's wake).
- * At that rate it is not reached; load coming to the host (more CPUs busy,
- * more samples) reaches it early, and the interval ends then, as a rest
- * does. floor_bytes when interval_ns is 0.
- */
-/*
  * How many control intervals the interval after the run-th steady one in a
  * row lasts (run >= 1). Throttled: THROTTLE_STEADY_SPAN, which keeps a
  * decision within three intervals of its signal. Fixed (--no-throttle):
@@ -150,6 +141,15 @@ bool throttle_steady(const struct throttle *t, const struct throttle_tier_settin
  * wakes the loader before any loss, and its drain goes on in the interval.
  */
 unsigned throttle_steady_span(bool fixed, unsigned run, unsigned max_intervals);
+/*
+ * While a steady interval span_ns long runs, the BPF program wakes the
+ * loader once the ring holds this many bytes: half as much again as the
+ * last interval's rate (bytes drained over interval_ns) would leave by the
+ * steady interval's end, plus floor_bytes (a few samples: a rest's wake).
+ * At that rate it is not reached; load coming to the host (more CPUs busy,
+ * more samples) reaches it early, and the interval ends then, as a rest
+ * does. floor_bytes when interval_ns is 0.
+ */
 uint64_t throttle_steady_wake_bytes(uint64_t bytes, uint64_t interval_ns, uint64_t span_ns,
 				    uint64_t floor_bytes);
 
