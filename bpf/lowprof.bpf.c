@@ -68,15 +68,16 @@ const volatile __u64 ringbuf_wakeup_bytes = 0;
  */
 volatile __u64 loader_wake_bytes = 0;
 /*
- * While the loader rests, a process's first sample wakes it too: the
- * exporter reads a process's executable and container while it exists
- * (exporter/otlp/process_info.h), and a rest ends up to a ping interval
- * later, past a short-lived process's end. "First" as far as this CPU
- * recalls: the last tgid it sampled in each of RECENT_TGID_SLOTS slots
- * (tgid modulo their number), so an idle host's daemons, sampled again and
- * again, learn their slots and wake nobody. 0: not resting (a busy host's
- * new processes are told at its next drain: a second, two in a steady
- * interval). Set like loader_wake_bytes.
+ * While the loader rests (or, with --no-throttle, runs a steady interval),
+ * a process's first sample wakes it too: the exporter reads a process's
+ * executable and container while it exists (exporter/otlp/process_info.h),
+ * and such an interval ends up to a ping interval later, past a
+ * short-lived process's end. "First" as far as this CPU recalls: the last
+ * tgid it sampled in each of RECENT_TGID_SLOTS slots (tgid modulo their
+ * number), so an idle host's daemons, sampled again and again, learn their
+ * slots and wake nobody. 0: off (a busy host's new processes are told at
+ * its next drain: a second, two in a throttled steady interval). Set like
+ * loader_wake_bytes.
  */
 volatile __u32 loader_wake_newcomers = 0;
 #define RECENT_TGID_SLOTS 64
@@ -88,9 +89,9 @@ struct {
 	__type(value, __u32);
 } recent_tgids SEC(".maps");
 
-/* Is tgid new to this CPU while the loader rests (loader_wake_newcomers)?
- * Remembers it either way. */
-static __always_inline bool newcomer_while_resting(__u32 tgid)
+/* Is tgid new to this CPU while the loader wants to hear of new processes
+ * (loader_wake_newcomers)? Remembers it either way. */
+static __always_inline bool newcomer_to_wake_for(__u32 tgid)
 {
 	__u32 slot = tgid & (RECENT_TGID_SLOTS - 1);
 	__u32 *last;
@@ -431,8 +432,8 @@ record:
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&samples, s, size,
-			       newcomer_while_resting(tgid) ? BPF_RB_FORCE_WAKEUP
-							    : samples_wakeup(size)) == 0)
+			       newcomer_to_wake_for(tgid) ? BPF_RB_FORCE_WAKEUP
+							  : samples_wakeup(size)) == 0)
 		st->submitted++;
 	else
 		st->reserve_failures++;

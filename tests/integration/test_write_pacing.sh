@@ -66,7 +66,9 @@ for name in ("profile.pb.gz", "profile.folded", "flamegraph.svg", "summary.json"
 t = sorted(files[n]["written_s"] for n in ("profile.pb.gz", "profile.folded", "flamegraph.svg"))
 assert t[1] - t[0] >= 0.5 or t[2] - t[1] >= 0.5, t
 # ... and no control interval took the files' whole cost: the costliest one
-# held fewer than all of the files, and when it held files at all, it cost
+# held fewer jobs than the interval has (the merge and every file; a paused
+# piece counts as a job too: 4 jobs in 0.64 ms once in CI, on writes half
+# as costly as usual), and when it held files at all, it cost
 # less than they do together at their costliest (each file's max_cost_ms:
 # a slow moment of the VM makes one slot's job several times its usual
 # cost, 4.3 ms for one job once in CI against 3.6 ms for all of them at
@@ -74,7 +76,7 @@ assert t[1] - t[0] >= 0.5 or t[2] - t[1] >= 0.5, t
 # such a moment: 3.3 ms once, against 0.35 usually).
 whole = o["merge_ms"] + sum(files[n]["cost_ms"] for n in files)
 worst = o["merge_ms"] + o["roll_ms"] + sum(files[n]["max_cost_ms"] for n in files)
-assert o["max_slot_jobs"] < len(files), o
+assert o["max_slot_jobs"] < 1 + len(files), o
 assert o["max_slot_jobs"] == 0 or o["max_slot_ms"] < worst, (o["max_slot_ms"], worst)
 assert o["deferred"] > 0, o
 # SIGHUP wrote every file at once: within a second of each other.
