@@ -124,4 +124,12 @@ void loader_control_final(struct loader *l);
  * quiet one is short again. */
 void loader_span_end(struct loader *l);
 
+/* A steady interval with --no-throttle: no decision waits on its end, so in
+ * it only work wakes the loader (a quarter-full ring, a new process), and a
+ * wake does not end it (docs/THROTTLE.md, "Steady intervals"). */
+static inline bool loader_steady_fixed(const struct loader *l)
+{
+	return l->steady && l->opt.no_throttle;
+}
+
 #endif /* LOWPROF_LOADER_LOADER_H */

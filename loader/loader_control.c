@@ -374,7 +374,7 @@ void loader_span_end(struct loader *l)
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
 	unsigned intervals, longest;
-	uint64_t fit;
+	uint64_t fit, wake_bytes = 0;
 	bool quiet, steady, settled, newcomers;
 
 	if (now_ns + slack_ns < l->next_control_ns)
@@ -433,14 +433,13 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	 * interval, more than its rate would leave (not only a quarter-full ring):
 	 * load coming, which the throttle must see. Fixed (--no-throttle) there is
 	 * nothing to see: a quarter-full ring, and a new process as at rest. */
-	bpf_session_set_wake(
-		&l->sess, l->quiet    ? SETTINGS_RINGBUF_REST_WAKE_BYTES
-			  : l->steady && !l->opt.no_throttle
-				      ? throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
-								   now_ns - l->last_control_ns, l->span_ns,
-								   SETTINGS_RINGBUF_REST_WAKE_BYTES)
-				      : 0,
-		l->quiet || (l->steady && l->opt.no_throttle));
+	if (l->quiet)
+		wake_bytes = SETTINGS_RINGBUF_REST_WAKE_BYTES;
+	else if (l->steady && !loader_steady_fixed(l))
+		wake_bytes = throttle_steady_wake_bytes(l->dr.drained_bytes - l->tick_drained_bytes,
+							now_ns - l->last_control_ns, l->span_ns,
+							SETTINGS_RINGBUF_REST_WAKE_BYTES);
+	bpf_session_set_wake(&l->sess, wake_bytes, l->quiet || loader_steady_fixed(l));
 	l->tick_drained_bytes = l->dr.drained_bytes;
 	l->last_control_ns = now_ns;
 	l->next_control_ns += l->span_ns;

@@ -265,7 +265,7 @@ static void loader_drain(struct loader *l, bool woken)
 		l->span_wakes++;
 		return;
 	}
-	if (rc > 0 && woken && l->steady && l->opt.no_throttle) {
+	if (rc > 0 && woken && loader_steady_fixed(l)) {
 		if (++l->span_wakes == LOADER_SPAN_WAKES)
 			bpf_session_set_wake(&l->sess, 0, false);
 		return;
