@@ -115,8 +115,8 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 		snprintf(err, errlen, "sizing the ring buffer to %u KiB: %s", set->ringbuf_kb, strerror(-rc));
 		goto fail;
 	}
-	s->skel->rodata->ringbuf_wakeup_bytes =
-		(__u64)set->ringbuf_kb * 1024u / SETTINGS_RINGBUF_WAKEUP_DIVISOR;
+	s->ring_wake_bytes = (uint64_t)set->ringbuf_kb * 1024u / SETTINGS_RINGBUF_WAKEUP_DIVISOR;
+	s->skel->rodata->ringbuf_wakeup_bytes = s->ring_wake_bytes;
 	/* The DWARF row array is allocated at load: its size is the table budget. */
 	rc = unwind_maps_size(s->skel, set->unwind_table_mb);
 	if (rc != 0) {

@@ -42,6 +42,7 @@ struct bpf_session {
 	struct throttle throttle; /* what is in force */
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */
 	size_t rb_pos_len;
+	uint64_t ring_wake_bytes; /* unconsumed bytes past which the program wakes us (a quarter) */
 	int ncpus_possible;
 	const char *pin_dir;     /* NULL when not pinning */
 	unsigned adopted_links;  /* links of a previous loader replaced at start */

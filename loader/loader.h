@@ -124,6 +124,13 @@ void loader_control_final(struct loader *l);
  * quiet one is short again. */
 void loader_span_end(struct loader *l);
 
+/* Wakes for new processes a quiet interval, or a fixed steady one, goes on
+ * after: past them, a host that keeps starting processes is not quiet, and
+ * one wake per new process's sample would cost more than the 1-s intervals
+ * the long one saves (loader_drain; a fixed steady interval's next one is
+ * short then, loader_control_tick). */
+#define LOADER_SPAN_WAKES 4
+
 /* A steady interval with --no-throttle: no decision waits on its end, so in
  * it only work wakes the loader (a quarter-full ring, a new process), and a
  * wake does not end it (docs/THROTTLE.md, "Steady intervals"). */

@@ -400,8 +400,14 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 		  !l->pt.busy && l->cs.mon.fd >= 0;
 	l->quiet = quiet && settled;
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
+	/* With --no-throttle a steady interval's new processes woke us and were
+	 * told at once (loader_drain): they keep the next one from being steady
+	 * only when they outnumbered the wakes it allows. A host that starts a
+	 * process every few seconds (a health check, a cron job) would otherwise
+	 * never get past intervals of 1, 2 and 4. */
+	newcomers = l->dr.new_pids != l->tick_new_pids &&
+		    (!loader_steady_fixed(l) || l->span_wakes >= LOADER_SPAN_WAKES);
 	l->span_wakes = 0;
-	newcomers = l->dr.new_pids != l->tick_new_pids;
 	l->tick_new_pids = l->dr.new_pids;
 	longest = throttle_quiet_max_intervals(l->control_interval_ns,
 					       (uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC);

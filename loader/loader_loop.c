@@ -237,12 +237,6 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* Wakes a quiet interval goes on after (for new processes), or a fixed
- * steady one (a quarter-full ring, a new process): past them, a host that
- * keeps starting processes is not quiet, and one wake per new process's
- * sample would cost more than the 1-s intervals the long one saves. */
-#define LOADER_SPAN_WAKES 4
-
 /* woken: the BPF program woke us (a burst, or samples piling up while we
  * rest): that ends a quiet or steady interval. A trickle drained at a quiet
  * interval's end does not (throttle_quiet counts it), nor the first few a
@@ -250,9 +244,9 @@ int loader_start(struct loader *l, char *err, size_t errlen)
  * rest's wake bytes waiting): the drain tells the exporter of it, and the
  * host is still quiet. Nor, with --no-throttle, any wake in a steady
  * interval: there is no decision to hurry, the drain was the work; past
- * LOADER_SPAN_WAKES the new-process wake is off until the interval's end
- * (a host of many processes fills the program's 64 slots per CPU with
- * collisions, each a wake). */
+ * LOADER_SPAN_WAKES new-process wakes the new-process wake is off until the
+ * interval's end (a host of many processes fills the program's 64 slots per
+ * CPU with collisions, each a wake). */
 static void loader_drain(struct loader *l, bool woken)
 {
 	uint64_t before = l->dr.drained_bytes;
@@ -266,7 +260,11 @@ static void loader_drain(struct loader *l, bool woken)
 		return;
 	}
 	if (rc > 0 && woken && loader_steady_fixed(l)) {
-		if (++l->span_wakes == LOADER_SPAN_WAKES)
+		/* Less than the ring's wake: a new process's first sample (or a
+		 * collision in the program's slots). The ring's own wakes are
+		 * the drain keeping up, not counted. */
+		if (l->dr.drained_bytes - before < l->sess.ring_wake_bytes &&
+		    ++l->span_wakes == LOADER_SPAN_WAKES)
 			bpf_session_set_wake(&l->sess, 0, false);
 		return;
 	}

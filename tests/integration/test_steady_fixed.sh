@@ -9,7 +9,12 @@
 #      must carry its executable path; an interval over 8 s.
 #   B: the same load on a 16-KiB ring that fills a quarter in about a tenth
 #      of a second: nothing lost, and an interval over 8 s all the same.
-# Before: every steady interval was 2 s long, and any wake ended it.
+# Through both, a new busy process every 6 s, as a host's health checks and
+# cron jobs start them: each wakes the loader and is told at once, so it
+# does not cut the next interval short (fewer than LOADER_SPAN_WAKES a
+# 12-s interval; the ring's own wakes in B are not counted as such).
+# Before: every steady interval was 2 s long, and any wake ended it; then a
+# new process in one made the next 1 s long (intervals of 1, 2, 4, 1, ...).
 #   usage: test_steady_fixed.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -20,6 +25,13 @@ ncpu=$(nproc)
 for i in $(seq "$ncpu"); do busy_cpu 60; done
 # Its own copy of a busy program: a name nothing else on the host has.
 cp /usr/bin/yes "$work/newcomer"
+# One new process every 6 s, busy for a few tens of ms (one new tgid each:
+# sleep sleeps, so it is seldom sampled).
+timeout 80 sh -c 'while :; do
+	sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done"
+	sleep 6
+done' &
+track $!
 
 # long_interval SUMMARY: an interval over 8 s with samples in it, no loss.
 long_interval() {
