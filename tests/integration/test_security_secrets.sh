@@ -47,6 +47,10 @@ chmod 0777 "$work/open-run"
 grep -q "is writable by others" "$work/or.err" || fail "not refused: $(cat "$work/or.err")"
 [ -z "$(ls -A "$work/open-run")" ] || fail "something was made in the world-writable run directory"
 
+# Something to sample: on an idle host a 6-s run may sample nothing at all
+# (one sample in two of its intervals here), and an interval without samples
+# sends nothing (docs/OTLP.md): the header would never reach the collector.
+busy_cpu 9
 "$BIN/lowprof" --duration 6 --interval 2 --output "$work/out" --run-dir "$work/run" \
 	--otlp-endpoint "http://127.0.0.1:$port" --otlp-headers-file "$work/headers" \
 	2>"$work/stderr" &
