@@ -312,28 +312,6 @@ __noinline int guard_proc_charge(__u64 elapsed)
 	return 0;
 }
 
-/*
- * The user stack by frame pointers (the kernel's own walk) into the frames
- * after kdepth kernel ones; depth is 1..LOWPROF_MAX_USER_DEPTH. Returns the
- * number of frames (0: none), marking the sample cut when depth was reached.
- */
-static __always_inline __u32 user_stack_fp(void *ctx, struct scratch_sample *s, __u32 kdepth,
-					   __u32 depth)
-{
-	long ret;
-	__u32 n;
-
-	/* kdepth <= LOWPROF_MAX_KERNEL_DEPTH, so the user frames fit after it. */
-	ret = bpf_get_stack(ctx, &s->frames[kdepth & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
-			    depth * sizeof(__u64), BPF_F_USER_STACK);
-	if (ret <= 0)
-		return 0;
-	n = ret / sizeof(__u64);
-	if (n >= depth)
-		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
-	return n;
-}
-
 SEC("perf_event")
 int lowprof_sample(struct bpf_perf_event_data *ctx)
 {
@@ -406,22 +384,12 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 		depth = cfg->max_depth;
 		if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
 			depth = LOWPROF_MAX_USER_DEPTH;
-		ret = -1;
-		if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
-			ret = unwind_dwarf_user(ctx, s, kdepth, depth, tgid);
-		if (ret >= 0) {
-			udepth = ret;
-			/* No frame at all, and no reason given: there was no user stack. */
-			if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
-				s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
-			goto record;
-		}
-		udepth = user_stack_fp(ctx, s, kdepth, depth);
-		if (udepth == 0)
+		ret = unwind_user(ctx, s, kdepth, depth, tgid, cfg->unwind_mode != LOWPROF_UNWIND_DWARF);
+		udepth = ret > 0 ? ret : 0;
+		/* No frame at all, and no reason given: there was no user stack. */
+		if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 			s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
-		udepth = walk_fp_encode(s, WALK_SAMPLER, kdepth, udepth, tgid);
 	}
-record:
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
 

@@ -19,7 +19,7 @@
 #define LOWPROF_MAX_FRAMES (LOWPROF_MAX_USER_DEPTH + LOWPROF_MAX_KERNEL_DEPTH)
 
 enum lowprof_unwind_mode {
-	LOWPROF_UNWIND_FP = 0,    /* frame pointers, bpf_get_stack(BPF_F_USER_STACK) */
+	LOWPROF_UNWIND_FP = 0,    /* frame pointers (bpf/unwind_fp.bpf.h) */
 	LOWPROF_UNWIND_DWARF = 1, /* .eh_frame tables (see unwind/) */
 };
 

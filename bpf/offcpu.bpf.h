@@ -48,14 +48,16 @@ struct {
 	__type(value, struct scratch_sample);
 } offcpu_stash SEC(".maps");
 
-/* The DWARF walk of a task in the kernel: from the registers saved at its
- * kernel entry (the walker's own entry reads them from a perf context). */
-static __always_inline long offcpu_unwind_dwarf(struct scratch_sample *s, __u32 base, __u32 max,
-						__u32 tgid)
+/* The walk of a task in the kernel (with the tables, or fp_only by frame
+ * pointers): from the registers saved at its kernel entry (the sampler's
+ * entry reads them from a perf context). */
+static __always_inline long offcpu_unwind_user(struct scratch_sample *s, __u32 base, __u32 max,
+					       __u32 tgid, bool fp_only)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_walk w = {};
 
+	w.fp_only = fp_only;
 	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !task->mm || dwarf_walk_saved_regs(&w, task) != 0)
 		return -1;
 	return dwarf_walk_run(&w, s, base, max);
@@ -168,15 +170,8 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 	depth = cfg->max_depth;
 	if (depth < 1 || depth > LOWPROF_MAX_USER_DEPTH)
 		depth = LOWPROF_MAX_USER_DEPTH;
-	ret = -1;
-	if (cfg->unwind_mode == LOWPROF_UNWIND_DWARF)
-		ret = offcpu_unwind_dwarf(s, kdepth, depth, tgid);
-	if (ret >= 0) {
-		udepth = ret;
-	} else {
-		udepth = user_stack_fp(ctx, s, kdepth, depth);
-		udepth = walk_fp_encode(s, WALK_OFFCPU, kdepth, udepth, tgid);
-	}
+	ret = offcpu_unwind_user(s, kdepth, depth, tgid, cfg->unwind_mode != LOWPROF_UNWIND_DWARF);
+	udepth = ret > 0 ? ret : 0;
 	if (udepth == 0 && s->hdr.user_stop == LOWPROF_STOP_NONE)
 		s->hdr.flags |= LOWPROF_SAMPLE_NO_USER_STACK;
 	s->hdr.kernel_depth = kdepth;

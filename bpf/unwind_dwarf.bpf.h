@@ -253,6 +253,8 @@ struct dwarf_walk {
 	__u32 n;         /* user frames recorded */
 	__u32 max;       /* max_depth */
 	bool truncated;
+	bool fp_only;    /* by frame pointers alone (bpf/unwind_fp.bpf.h) */
+	bool raw_only;   /* fp_only, and no file has a table: every frame raw */
 };
 
 /*
@@ -705,6 +707,8 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 	return 0;
 }
 
+#include "bpf/unwind_fp.bpf.h"
+
 /*
  * The two ends every walk shares. begin: the per-CPU statistics, or -1.
  * run: once w->pc, sp and bp hold the task's user registers, the frames into
@@ -746,32 +750,39 @@ static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_
 	w->r.which = w->f.which;
 	w->r.bp_valid = 1;
 	w->r.signal_pc = 1;
-	w->st->samples++;
 	dwarf_window_reset(w->r.which);
-	/* One more iteration than frames, to tell a cut stack from a complete one. */
-	bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, w, 0);
-	if (w->truncated) {
-		w->st->truncated++;
-		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+	/* One more iteration than frames, to tell a cut stack from a complete
+	 * one. The statistics of walks are the DWARF walk's ("with the tables"). */
+	if (w->fp_only) {
+		fp_walk_cheap_sources(w);
+		bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, fp_loop_cb, w, 0);
+	} else {
+		w->st->samples++;
+		bpf_loop(LOWPROF_MAX_USER_DEPTH + 1, dwarf_loop_cb, w, 0);
+		if (w->truncated)
+			w->st->truncated++;
+		if (s->hdr.user_stop != LOWPROF_STOP_NONE)
+			w->st->stopped++;
 	}
-	if (s->hdr.user_stop != LOWPROF_STOP_NONE)
-		w->st->stopped++;
+	if (w->truncated)
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
 	return w->n;
 }
 
 /*
- * Walk the user stack of the current task with the tables into
- * s->frames[base...]. Returns the number of frames, or -1 without a user
- * context (a kernel thread): the caller takes bpf_get_stack's then.
+ * Walk the user stack of the current task into s->frames[base...]: with the
+ * tables, or fp_only by frame pointers alone (the frame-pointer tiers).
+ * Returns the number of frames, or -1 without a user context (a kernel
+ * thread).
  */
-static __always_inline long unwind_dwarf_user(struct bpf_perf_event_data *ctx,
-					      struct scratch_sample *s, __u32 base, __u32 max,
-					      __u32 tgid)
+static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct scratch_sample *s,
+					__u32 base, __u32 max, __u32 tgid, bool fp_only)
 {
 	struct task_struct *task;
 	struct dwarf_walk w = {};
 	__u64 cs;
 
+	w.fp_only = fp_only;
 	if (dwarf_walk_begin(&w, tgid, WALK_SAMPLER) != 0)
 		return -1;
 	task = bpf_get_current_task_btf();

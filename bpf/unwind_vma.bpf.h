@@ -112,8 +112,8 @@ struct walk_files {
 	__u8 dl_searches; /* searches of the dynamic loader's list so far */
 	/* No source but the vDSO can place any further pc of this walk (the
 	 * lookup spent, no cache entry, no executable's text, no dynamic
-	 * loader; or no table at all): the frame-pointer pass leaves the rest
-	 * raw without a call per frame. */
+	 * loader): the frame-pointer walk leaves the rest raw without a call
+	 * per frame. */
 	__u8 exhausted;
 };
 
@@ -1069,130 +1069,6 @@ static __always_inline void walk_stop(struct scratch_sample *s, struct lowprof_u
 		if (st)
 			st->stop[r]++;
 	}
-}
-
-/*
- * The frame-pointer tiers: the frames bpf_get_stack wrote at base..base+n as
- * (file, offset) where the file is known cheaply (the previous frame's VMA,
- * the executable's text, the vDSO, the process's cache; no bpf_find_vma),
- * raw addresses otherwise. A frame in a file known to keep no frame
- * pointers is the last one that can be trusted: the stack ends after it,
- * with a marker.
- */
-struct walk_fp_pass {
-	struct walk_files f;
-	struct scratch_sample *s;
-	__u32 base, n;
-};
-
-/* Frame k of the pass: 0 to go on, 1 when the stack ends there. */
-static __always_inline int walk_fp_frame(struct walk_fp_pass *p, __u32 k)
-{
-	__u64 idx = p->base + k, pc, lookup;
-
-	/* Keep clang from folding the bound check away from the use. */
-	asm volatile("" : "+r"(idx));
-	if (k >= p->n || idx >= LOWPROF_MAX_FRAMES)
-		return 1;
-	pc = p->s->frames[idx];
-	lookup = k == 0 ? pc : pc - 1;
-	if (walk_in_current(&p->f, lookup)) {
-		/* The common case. No marker check: a frame in a file without
-		 * frame pointers ended the stack when its VMA became current. */
-		p->s->frames[idx] = walk_encode(&p->f, pc);
-		return 0;
-	}
-	if (pc > LOWPROF_FRAME_VALUE_MASK) {
-		/* No user address (a broken frame-pointer chain read garbage): the
-		 * stack ends before it, and no frame kind is forged from its top byte. */
-		p->n = k;
-		walk_stop(p->s, walk_stats(), LOWPROF_STOP_UNWIND_FAILED);
-		return 1;
-	}
-	if (p->f.exhausted &&
-	    (lookup < p->s->mm.vdso_start || lookup >= p->s->mm.vdso_end))
-		return 0; /* raw, as the call below would leave it */
-	if (lowprof_walk_resolve(&p->f, lookup) != 0) {
-		if (k == 0 && walk_first_pc_unplaced() == LOWPROF_STOP_IN_EXECVE) {
-			p->n = 0;
-			walk_stop(p->s, walk_stats(), LOWPROF_STOP_IN_EXECVE);
-			return 1;
-		}
-		return 0; /* raw: the file is not known cheaply */
-	}
-	idx = p->base + k;
-	asm volatile("" : "+r"(idx));
-	if (idx >= LOWPROF_MAX_FRAMES)
-		return 1;
-	p->s->frames[idx] = walk_encode(&p->f, pc);
-	if (p->f.v.has_tab && (p->f.v.tab.flags & LOWPROF_UNWIND_FILE_NO_FP) && k + 1 < p->n) {
-		p->n = k + 1;
-		walk_stop(p->s, walk_stats(), LOWPROF_STOP_NO_FRAME_POINTERS);
-		return 1;
-	}
-	return 0;
-}
-
-/* One frame a bpf_loop step: unrolling several per step made the verifier
- * check each of them (about 12k instructions more) and ran no faster. */
-static long walk_fp_pass_cb(__u64 i, void *ctx)
-{
-	return walk_fp_frame(ctx, (__u32)i);
-}
-
-/* Returns the frames kept (n or fewer). */
-static __always_inline __u32 walk_fp_encode(struct scratch_sample *s, __u32 which, __u32 base,
-					    __u32 n, __u32 tgid)
-{
-	struct walk_fp_pass p = {};
-	__u32 zero = 0;
-
-	if (n == 0)
-		return n;
-	p.s = s;
-	p.f.tgid = tgid;
-	p.f.which = which;
-	/* The cheap sources only: the frame-pointer tiers are the ones the
-	 * throttle falls back to under load. A frame they cannot place stays a
-	 * raw address (the exporter names it through the process's maps). */
-	p.f.lookup_used = 1;
-	/* Nor the dynamic loader's list: a few reads of the process's memory
-	 * a search, and a cache insertion, for frames the exporter can name
-	 * from the process's maps. */
-	p.f.dl_searches = UW_DL_SEARCHES;
-	/* No chunk of rows: no file has a table yet (--unwind fp builds none),
-	 * so neither the executable's text nor a cache entry (only the DWARF
-	 * walk inserts them) can place a frame. The frames stay raw, as the
-	 * exporter names through the process's maps anyway (the vDSO's too),
-	 * and the pass only looks for the end of the stack: no mm read, no
-	 * call per frame. */
-	if (!bpf_map_lookup_elem(&unwind_rows, &zero)) {
-		/* Then the pass has only garbage to look for: a "return address"
-		 * with its top byte set, which must not pass for a frame kind.
-		 * One OR over the frames finds that there is none (the usual
-		 * case): a plain loop costs ~1 ns a frame, a bpf_loop step ~10. */
-		__u64 any = 0;
-		__u32 i;
-
-		for (i = 0; i < LOWPROF_MAX_USER_DEPTH; i++) {
-			__u64 idx = base + i;
-
-			/* Keep clang from folding the bound check away from the use. */
-			asm volatile("" : "+r"(idx));
-			if (i >= n || idx >= LOWPROF_MAX_FRAMES)
-				break;
-			any |= s->frames[idx];
-		}
-		if (LOWPROF_FRAME_KIND(any) == 0)
-			return n;
-		s->mm.vdso_start = 0;
-		s->mm.vdso_end = 0;
-		p.f.exhausted = 1;
-	}
-	p.base = base;
-	p.n = n;
-	bpf_loop(LOWPROF_MAX_USER_DEPTH, walk_fp_pass_cb, &p, 0);
-	return p.n;
 }
 
 #endif /* LOWPROF_UNWIND_VMA_BPF_H */
