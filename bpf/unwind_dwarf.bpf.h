@@ -645,11 +645,24 @@ next:
 	return 0;
 }
 
+/* The walk's next user frame into the sample: false when it has no room. */
+static __always_inline bool dwarf_walk_record(struct dwarf_walk *w, __u64 frame)
+{
+	__u32 idx = w->base + w->n;
+
+	/* Keep clang from folding the bound check away from the use. */
+	asm volatile("" : "+r"(idx));
+	if (idx >= LOWPROF_MAX_FRAMES)
+		return false;
+	w->s->frames[idx] = frame;
+	w->n++;
+	return true;
+}
+
 static long dwarf_loop_cb(__u64 i, void *ctx)
 {
 	struct dwarf_walk *w = ctx;
-	__u64 lookup, frame;
-	__u32 idx;
+	__u64 lookup;
 	int rc;
 
 	if (w->n >= w->max) {
@@ -664,13 +677,8 @@ static long dwarf_loop_cb(__u64 i, void *ctx)
 		return 1;
 	}
 
-	frame = walk_encode(&w->f, w->r.pc);
-	idx = w->base + w->n;
-	asm volatile("" : "+r"(idx));
-	if (idx >= LOWPROF_MAX_FRAMES)
+	if (!dwarf_walk_record(w, walk_encode(&w->f, w->r.pc)))
 		return 1;
-	w->s->frames[idx] = frame;
-	w->n++;
 	/* A return address in a file whose every call is made with a frame
 	 * pointer: the row there is the frame-pointer rule, so the step is the
 	 * frame-pointer one, without the row (and inline: no call of the step).

@@ -56,7 +56,6 @@ static long fp_loop_cb(__u64 i, void *ctx)
 	struct dwarf_walk *w = ctx;
 	__u64 pc = w->r.pc, lookup, frame = pc;
 	bool placed = false;
-	__u32 idx;
 
 	if (w->n >= w->max) {
 		w->truncated = true;
@@ -76,13 +75,8 @@ static long fp_loop_cb(__u64 i, void *ctx)
 			return 1;
 		}
 	}
-	idx = w->base + w->n;
-	/* Keep clang from folding the bound check away from the use. */
-	asm volatile("" : "+r"(idx));
-	if (idx >= LOWPROF_MAX_FRAMES)
+	if (!dwarf_walk_record(w, frame))
 		return 1;
-	w->s->frames[idx] = frame;
-	w->n++;
 	/* A file keeping no frame pointers left RBP to anything: its frame was
 	 * reached through a frame pointer, the next one would not be, so the
 	 * stack ends here, said so unless RBP is 0 (the outermost frame: _start
