@@ -7,13 +7,16 @@
 
 work_dir bench-args
 
-# refused SCRIPT OPTION VALUE: exit status 2, and the error names the option.
+# refused SCRIPT OPTION VALUE [ARG...]: exit status 2, and the error names the
+# option (ARG: what the script requires besides).
 refused() {
+	script=$1 opt=$2 val=$3
+	shift 3
 	rc=0
-	python3 "$SRC/bench/$1" "$2" "$3" >"$work/out" 2>"$work/err" || rc=$?
-	[ "$rc" -eq 2 ] || fail "bench/$1 $2 $3: exit status $rc, not 2 ($(cat "$work/err"))"
-	grep -q -- "error: $2 must be" "$work/err" ||
-		fail "bench/$1 $2 $3: no clear error: $(cat "$work/err")"
+	python3 "$SRC/bench/$script" "$opt" "$val" "$@" >"$work/out" 2>"$work/err" || rc=$?
+	[ "$rc" -eq 2 ] || fail "bench/$script $opt $val: exit status $rc, not 2 ($(cat "$work/err"))"
+	grep -q -- "error: $opt must be" "$work/err" ||
+		fail "bench/$script $opt $val: no clear error: $(cat "$work/err")"
 }
 
 refused run --settle -3
@@ -24,4 +27,7 @@ refused idle --window 0
 refused idle --warmup -1
 refused idle --rounds 0
 refused startup --rounds 0
+refused bpf-ab --settle -1 --a A --b B
+refused bpf-ab --runs 0 --a A --b B
+refused bpf-ab --seconds 0 --a A --b B
 echo PASS
