@@ -15,14 +15,19 @@
 /* A build-id longer than this is not one any linker writes; refuse to hex it. */
 #define ES_BUILD_ID_MAX 64
 
-/* A symbol while reading: aliases are still there, the sort reads the name. */
+/*
+ * A symbol while reading: aliases are still there. Its name points into
+ * libelf's copy of the string section (alive until elf_end, after es_finish)
+ * and is name_len bytes, cut at a version's '@' or ELF_SYMBOLS_NAME_MAX:
+ * only the names kept are copied, once.
+ */
 struct es_raw {
 	uint64_t addr;
 	uint64_t size;
-	uint32_t name_off;
+	const char *name;
+	uint32_t name_len;
 	uint8_t from_dynsym;
 	uint8_t bind;
-	const char *name;
 };
 
 /*
@@ -47,8 +52,9 @@ struct es_load {
 struct elf_symbols {
 	struct es_sym *syms; /* exactly count of them once read */
 	size_t count;
-	char *strtab;        /* the kept symbols' names, exactly str_len bytes once read */
-	size_t str_len, str_cap;
+	char *strtab;        /* the kept symbols' names, exactly str_len bytes */
+	size_t str_len;
+	size_t raw_name_bytes; /* the raw names' bytes, bounded by ELF_SYMBOLS_STRTAB_MAX */
 	struct es_raw *raw;  /* while reading only */
 	size_t raw_count, raw_cap;
 	struct es_load *loads;
@@ -70,22 +76,18 @@ static int es_add_sym(struct elf_symbols *e, const char *name, const GElf_Sym *s
 	 * and so are all of them together. */
 	if (len > ELF_SYMBOLS_NAME_MAX)
 		len = ELF_SYMBOLS_NAME_MAX;
-	if (e->str_len + len + 1 > ELF_SYMBOLS_STRTAB_MAX) {
+	if (e->raw_name_bytes + len + 1 > ELF_SYMBOLS_STRTAB_MAX) {
 		e->skipped++;
 		return 0;
 	}
-	ret = array_grow((void **)&e->strtab, &e->str_cap, e->str_len + len + 1, 1);
-	if (!ret)
-		ret = array_grow((void **)&e->raw, &e->raw_cap, e->raw_count + 1, sizeof(*e->raw));
+	ret = array_grow((void **)&e->raw, &e->raw_cap, e->raw_count + 1, sizeof(*e->raw));
 	if (ret)
 		return ret;
-	memcpy(e->strtab + e->str_len, name, len);
-	e->strtab[e->str_len + len] = '\0';
 	e->raw[e->raw_count++] = (struct es_raw){
-		.addr = sym->st_value, .size = sym->st_size, .name_off = (uint32_t)e->str_len,
+		.addr = sym->st_value, .size = sym->st_size, .name = name, .name_len = (uint32_t)len,
 		.from_dynsym = dyn, .bind = (uint8_t)GELF_ST_BIND(sym->st_info),
 	};
-	e->str_len += len + 1;
+	e->raw_name_bytes += len + 1;
 	return 0;
 }
 
@@ -256,13 +258,13 @@ static int es_read_phdr_notes(struct elf_symbols *e, Elf *elf)
 	return 0;
 }
 
-static int es_leading_underscores(const char *s)
+static int es_leading_underscores(const struct es_raw *r)
 {
-	int n = 0;
+	uint32_t n = 0;
 
-	while (s[n] == '_')
+	while (n < r->name_len && r->name[n] == '_')
 		n++;
-	return n;
+	return (int)n;
 }
 
 static int es_bind_rank(uint8_t bind)
@@ -286,57 +288,95 @@ static int es_cmp(const void *a, const void *b)
 		return x->from_dynsym - y->from_dynsym;
 	if ((x->size == 0) != (y->size == 0))
 		return x->size == 0 ? 1 : -1;
-	ux = es_leading_underscores(x->name);
-	uy = es_leading_underscores(y->name);
+	ux = es_leading_underscores(x);
+	uy = es_leading_underscores(y);
 	if (ux != uy)
 		return ux - uy;
 	r = es_bind_rank(x->bind) - es_bind_rank(y->bind);
 	if (r)
 		return r;
-	return strcmp(x->name, y->name);
+	r = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+	if (r)
+		return r;
+	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
 }
 
-/* Sort, merge aliases, and keep 16-byte symbols and their names exactly sized. */
+/* The sort's entry: an address, the raw symbol it came from, and (once its
+ * aliases are merged) the size it keeps. */
+struct es_order {
+	uint64_t addr;
+	uint32_t raw;
+	uint32_t size;
+};
+
+/*
+ * Sort, merge aliases, and keep 16-byte symbols and their names exactly sized.
+ * Only 16-byte (address, index) pairs are sorted, by address alone; sorting
+ * the 40-byte raw entries with es_cmp, names and all, was most of the time to
+ * read a libc's debug file (10,000 symbols). es_cmp then picks the preferred
+ * name among each address's aliases, which are few.
+ */
 static int es_finish(struct elf_symbols *e)
 {
+	struct es_order *order;
 	size_t i, j, n = 0, len = 0;
 	char *names;
 
 	if (e->raw_count == 0)
 		return 0;
-	/* Names are resolved before sorting because the comparison reads them. */
-	for (i = 0; i < e->raw_count; i++)
-		e->raw[i].name = e->strtab + e->raw[i].name_off;
-	qsort(e->raw, e->raw_count, sizeof(*e->raw), es_cmp);
+	/* ELF_SYMBOLS_STRTAB_MAX bounds the symbols far below 2^32. */
+	order = malloc(e->raw_count * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < e->raw_count; i++) {
+		order[i] = (struct es_order){ .addr = e->raw[i].addr, .raw = (uint32_t)i };
+	}
+	if (symtab_sort_by_addr(order, e->raw_count, sizeof(*order))) {
+		free(order);
+		return -ENOMEM;
+	}
+	/* One entry per address, written at n <= i: over entries already read. */
 	for (i = 0; i < e->raw_count; i = j) {
-		struct es_raw best = e->raw[i];
+		const struct es_raw *best = &e->raw[order[i].raw];
+		uint64_t size = best->size;
 
-		for (j = i + 1; j < e->raw_count && e->raw[j].addr == best.addr; j++) {
-			if (best.size == 0 && e->raw[j].size > best.size)
-				best.size = e->raw[j].size;
+		for (j = i + 1; j < e->raw_count && order[j].addr == order[i].addr; j++) {
+			const struct es_raw *alias = &e->raw[order[j].raw];
+
+			if (alias->size > size)
+				size = alias->size;
+			if (es_cmp(alias, best) < 0)
+				best = alias;
 		}
-		e->raw[n++] = best;
-		len += strlen(best.name) + 1;
+		/* An unsized name covers what a sized alias says the function does. */
+		if (best->size != 0)
+			size = best->size;
+		order[n++] = (struct es_order){
+			.addr = best->addr, .raw = (uint32_t)(best - e->raw),
+			.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+		};
+		len += best->name_len + 1;
 	}
 	e->syms = malloc(n * sizeof(*e->syms));
 	names = malloc(len);
 	if (!e->syms || !names) {
 		free(names);
+		free(order);
 		return -ENOMEM;
 	}
 	for (i = 0, len = 0; i < n; i++) {
-		size_t l = strlen(e->raw[i].name) + 1;
+		const struct es_raw *kept = &e->raw[order[i].raw];
 
-		memcpy(names + len, e->raw[i].name, l);
-		e->syms[i] = (struct es_sym){ .addr = e->raw[i].addr, .name_off = (uint32_t)len,
-					      .size = e->raw[i].size > UINT32_MAX ? UINT32_MAX
-										 : (uint32_t)e->raw[i].size };
-		len += l;
+		memcpy(names + len, kept->name, kept->name_len);
+		names[len + kept->name_len] = '\0';
+		e->syms[i] = (struct es_sym){ .addr = order[i].addr, .name_off = (uint32_t)len,
+					      .size = order[i].size };
+		len += kept->name_len + 1;
 	}
+	free(order);
 	e->count = n;
-	free(e->strtab);
 	e->strtab = names;
-	e->str_len = e->str_cap = len;
+	e->str_len = len;
 	free(e->raw);
 	e->raw = NULL;
 	e->raw_count = e->raw_cap = 0;
@@ -537,7 +577,7 @@ size_t elf_symbols_memory(const struct elf_symbols *e)
 {
 	if (e == NULL)
 		return 0;
-	return sizeof(*e) + e->count * sizeof(*e->syms) + e->str_cap +
+	return sizeof(*e) + e->count * sizeof(*e->syms) + e->str_len +
 	       e->raw_cap * sizeof(*e->raw) +
 	       e->nloads * sizeof(*e->loads) + (e->build_id != NULL ? strlen(e->build_id) + 1 : 0);
 }

@@ -32,7 +32,6 @@
 struct ks_line {
 	uint64_t addr;
 	uint32_t name_off; /* into the parse's strtab (text symbols only) */
-	uint32_t seq;      /* line order, to keep the sort stable */
 	uint16_t module;   /* index into modules, or KALLSYMS_CORE */
 	char type;
 };
@@ -193,8 +192,7 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 	ret = array_grow((void **)&k->tmp, &k->tmp_cap, k->tmp_count + 1, sizeof(*k->tmp));
 	if (ret)
 		return ret;
-	k->tmp[k->tmp_count] = (struct ks_line){ .addr = addr, .module = module, .type = type,
-						 .seq = (uint32_t)k->tmp_count };
+	k->tmp[k->tmp_count] = (struct ks_line){ .addr = addr, .module = module, .type = type };
 	if (ks_is_text(type)) {
 		ret = ks_add_string(k, name, name_len, &k->tmp[k->tmp_count].name_off);
 		if (ret)
@@ -202,15 +200,6 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 	}
 	k->tmp_count++;
 	return 0;
-}
-
-static int ks_cmp(const void *a, const void *b)
-{
-	const struct ks_line *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->seq < y->seq ? -1 : (x->seq > y->seq);
 }
 
 /* Among aliases at one address: global before local, T before W, then line order. */
@@ -244,7 +233,9 @@ static int ks_finish(struct kallsyms *k)
 	uint32_t prev_off = 0;
 	bool have_core = false, have_prev = false;
 
-	qsort(k->tmp, k->tmp_count, sizeof(*k->tmp), ks_cmp);
+	/* Stable: aliases stay in line order, which breaks ks_rank's ties. */
+	if (symtab_sort_by_addr(k->tmp, k->tmp_count, sizeof(*k->tmp)))
+		return -ENOMEM;
 	/* Kept symbols are at most the lines; the names at most the parse's. */
 	k->syms = malloc((k->tmp_count ? k->tmp_count : 1) * sizeof(*k->syms));
 	k->strtab = malloc(k->tmp_str_len + 1);
