@@ -50,16 +50,23 @@ struct {
 
 /* The walk of a task in the kernel (with the tables, or fp_only by frame
  * pointers): from the registers saved at its kernel entry (the sampler's
- * entry reads them from a perf context). */
+ * entry reads them from a perf context); a 32-bit process's by the kernel's
+ * walk. */
 static __always_inline long offcpu_unwind_user(struct scratch_sample *s, __u32 base, __u32 max,
 					       __u32 tgid, bool fp_only)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dwarf_walk w = {};
+	int compat;
 
 	w.fp_only = fp_only;
-	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !task->mm || dwarf_walk_saved_regs(&w, task) != 0)
+	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !task->mm)
 		return -1;
+	compat = dwarf_walk_saved_regs(&w, task);
+	if (compat < 0)
+		return -1;
+	if (compat)
+		return fp_walk_compat(task, s, base, max);
 	return dwarf_walk_run(&w, s, base, max);
 }
 

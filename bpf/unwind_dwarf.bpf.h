@@ -734,7 +734,8 @@ static __always_inline int dwarf_walk_begin(struct dwarf_walk *w, __u32 tgid, __
 }
 
 /* The user registers a task saved when it entered the kernel: where a walk of
- * a task interrupted (or switched out) in kernel mode starts. */
+ * a task interrupted (or switched out) in kernel mode starts. Returns 0, 1
+ * when they are a 32-bit process's (fp_walk_compat), or -1. */
 static __always_inline int dwarf_walk_saved_regs(struct dwarf_walk *w, struct task_struct *task)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -744,7 +745,7 @@ static __always_inline int dwarf_walk_saved_regs(struct dwarf_walk *w, struct ta
 	w->r.pc = regs->ip;
 	w->r.sp = regs->sp;
 	w->r.bp = regs->bp;
-	return 0;
+	return fp_walk_is_compat_cs(regs->cs);
 }
 
 static __always_inline long dwarf_walk_run(struct dwarf_walk *w, struct scratch_sample *s,
@@ -788,6 +789,7 @@ static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct 
 {
 	struct task_struct *task;
 	struct dwarf_walk w = {};
+	int compat;
 	__u64 cs;
 
 	w.fp_only = fp_only;
@@ -804,8 +806,15 @@ static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct 
 	w.r.sp = ctx->regs.sp;
 	w.r.bp = ctx->regs.bp;
 	/* A sample taken in kernel mode: start from the registers saved at entry. */
-	if ((cs & 3) != 3 && dwarf_walk_saved_regs(&w, task) != 0)
-		return -1;
+	if ((cs & 3) != 3) {
+		compat = dwarf_walk_saved_regs(&w, task);
+		if (compat < 0)
+			return -1;
+	} else {
+		compat = fp_walk_is_compat_cs(cs);
+	}
+	if (compat)
+		return fp_walk_compat(task, s, base, max);
 	return dwarf_walk_run(&w, s, base, max);
 }
 

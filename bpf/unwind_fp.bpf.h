@@ -20,8 +20,9 @@
  * What it adds: a step is believed only with RBP above RSP, 8-byte aligned and
  * less than UW_FP_MAX_FRAME above it (dwarf_fp_frame), so that a register
  * used for data ends the stack instead of sending the walk through memory.
- * What it leaves: a 32-bit process's 4-byte frames (the DWARF walk does not
- * read them either); such a stack is its first frame.
+ * A 32-bit (compat) process's frames are 4 bytes, which neither this walk
+ * nor the DWARF walk reads: its stack is the kernel's walk (fp_walk_compat),
+ * in every mode.
  */
 #ifndef LOWPROF_UNWIND_FP_BPF_H
 #define LOWPROF_UNWIND_FP_BPF_H
@@ -49,6 +50,42 @@ static __always_inline bool fp_walk_may_place(const struct dwarf_walk *w, __u64 
 	if (!w->f.exhausted)
 		return true;
 	return lookup >= w->s->mm.vdso_start && lookup < w->s->mm.vdso_end;
+}
+
+/* __USER32_CS: the code segment a 32-bit process's user registers hold. */
+#define UW_USER32_CS 0x23
+
+/* Do user registers saved with code segment cs belong to 32-bit code? */
+static __always_inline bool fp_walk_is_compat_cs(__u64 cs)
+{
+	return (cs & 0xffff) == UW_USER32_CS;
+}
+
+/*
+ * A 32-bit process's stack by the kernel's walk (bpf_get_task_stack of the
+ * current task with BPF_F_USER_STACK: perf's 32-bit callchain, 4-byte frame
+ * pointers, from the user registers it saved) into s->frames[base...], every
+ * frame raw (the exporter names it through the process's maps). No tables
+ * are built for 32-bit files, and a walk of 8-byte words would read two
+ * frames as one: without this the stack was its first frame and
+ * "[unwind failed]". Returns the number of frames. By task, not by the
+ * program's context: the off-CPU program's walk fills its frame to the
+ * verifier's 512 bytes, and keeping the context live for this took more.
+ */
+static __always_inline long fp_walk_compat(struct task_struct *task, struct scratch_sample *s,
+					   __u32 base, __u32 max)
+{
+	long ret;
+
+	/* base <= LOWPROF_MAX_KERNEL_DEPTH and max <= LOWPROF_MAX_USER_DEPTH:
+	 * the frames fit after the kernel's. */
+	ret = bpf_get_task_stack(task, &s->frames[base & (LOWPROF_MAX_KERNEL_DEPTH * 2 - 1)],
+				 max * sizeof(__u64), BPF_F_USER_STACK);
+	if (ret <= 0)
+		return 0;
+	if (ret / sizeof(__u64) >= max)
+		s->hdr.flags |= LOWPROF_SAMPLE_USER_TRUNCATED;
+	return ret / sizeof(__u64);
 }
 
 static long fp_loop_cb(__u64 i, void *ctx)
