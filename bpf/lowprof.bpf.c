@@ -72,37 +72,56 @@ volatile __u64 loader_wake_bytes = 0;
  * a process's first sample wakes it too: the exporter reads a process's
  * executable and container while it exists (exporter/otlp/process_info.h),
  * and such an interval ends up to a ping interval later, past a
- * short-lived process's end. "First" as far as this CPU recalls: the last
- * tgid it sampled in each of RECENT_TGID_SLOTS slots (tgid modulo their
- * number), so an idle host's daemons, sampled again and again, learn their
- * slots and wake nobody. 0: off (a busy host's new processes are told at
- * its next drain: a second, two in a throttled steady interval). Set like
- * loader_wake_bytes.
+ * short-lived process's end. "First" as far as the program recalls: the
+ * last two tgids sampled in each of RECENT_TGID_SETS sets (by tgid modulo
+ * their number), kept at every sample, so that an idle host's daemons, and
+ * a busy host's busy processes, sampled again and again, wake nobody when
+ * the wake is turned on. One memory for all CPUs: a process the scheduler
+ * moves to another CPU is not new there (read-mostly lines: a set is
+ * written only when a tgid not first in it is sampled). Two ways, not one,
+ * so that two processes of one set (a busy process and a daemon sampled
+ * now and then) do not displace each other at every sample, each a wake.
+ * 0: off (a busy host's new processes are told at its next drain: a
+ * second, two in a throttled steady interval). Set like loader_wake_bytes.
  */
 volatile __u32 loader_wake_newcomers = 0;
-#define RECENT_TGID_SLOTS 64
+#define RECENT_TGID_SETS 1024
+
+/* The tgids a set recalls, the more recently sampled first. */
+struct recent_tgid_set {
+	__u32 tgid[2];
+};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RECENT_TGID_SLOTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RECENT_TGID_SETS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct recent_tgid_set);
 } recent_tgids SEC(".maps");
 
-/* Is tgid new to this CPU while the loader wants to hear of new processes
- * (loader_wake_newcomers)? Remembers it either way. */
+/* Is tgid new to the program while the loader wants to hear of new
+ * processes (loader_wake_newcomers)? Remembers it either way, first in its
+ * set: the one it displaces moves second, the second is forgotten. Two CPUs
+ * at one set at once may each see a new tgid (one wake too many) or forget
+ * one (a wake later): a hint, no more. */
 static __always_inline bool newcomer_to_wake_for(__u32 tgid)
 {
-	__u32 slot = tgid & (RECENT_TGID_SLOTS - 1);
-	__u32 *last;
+	__u32 key = tgid & (RECENT_TGID_SETS - 1);
+	struct recent_tgid_set *set;
+	__u32 first, second;
 
-	if (!loader_wake_newcomers || tgid == 0)
+	if (tgid == 0)
 		return false;
-	last = bpf_map_lookup_elem(&recent_tgids, &slot);
-	if (!last || *last == tgid)
+	set = bpf_map_lookup_elem(&recent_tgids, &key);
+	if (!set)
 		return false;
-	*last = tgid;
-	return true;
+	first = set->tgid[0];
+	if (first == tgid)
+		return false;
+	second = set->tgid[1];
+	set->tgid[0] = tgid;
+	set->tgid[1] = first;
+	return second != tgid && loader_wake_newcomers;
 }
 
 /* The wake flag of a record of size bytes going into `samples` (a sample or

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "bpf/lowprof.h"
@@ -46,11 +47,26 @@ int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 	rc = shm_ring_producer_attach(&d->shm, shm_memfd, err, errlen);
 	if (rc != 0)
 		return rc;
+	d->wake_fd = -1;
 	d->rb = ring_buffer__new(ringbuf_map_fd, drain_on_sample, d, NULL);
 	if (d->rb == NULL) {
 		rc = -errno;
 		snprintf(err, errlen, "ring_buffer__new: %s", strerror(-rc));
 		shm_ring_producer_detach(&d->shm);
+		return rc;
+	}
+	/* Edge-triggered: readable from the program's wake until drain_run
+	 * takes it, not for as long as the ring holds data. libbpf's own set is
+	 * level-triggered: once woken it stays readable while anything is
+	 * waiting, so a sample that lands between a drain and the next poll
+	 * (every few ms on a busy host) would read as another wake. */
+	d->wake_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->wake_fd < 0 ||
+	    epoll_ctl(d->wake_fd, EPOLL_CTL_ADD, ringbuf_map_fd,
+		      &(struct epoll_event){.events = EPOLLIN | EPOLLET}) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "the ring buffer's wake-up: %s", strerror(-rc));
+		drain_fini(d);
 		return rc;
 	}
 	return 0;
@@ -91,9 +107,13 @@ void drain_flush_notify(struct drain *d, bool may_wait)
 int drain_run(struct drain *d)
 {
 	uint64_t before = d->drained;
+	struct epoll_event ev;
 	int rc;
 
 	d->now_ns = mono_ns();
+	/* Take the wake, if any, before the data: one that comes while we
+	 * consume stays for the next poll (and finds what is left, or nothing). */
+	(void)epoll_wait(d->wake_fd, &ev, 1, 0);
 	rc = ring_buffer__consume(d->rb);
 	if (rc < 0)
 		return rc;
@@ -118,11 +138,14 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
 
 int drain_wakeup_fd(const struct drain *d)
 {
-	return ring_buffer__epoll_fd(d->rb);
+	return d->wake_fd;
 }
 
 void drain_fini(struct drain *d)
 {
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	d->wake_fd = -1;
 	ring_buffer__free(d->rb);
 	d->rb = NULL;
 	shm_ring_producer_detach(&d->shm);

@@ -38,6 +38,7 @@ struct seen_pids;
 
 struct drain {
 	struct ring_buffer *rb;
+	int wake_fd;          /* epoll, edge-triggered on the ring: its wake-ups (drain_wakeup_fd) */
 	struct shm_ring_producer shm;
 	int eventfd;
 	uint64_t drained;     /* samples read from the BPF ring */
@@ -60,7 +61,8 @@ bool drain_notice_now(bool may_wait, bool new_pid, double fill, uint64_t since_l
 
 int drain_init(struct drain *d, int ringbuf_map_fd, int shm_memfd, int eventfd,
 	       char *err, size_t errlen);
-/* Consume everything currently in the BPF ring; returns samples moved or -errno. */
+/* Consume everything currently in the BPF ring, and the wake-up that asked
+ * for it; returns samples moved or -errno. */
 int drain_run(struct drain *d);
 /* Append a non-sample record (statistics, a timeline entry) and publish it,
  * without waking the exporter for it. */
@@ -72,7 +74,8 @@ int drain_put_record(struct drain *d, uint32_t type, const void *data, uint32_t 
  * the statistics) wakes it once at most. may_wait: see drain_notice_now.
  */
 void drain_flush_notify(struct drain *d, bool may_wait);
-/* Readable (poll) once the BPF program forced a wake-up: the ring passed its watermark. */
+/* Readable (poll) once the BPF program forced a wake-up (the ring passed its
+ * watermark, a new process), until the next drain_run. */
 int drain_wakeup_fd(const struct drain *d);
 void drain_fini(struct drain *d);
 

@@ -59,7 +59,11 @@ struct loader {
 	 * last_control_ns; else span_ns is one control interval. */
 	bool quiet;
 	unsigned quiet_run;
-	unsigned span_wakes;          /* the interval's wakes it went on after (loader_drain) */
+	unsigned span_wakes;          /* the interval's wakes it went on after (loader_drain); fixed
+				       * steady: those that found no new process */
+	unsigned span_told;           /* fixed steady: its wakes that found a new process */
+	bool newcomer_wake_off;       /* fixed steady: the new-process wake is off till its end */
+	uint64_t wake_off_new_pids;   /* the drain's new_pids when it went off */
 	bool steady;
 	unsigned steady_run;
 	uint64_t span_ns;
@@ -123,12 +127,20 @@ void loader_control_final(struct loader *l);
  * ends one interval after it began (now, if that has passed), and the next
  * quiet one is short again. */
 void loader_span_end(struct loader *l);
+/* A fixed steady interval's new-process wake drained less than the ring's
+ * wake: found_new, it told the exporter of a new process. Turns the wake
+ * off past LOADER_SPAN_WAKES. */
+void loader_steady_newcomer_wake(struct loader *l, bool found_new);
 
-/* Wakes for new processes a quiet interval, or a fixed steady one, goes on
- * after: past them, a host that keeps starting processes is not quiet, and
- * one wake per new process's sample would cost more than the 1-s intervals
- * the long one saves (loader_drain; a fixed steady interval's next one is
- * short then, loader_control_tick). */
+/* Wakes for new processes a quiet interval goes on after: past them, a
+ * host that keeps starting processes is not quiet. In a fixed steady
+ * interval, its wakes that found no new process (a process new to a CPU, or
+ * displaced in the program's memory of tgids, bpf/lowprof.bpf.c) past which
+ * the new-process wake is off until its end; and, per control interval of
+ * it, those that did (one wake per new process's sample would cost more
+ * than the 1-s intervals the long one saves). loader_drain; a fixed steady
+ * interval's next one is short only when a new process was drained after
+ * the wake went off (told late), loader_control_tick. */
 #define LOADER_SPAN_WAKES 4
 
 /* A steady interval with --no-throttle: no decision waits on its end, so in

@@ -371,6 +371,23 @@ void loader_span_end(struct loader *l)
 		l->next_control_ns = l->last_control_ns + l->control_interval_ns;
 }
 
+void loader_steady_newcomer_wake(struct loader *l, bool found_new)
+{
+	unsigned intervals = l->control_interval_ns > 0 ? (unsigned)(l->span_ns / l->control_interval_ns) : 1;
+
+	if (l->newcomer_wake_off)
+		return;
+	if (found_new)
+		l->span_told++;
+	else
+		l->span_wakes++;
+	if (l->span_wakes >= LOADER_SPAN_WAKES || l->span_told >= LOADER_SPAN_WAKES * intervals) {
+		bpf_session_set_wake(&l->sess, 0, false);
+		l->newcomer_wake_off = true;
+		l->wake_off_new_pids = l->dr.new_pids;
+	}
+}
+
 bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, bool asked)
 {
 	unsigned intervals, longest;
@@ -402,12 +419,14 @@ bool loader_control_tick(struct loader *l, uint64_t now_ns, uint64_t slack_ns, b
 	l->quiet_run = l->quiet ? l->quiet_run + 1 : 0;
 	/* With --no-throttle a steady interval's new processes woke us and were
 	 * told at once (loader_drain): they keep the next one from being steady
-	 * only when they outnumbered the wakes it allows. A host that starts a
-	 * process every few seconds (a health check, a cron job) would otherwise
-	 * never get past intervals of 1, 2 and 4. */
+	 * only when one came after the wake went off (told at this drain, late).
+	 * A host that starts a process every few seconds (a health check, a cron
+	 * job) would otherwise never get past intervals of 1, 2 and 4. */
 	newcomers = l->dr.new_pids != l->tick_new_pids &&
-		    (!loader_steady_fixed(l) || l->span_wakes >= LOADER_SPAN_WAKES);
-	l->span_wakes = 0;
+		    (!loader_steady_fixed(l) ||
+		     (l->newcomer_wake_off && l->dr.new_pids != l->wake_off_new_pids));
+	l->span_wakes = l->span_told = 0;
+	l->newcomer_wake_off = false;
 	l->tick_new_pids = l->dr.new_pids;
 	longest = throttle_quiet_max_intervals(l->control_interval_ns,
 					       (uint64_t)notify_ping_interval_ms() * NSEC_PER_MSEC);

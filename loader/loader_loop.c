@@ -243,13 +243,10 @@ int loader_start(struct loader *l, char *err, size_t errlen)
  * new process's first sample woke us for while we rest (less than the
  * rest's wake bytes waiting): the drain tells the exporter of it, and the
  * host is still quiet. Nor, with --no-throttle, any wake in a steady
- * interval: there is no decision to hurry, the drain was the work; past
- * LOADER_SPAN_WAKES new-process wakes the new-process wake is off until the
- * interval's end (a host of many processes fills the program's 64 slots per
- * CPU with collisions, each a wake). */
+ * interval: there is no decision to hurry, the drain was the work. */
 static void loader_drain(struct loader *l, bool woken)
 {
-	uint64_t before = l->dr.drained_bytes;
+	uint64_t before = l->dr.drained_bytes, new_pids = l->dr.new_pids;
 	int rc = drain_run(&l->dr);
 
 	if (rc < 0)
@@ -260,12 +257,10 @@ static void loader_drain(struct loader *l, bool woken)
 		return;
 	}
 	if (rc > 0 && woken && loader_steady_fixed(l)) {
-		/* Less than the ring's wake: a new process's first sample (or a
-		 * collision in the program's slots). The ring's own wakes are
-		 * the drain keeping up, not counted. */
-		if (l->dr.drained_bytes - before < l->sess.ring_wake_bytes &&
-		    ++l->span_wakes == LOADER_SPAN_WAKES)
-			bpf_session_set_wake(&l->sess, 0, false);
+		/* Less than the ring's wake: the program's new-process wake. The
+		 * ring's own wakes are the drain keeping up, not counted. */
+		if (l->dr.drained_bytes - before < l->sess.ring_wake_bytes)
+			loader_steady_newcomer_wake(l, l->dr.new_pids != new_pids);
 		return;
 	}
 	/* Something is sampled again: the controller hears of it within an interval. */
