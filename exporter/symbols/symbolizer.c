@@ -399,6 +399,17 @@ static int sym_name_frame(struct symbolizer *s, struct frame *out, const struct 
 	return 0;
 }
 
+/* Is a process's [vdso] mapping the image s->vdso holds (our own, a 64-bit
+ * process's)? The kernel maps a 64-bit process's vDSO above 4 GiB, a 32-bit
+ * (compat) or x32 process's, another image, below. Such a process's frames
+ * come raw (bpf/unwind_fp.bpf.h, fp_walk_compat), and named with our image
+ * they got the names of whatever 64-bit function lay at their offsets;
+ * unnamed, they are "[vdso]+0xOFFSET", as perf names them. */
+static bool sym_vdso_is_ours(const struct proc_maps_entry *e)
+{
+	return e->start >= (1ull << 32);
+}
+
 int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, struct frame *out)
 {
 	uint64_t now = mono_ns(), off;
@@ -438,8 +449,10 @@ int symbolizer_user_frame(struct symbolizer *s, uint32_t pid, uint64_t addr, str
 	out->module = module;
 	out->module_offset = off;
 	if (module == SYM_VDSO) {
-		elf = s->vdso;
-		build_id = s->vdso_build_id;
+		if (sym_vdso_is_ours(e)) {
+			elf = s->vdso;
+			build_id = s->vdso_build_id;
+		}
 	} else if (e->inode != 0 && e->path[0] == '/' && proc_maps_entry_exec(e)) {
 		struct sym_file *f = file_get(s, pid, e, now);
 

@@ -46,6 +46,43 @@ for mode in fp dwarf; do
 import os, sys
 sys.path.insert(0, sys.argv[2])
 from folded_lib import fail, has_chain, read_folded
+from pb_lib import fields
+import gzip
+
+
+def check_vdso_unnamed(path):
+    """(locations in a [vdso] mapping, the function names any of them has)
+    of the pprof profile at path (profile.proto: mapping 3, location 4,
+    function 5, string_table 6)."""
+    with gzip.open(path) as f:
+        prof = f.read()
+    strings, mappings, locations, functions = [], {}, [], {}
+    for num, v in fields(prof):
+        if num == 6:
+            strings.append(v.decode())
+        elif num == 3:
+            m = dict(fields(v))
+            mappings[m.get(1, 0)] = m.get(5, 0)
+        elif num == 4:
+            locations.append(v)
+        elif num == 5:
+            fn = dict(fields(v))
+            functions[fn.get(1, 0)] = fn.get(2, 0)
+    vdso, named = 0, set()
+    for loc in locations:
+        lf = list(fields(loc))
+        mapping = dict(lf).get(2, 0)
+        if strings[mappings.get(mapping, 0)] != "[vdso]":
+            continue
+        vdso += 1
+        for num, line in lf:
+            if num == 4:
+                name = strings[functions.get(dict(fields(line)).get(1, 0), 0)]
+                if not name.startswith("[vdso]+0x"):
+                    named.add(name)
+    return vdso, sorted(named)
+
+
 out, mode = sys.argv[1], sys.argv[3]
 chain = ["main", "c32_level1", "c32_level2", "c32_leaf"]
 n = leaf = whole = 0
@@ -62,6 +99,16 @@ for frames, count in read_folded(os.path.join(out, "profile.folded")):
 print(f"--unwind {mode}: compat_chain {n} samples, {leaf} in c32_leaf, {whole} of them whole")
 if leaf < 100 or whole < 0.95 * leaf:
     fail(f"--unwind {mode}: {whole} of {leaf} samples in c32_leaf carry {';'.join(chain)}")
+# Its clock_gettime runs in its vDSO, the 32-bit image, which the exporter
+# does not have: those frames stay unnamed ("[vdso]+0x..."). Named with the
+# exporter's own (64-bit) vDSO, they took the names of what lies at their
+# offsets there (getrandom, in this kernel's).
+vdso, named = check_vdso_unnamed(os.path.join(out, "profile.pb.gz"))
+print(f"--unwind {mode}: {vdso} locations in [vdso], named: {named}")
+if vdso == 0:
+    fail(f"--unwind {mode}: no location in compat_chain's [vdso]; it calls clock_gettime all the time")
+if named:
+    fail(f"--unwind {mode}: frames in a 32-bit process's [vdso] named from the exporter's 64-bit vDSO: {named}")
 if mode == "dwarf":
     off = 0
     for frames, count in read_folded(os.path.join(out, "offcpu.folded")):
