@@ -24,12 +24,16 @@ track "$sup"
 wait_profiling "$work/stderr"
 # The first run: its table is built then (a table request wakes the loader
 # whatever the interval), so the second run's samples need nothing new.
+# Each run lasts 0.6 s: about 11 samples at 19 Hz with a CPU to itself (0.3 s
+# gave 5 or 6, few enough for a moment of other work on the host to leave a
+# run with none). The premise is a quiet host: on a busy one the throttle
+# leaves 19 Hz and the loader does not rest.
 sleep 1
-timeout 0.3 "$work/newcomer" >/dev/null || true
+timeout 0.6 "$work/newcomer" >/dev/null || true
 # Quiet intervals of 1, 1, 2, 4, then 12 s after the first run's: 12 s on,
 # the loader is about 4 s into a 12-s rest.
 sleep 12
-timeout 0.3 "$work/newcomer" >/dev/null || true
+timeout 0.6 "$work/newcomer" >/dev/null || true
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
 
