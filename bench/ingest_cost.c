@@ -6,7 +6,8 @@
  * with backtrace(); each sample gets those 35-odd user frames and 8 kernel
  * addresses from /proc/kallsyms, with the leaf varied over 16 values (a few
  * distinct stacks, as a busy function gives). Prints CPU ns per sample with
- * the stack cache and without it.
+ * the stack cache and without it, and with the cache and the second profile
+ * an OTLP export adds each sample to (the interval's).
  *   usage: lowprof-ingest-cost [SAMPLES [cached|uncached]]
  */
 #include <execinfo.h>
@@ -78,7 +79,7 @@ static double ic_cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static double ic_run(long nsamples, bool cached)
+static double ic_run(long nsamples, bool cached, bool otlp)
 {
 	static union {
 		struct lowprof_sample hdr;
@@ -86,7 +87,7 @@ static double ic_run(long nsamples, bool cached)
 	} rec;
 	struct proc_source *src = proc_source_direct_new("/proc", "", "/proc/kallsyms");
 	struct symbolizer *sym = symbolizer_new(src, NULL, 0);
-	struct ingest_targets t = {.cumulative = profile_new()};
+	struct ingest_targets t = {.cumulative = profile_new(), .interval = otlp ? profile_new() : NULL};
 	struct ingest_stats st = {0};
 	struct sample_view sv;
 	__u64 *frames = rec.hdr.frames;
@@ -94,7 +95,7 @@ static double ic_run(long nsamples, bool cached)
 	long i;
 	int k;
 
-	if (src == NULL || sym == NULL || t.cumulative == NULL)
+	if (src == NULL || sym == NULL || t.cumulative == NULL || (otlp && t.interval == NULL))
 		exit(1);
 	t.stacks = cached ? stack_cache_new(STACK_CACHE_DEFAULT_SLOTS) : NULL;
 	symbolizer_load_kernel_symbols(sym);
@@ -122,6 +123,7 @@ static double ic_run(long nsamples, bool cached)
 	t0 = (ic_cpu_ns() - t0) / (double)nsamples;
 	stack_cache_free(t.stacks);
 	profile_free(t.cumulative);
+	profile_free(t.interval);
 	symbolizer_free(sym);
 	proc_source_free(src);
 	return t0;
@@ -137,8 +139,10 @@ int main(int argc, char **argv)
 	printf("user frames %d, kernel frames %d, %d distinct stacks, %ld samples\n", ic_naddrs, IC_KERNEL,
 	       IC_LEAVES, n);
 	if (argc <= 2 || strcmp(argv[2], "cached") != 0)
-		printf("without the stack cache: %.0f ns/sample\n", ic_run(n, false));
-	if (argc <= 2 || strcmp(argv[2], "uncached") != 0)
-		printf("with the stack cache:    %.0f ns/sample\n", ic_run(n, true));
+		printf("without the stack cache: %.0f ns/sample\n", ic_run(n, false, false));
+	if (argc <= 2 || strcmp(argv[2], "uncached") != 0) {
+		printf("with the stack cache:    %.0f ns/sample\n", ic_run(n, true, false));
+		printf("  and an OTLP interval:  %.0f ns/sample\n", ic_run(n, true, true));
+	}
 	return 0;
 }

@@ -100,8 +100,8 @@ static size_t ingest_symbolize(struct symbolizer *sym, const struct sample_view 
 #define INGEST_KEY_MAX (1 + LOWPROF_MAX_FRAMES + 1 + 2 * LOWPROF_SAMPLE_MAX_FILES)
 
 /* The frames of the sample (*out): from the cache when this stack was seen before
- * (then *hit holds the entry's memo, else its owner is NULL), else
- * symbolized into frames. */
+ * (then *hit holds the entry, its memos among it; else hit->frames is NULL),
+ * else symbolized into frames. */
 static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 			    const struct sample_view *sv, struct frame *frames, const struct frame **out,
 			    struct stack_cache_hit *hit)
@@ -113,7 +113,7 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	uint32_t pid;
 
 	*out = frames;
-	hit->memo.owner = NULL;
+	hit->frames = NULL;
 	if (cache == NULL)
 		return ingest_symbolize(sym, sv, frames, &cacheable);
 	/* The kernel depth first: which addresses are kernel ones is part of the stack. */
@@ -138,7 +138,7 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 		*out = hit->frames;
 		return hit->nframes;
 	}
-	hit->memo.owner = NULL;
+	hit->frames = NULL;
 	n = ingest_symbolize(sym, sv, frames, &cacheable);
 	/* Symbolizing may have read the pid's maps: the generation after it is the one. */
 	gen = raw ? symbolizer_stack_generation(sym, pid)
@@ -148,27 +148,42 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	return n;
 }
 
-/* An off-CPU record: its own profile, its weight (ns) as time, the count in
- * microseconds (exporter/formats/offcpu_outputs.h). */
-static int ingest_offcpu(const struct ingest_targets *t, const struct sample_view *sv,
-			 const struct frame *frames, size_t n, uint64_t epoch,
-			 struct ingest_stats *st)
+/*
+ * Which of a cached stack's memos (stack_cache.h) each profile uses. A
+ * record is on-CPU or off-CPU, never both, so the two kinds share them: a
+ * stack seen both ways (rare: an off-CPU stack ends in the scheduler) only
+ * fills its memos again.
+ */
+enum ingest_memo {
+	INGEST_MEMO_RUN,      /* the cumulative profile, or the off-CPU one */
+	INGEST_MEMO_INTERVAL, /* the OTLP interval's (on- or off-CPU) */
+};
+
+/* Adds the sample to p: through the cached stack's memo for p when there is one. */
+static int ingest_add(struct profile *p, const struct stack_cache_hit *hit, enum ingest_memo which,
+		      uint64_t epoch, const struct sample_view *sv, const struct frame *frames,
+		      size_t n, uint64_t count)
 {
 	const struct lowprof_sample *h = sv->hdr;
-	uint64_t us = h->period_ns / 1000;
-	int rc;
+	bool truncated = (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0;
 
-	if (t->offcpu == NULL)
-		return 0;
-	rc = profile_add_sample_epoch(t->offcpu, epoch, h->pid, h->tid, sv->comm, frames, n,
-				      (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, us ? us : 1,
-				      h->period_ns);
-	if (rc == 0)
-		st->offcpu++;
-	if (rc == 0 && t->offcpu_interval != NULL &&
-	    profile_add_sample_epoch(t->offcpu_interval, epoch, h->pid, h->tid, sv->comm, frames,
-				     n, (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0,
-				     us ? us : 1, h->period_ns) != 0)
+	if (hit->frames != NULL)
+		return profile_add_sample_memo(p, epoch, &hit->memo[which], h->pid, h->tid, sv->comm,
+					       frames, n, truncated, count, h->period_ns);
+	return profile_add_sample_epoch(p, epoch, h->pid, h->tid, sv->comm, frames, n, truncated,
+					count, h->period_ns);
+}
+
+/* The sample into the run's profile and, when exporting OTLP, the interval's. */
+static int ingest_add_both(struct profile *run, struct profile *interval,
+			   const struct stack_cache_hit *hit, uint64_t epoch,
+			   const struct sample_view *sv, const struct frame *frames, size_t n,
+			   uint64_t count, struct ingest_stats *st)
+{
+	int rc = ingest_add(run, hit, INGEST_MEMO_RUN, epoch, sv, frames, n, count);
+
+	if (rc == 0 && interval != NULL &&
+	    ingest_add(interval, hit, INGEST_MEMO_INTERVAL, epoch, sv, frames, n, count) != 0)
 		st->interval_refused++;
 	return rc;
 }
@@ -180,7 +195,7 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	const struct lowprof_sample *h = sv->hdr;
 	struct stack_cache_hit hit;
 	const struct frame *frames;
-	uint64_t epoch;
+	uint64_t epoch, us;
 	size_t n;
 	int rc;
 
@@ -196,25 +211,22 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	/* The frames' strings are the symbolizer's (cached ones too: the stack
 	 * cache drops what a rebuilt string table invalidated) or constants. */
 	epoch = symbolizer_strings_epoch(sym);
-	if (h->flags & LOWPROF_SAMPLE_OFF_CPU)
-		return ingest_offcpu(t, sv, frames, n, epoch, st);
-	/* A cached stack keeps its locations and its stack in the cumulative
-	 * profile: the next sample of it is added without a lookup per frame. */
-	if (hit.memo.owner != NULL)
-		rc = profile_add_sample_memo(t->cumulative, epoch, &hit.memo, h->pid, h->tid,
-					     sv->comm, frames, n,
-					     (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
-					     h->period_ns);
-	else
-		rc = profile_add_sample_epoch(t->cumulative, epoch, h->pid, h->tid, sv->comm, frames,
-					      n, (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
-					      h->period_ns);
+	/* An off-CPU record: its own profile, its weight (ns) as time, the count
+	 * in microseconds (exporter/formats/offcpu_outputs.h). */
+	if (h->flags & LOWPROF_SAMPLE_OFF_CPU) {
+		if (t->offcpu == NULL)
+			return 0;
+		us = h->period_ns / 1000;
+		rc = ingest_add_both(t->offcpu, t->offcpu_interval, &hit, epoch, sv, frames, n,
+				     us ? us : 1, st);
+		if (rc == 0)
+			st->offcpu++;
+		return rc;
+	}
+	/* A cached stack keeps its locations and its stack in each profile: the
+	 * next sample of it is added without a lookup per frame. */
+	rc = ingest_add_both(t->cumulative, t->interval, &hit, epoch, sv, frames, n, 1, st);
 	if (rc == 0)
 		st->samples++;
-	if (rc == 0 && t->interval != NULL &&
-	    profile_add_sample_epoch(t->interval, epoch, h->pid, h->tid, sv->comm, frames, n,
-				     (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED) != 0, 1,
-				     h->period_ns) != 0)
-		st->interval_refused++;
 	return rc;
 }

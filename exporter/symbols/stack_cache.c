@@ -10,10 +10,10 @@ struct stack_entry {
 	uint64_t hash, gen;
 	uint32_t pid;
 	uint32_t naddrs, nframes;
-	uint64_t *addrs;       /* naddrs, right after the frames */
-	uint64_t memo_owner;   /* struct stack_cache_hit's memo */
-	uint32_t memo_stack;
-	uint32_t *memo_locs;   /* nframes, right after the addresses */
+	uint64_t *addrs;                          /* naddrs, right after the frames */
+	uint64_t memo_owner[STACK_CACHE_MEMOS];   /* struct stack_cache_hit's memos */
+	uint32_t memo_stack[STACK_CACHE_MEMOS];
+	uint32_t *memo_locs; /* nframes a memo, right after the addresses */
 	struct frame frames[]; /* nframes */
 };
 
@@ -67,7 +67,7 @@ static uint64_t stack_cache_hash(uint32_t pid, const uint64_t *addrs, size_t nad
 static size_t stack_entry_size(size_t naddrs, size_t nframes)
 {
 	return sizeof(struct stack_entry) + nframes * sizeof(struct frame) + naddrs * sizeof(uint64_t) +
-	       nframes * sizeof(uint32_t);
+	       STACK_CACHE_MEMOS * nframes * sizeof(uint32_t);
 }
 
 bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, size_t naddrs,
@@ -75,6 +75,7 @@ bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *add
 {
 	uint64_t h = stack_cache_hash(pid, addrs, naddrs);
 	struct stack_entry *e = c->slots[h & c->mask];
+	size_t i;
 
 	if (gen == 0 || e == NULL || e->hash != h || e->gen != gen || e->pid != pid ||
 	    e->naddrs != naddrs || memcmp(e->addrs, addrs, naddrs * sizeof(*addrs)) != 0) {
@@ -84,9 +85,11 @@ bool stack_cache_lookup(struct stack_cache *c, uint32_t pid, const uint64_t *add
 	c->st.hits++;
 	out->frames = e->frames;
 	out->nframes = e->nframes;
-	out->memo.owner = &e->memo_owner;
-	out->memo.stack = &e->memo_stack;
-	out->memo.locs = e->memo_locs;
+	for (i = 0; i < STACK_CACHE_MEMOS; i++) {
+		out->memo[i].owner = &e->memo_owner[i];
+		out->memo[i].stack = &e->memo_stack[i];
+		out->memo[i].locs = e->memo_locs + i * e->nframes;
+	}
 	return true;
 }
 
@@ -110,8 +113,8 @@ int stack_cache_put(struct stack_cache *c, uint32_t pid, const uint64_t *addrs, 
 	memcpy(e->frames, frames, n * sizeof(*frames));
 	e->addrs = (uint64_t *)(e->frames + n);
 	memcpy(e->addrs, addrs, naddrs * sizeof(*addrs));
-	e->memo_owner = 0;
-	e->memo_stack = 0;
+	memset(e->memo_owner, 0, sizeof(e->memo_owner));
+	memset(e->memo_stack, 0, sizeof(e->memo_stack));
 	e->memo_locs = (uint32_t *)(e->addrs + naddrs);
 	if (*slot != NULL)
 		c->st.bytes -= stack_entry_size((*slot)->naddrs, (*slot)->nframes);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bpf/offcpu.h"
 #include "exporter/formats/pprof_reader.h"
 #include "exporter/formats/pprof_writer.h"
 #include "exporter/formats/summary_json.h"
@@ -50,6 +51,7 @@ struct fx {
 	struct symbolizer *sym;
 	struct stack_cache *cache;
 	struct profile *prof;
+	struct profile *interval, *offcpu, *offcpu_interval; /* NULL unless a test sets them */
 	struct ingest_stats st;
 	struct lowprof_file_id exe_id;
 	char exe[4096];
@@ -98,6 +100,9 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	profile_free(f->prof);
+	profile_free(f->interval);
+	profile_free(f->offcpu);
+	profile_free(f->offcpu_interval);
 	stack_cache_free(f->cache);
 	symbolizer_free(f->sym);
 	proc_source_free(f->src);
@@ -112,13 +117,17 @@ static void put(struct fx *f, uint32_t pid, uint8_t stop, const uint64_t *uf, ui
 {
 	static uint64_t buf[LOWPROF_SAMPLE_MAX_SIZE / 8];
 	struct lowprof_sample *s = (struct lowprof_sample *)buf;
-	struct ingest_targets t = {.cumulative = f->prof, .stacks = f->cache};
+	struct ingest_targets t = {.cumulative = f->prof,
+				   .interval = f->interval,
+				   .offcpu = f->offcpu,
+				   .offcpu_interval = f->offcpu_interval,
+				   .stacks = f->cache};
 	struct sample_view sv;
 	char err[160];
 	size_t len;
 
 	memset(buf, 0, sizeof(buf));
-	s->period_ns = 10000000;
+	s->period_ns = (f->flags & LOWPROF_SAMPLE_OFF_CPU) ? 2000000 : 10000000;
 	s->pid = s->tid = pid;
 	s->user_depth = nu;
 	s->nfiles = nfiles;
@@ -304,6 +313,89 @@ static void test_file_known_later(void **state)
 	free(folded);
 }
 
+/* With OTLP a sample goes to the run's profile and the interval's, each
+ * through a memo of its own in the stack cache entry (stack_cache.h): both
+ * hold the same stacks, a new interval's profile starts empty (a memo of
+ * the last interval's is not its), and off-CPU records go to their own two
+ * profiles the same way, not to the on-CPU ones. */
+static void test_interval_profile_through_memos(void **state)
+{
+	struct fx *f = *state;
+	const uint64_t a[] = {LOWPROF_FRAME_MAKE(1, f->off_leaf + 2),
+			      LOWPROF_FRAME_MAKE(1, f->off_outer + 6)};
+	const uint64_t b[] = {LOWPROF_FRAME_MAKE(1, f->off_outer + 6)};
+	struct stack_cache_stats cs;
+	char *run, *interval, *offcpu, *offcpu_interval;
+	int i;
+
+	f->interval = profile_new();
+	f->offcpu = profile_new();
+	f->offcpu_interval = profile_new();
+	assert_true(f->interval != NULL && f->offcpu != NULL && f->offcpu_interval != NULL);
+	for (i = 0; i < 5; i++) {
+		put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+		if (i < 2)
+			put(f, 5002, LOWPROF_STOP_NONE, b, 1, &f->exe_id, 1);
+	}
+	stack_cache_stats(f->cache, &cs);
+	assert_int_equal(cs.hits, 5); /* all but the first of each stack */
+	run = ts_folded_text(f->prof);
+	interval = ts_folded_text(f->interval);
+	assert_string_equal(interval, run);
+	assert_non_null(strstr(run, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 5\n"));
+	assert_non_null(strstr(run, "churn;lowprof_ingest_test_outer 2\n"));
+	free(run);
+	free(interval);
+
+	/* The next interval: a new profile, the cache's entries and memos kept.
+	 * b first, so that its locations are numbered otherwise than in the
+	 * run's profile: a memo shared by the two would then name wrong ones. */
+	profile_free(f->interval);
+	f->interval = profile_new();
+	assert_non_null(f->interval);
+	put(f, 5002, LOWPROF_STOP_NONE, b, 1, &f->exe_id, 1);
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	interval = ts_folded_text(f->interval);
+	assert_non_null(strstr(interval, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 2\n"));
+	assert_non_null(strstr(interval, "churn;lowprof_ingest_test_outer 1\n"));
+	assert_int_equal(profile_stack_count(f->interval), 2);
+	free(interval);
+	run = ts_folded_text(f->prof);
+	assert_non_null(strstr(run, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 7\n"));
+	assert_non_null(strstr(run, "churn;lowprof_ingest_test_outer 3\n"));
+	assert_int_equal(profile_stack_count(f->prof), 2);
+
+	/* Off-CPU records of the same stack (2 ms each, counted in us). */
+	f->flags = LOWPROF_SAMPLE_OFF_CPU;
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	f->flags = 0;
+	offcpu = ts_folded_text(f->offcpu);
+	offcpu_interval = ts_folded_text(f->offcpu_interval);
+	assert_string_equal(offcpu, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 6000\n");
+	assert_string_equal(offcpu_interval, offcpu);
+	interval = ts_folded_text(f->interval);
+	assert_non_null(strstr(interval, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 2\n"));
+	free(interval);
+	interval = ts_folded_text(f->prof);
+	assert_string_equal(interval, run);
+	/* And on-CPU again after them: the memos they wrote over are refilled. */
+	put(f, 5001, LOWPROF_STOP_NONE, a, 2, &f->exe_id, 1);
+	free(interval);
+	interval = ts_folded_text(f->interval);
+	assert_non_null(strstr(interval, "churn;lowprof_ingest_test_outer;lowprof_ingest_test_leaf 3\n"));
+	assert_int_equal(profile_stack_count(f->interval), 2);
+	assert_int_equal(f->st.samples, 11);
+	assert_int_equal(f->st.offcpu, 3);
+	assert_int_equal(f->st.interval_refused, 0);
+	free(interval);
+	free(run);
+	free(offcpu);
+	free(offcpu_interval);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +403,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_keeps_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frameless_samples_marked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_known_later, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interval_profile_through_memos, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,14 +92,16 @@ static void test_bounded(void **state)
 	stack_cache_free(c);
 }
 
-/* An entry's memo: empty when stored, kept across hits (it is
- * the entry's, with room for its frames), gone with the entry. */
+/* An entry's memos: empty when stored, kept across hits (they are the
+ * entry's, each with room for its frames, apart from each other), gone with
+ * the entry. */
 static void test_locs_memo(void **state)
 {
 	struct stack_cache *c = stack_cache_new(16);
 	uint64_t key[] = {1, 0x401000, 0x402000};
 	struct stack_cache_hit hit;
 	struct frame in[3];
+	uint32_t m;
 
 	(void)state;
 	assert_non_null(c);
@@ -109,22 +111,28 @@ static void test_locs_memo(void **state)
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
 	assert_int_equal(hit.nframes, 3);
 	assert_memory_equal(hit.frames, in, sizeof(in));
-	assert_int_equal(*hit.memo.owner, 0);
-	assert_int_equal(*hit.memo.stack, 0);
-	*hit.memo.owner = 42;
-	*hit.memo.stack = 3;
-	hit.memo.locs[0] = 5;
-	hit.memo.locs[2] = 9;
+	for (m = 0; m < STACK_CACHE_MEMOS; m++) {
+		assert_int_equal(*hit.memo[m].owner, 0);
+		assert_int_equal(*hit.memo[m].stack, 0);
+		*hit.memo[m].owner = 42 + m;
+		*hit.memo[m].stack = 3 + m;
+		hit.memo[m].locs[0] = 5 + m;
+		hit.memo[m].locs[2] = 9 + m;
+	}
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
-	assert_int_equal(*hit.memo.owner, 42);
-	assert_int_equal(*hit.memo.stack, 3);
-	assert_int_equal(hit.memo.locs[0], 5);
-	assert_int_equal(hit.memo.locs[2], 9);
-	/* Stored again (new frames for the key): a new entry, an empty memo. */
+	for (m = 0; m < STACK_CACHE_MEMOS; m++) {
+		assert_int_equal(*hit.memo[m].owner, 42 + m);
+		assert_int_equal(*hit.memo[m].stack, 3 + m);
+		assert_int_equal(hit.memo[m].locs[0], 5 + m);
+		assert_int_equal(hit.memo[m].locs[2], 9 + m);
+	}
+	/* Stored again (new frames for the key): a new entry, empty memos. */
 	assert_int_equal(stack_cache_put(c, 7, key, 3, 1, in, 3), 0);
 	assert_true(stack_cache_lookup(c, 7, key, 3, 1, &hit));
-	assert_int_equal(*hit.memo.owner, 0);
-	assert_int_equal(*hit.memo.stack, 0);
+	for (m = 0; m < STACK_CACHE_MEMOS; m++) {
+		assert_int_equal(*hit.memo[m].owner, 0);
+		assert_int_equal(*hit.memo[m].stack, 0);
+	}
 	stack_cache_free(c);
 }
 
