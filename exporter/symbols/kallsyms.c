@@ -31,10 +31,16 @@
  */
 struct ks_line {
 	uint64_t addr;
-	uint32_t name_off; /* into the parse's strtab (text symbols only) */
+	uint32_t name_off; /* into the text being parsed (text symbols only) */
 	uint16_t module;   /* index into modules, or KALLSYMS_CORE */
 	char type;
 };
+
+/* A line of kallsyms is about 45 bytes on x86-64 (16 digits, the type, a
+ * name, a module for some): the parse's line array starts sized for the
+ * whole text at this many bytes a line, so that it rarely grows (each
+ * doubling copied it, and its pages were faulted in again). */
+#define KALLSYMS_BYTES_PER_LINE_GUESS 32
 
 /*
  * A kept text symbol: 16 bytes, the address first (symtab_upto). A host's
@@ -50,7 +56,8 @@ struct ks_sym {
 };
 
 struct ks_module {
-	uint32_t name_off;
+	uint32_t name_off; /* into the text while parsing, then into strtab */
+	uint32_t name_len; /* while parsing */
 	uint64_t base;
 };
 
@@ -68,26 +75,27 @@ struct kallsyms {
 	size_t nonzero; /* lines whose address was not zero */
 	size_t lines;   /* well-formed lines of any type */
 	uint64_t core_base;
-	/* While parsing only. */
+	/* While parsing only. Names are not copied: a line keeps its name's
+	 * place in the text, and only the kept names are copied, once, into
+	 * strtab (copying every name into a growing buffer first was half of
+	 * the parse's time with its page faults). */
+	const char *text;
+	size_t text_len;
 	struct ks_line *tmp;
 	size_t tmp_count, tmp_cap;
-	char *tmp_str;
-	size_t tmp_str_len, tmp_str_cap;
+	size_t name_bytes; /* text symbols' and modules' names, a NUL each: strtab's bound */
 };
 
-static int ks_add_string(struct kallsyms *k, const char *s, size_t len, uint32_t *off)
+/* The length of the name at text offset off: up to the blank or line end
+ * that ended it when parsed, or a NUL byte in it (names are C strings). */
+static size_t ks_name_len(const struct kallsyms *k, uint32_t off)
 {
-	int ret = array_grow((void **)&k->tmp_str, &k->tmp_str_cap, k->tmp_str_len + len + 1, 1);
+	const char *p = k->text + off, *end = k->text + k->text_len;
+	const char *q = p;
 
-	if (ret)
-		return ret;
-	if (k->tmp_str_len > UINT32_MAX)
-		return -EOVERFLOW;
-	memcpy(k->tmp_str + k->tmp_str_len, s, len);
-	k->tmp_str[k->tmp_str_len + len] = '\0';
-	*off = (uint32_t)k->tmp_str_len;
-	k->tmp_str_len += len + 1;
-	return 0;
+	while (q < end && *q != '\t' && *q != ' ' && *q != '\n' && *q != '\0')
+		q++;
+	return (size_t)(q - p);
 }
 
 /* Modules list their symbols together, so comparing with the last one seen is enough. */
@@ -98,9 +106,9 @@ static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uin
 	int ret;
 
 	for (i = k->nmodules; i > 0; i--) {
-		const char *m = k->tmp_str + k->modules[i - 1].name_off;
+		const struct ks_module *m = &k->modules[i - 1];
 
-		if (strlen(m) == len && memcmp(m, name, len) == 0) {
+		if (m->name_len == len && memcmp(k->text + m->name_off, name, len) == 0) {
 			*idx = (uint16_t)(i - 1);
 			return 0;
 		}
@@ -112,10 +120,10 @@ static int ks_module_index(struct kallsyms *k, const char *name, size_t len, uin
 	ret = array_grow((void **)&k->modules, &k->modules_cap, k->nmodules + 1, sizeof(*k->modules));
 	if (ret)
 		return ret;
-	ret = ks_add_string(k, name, len, &k->modules[k->nmodules].name_off);
-	if (ret)
-		return ret;
-	k->modules[k->nmodules].base = UINT64_MAX;
+	k->modules[k->nmodules] = (struct ks_module){ .name_off = (uint32_t)(name - k->text),
+						      .name_len = (uint32_t)len,
+						      .base = UINT64_MAX };
+	k->name_bytes += len + 1;
 	*idx = (uint16_t)k->nmodules++;
 	return 0;
 }
@@ -194,9 +202,8 @@ static int ks_parse_line(struct kallsyms *k, const char *p, const char *end)
 		return ret;
 	k->tmp[k->tmp_count] = (struct ks_line){ .addr = addr, .module = module, .type = type };
 	if (ks_is_text(type)) {
-		ret = ks_add_string(k, name, name_len, &k->tmp[k->tmp_count].name_off);
-		if (ret)
-			return ret;
+		k->tmp[k->tmp_count].name_off = (uint32_t)(name - k->text);
+		k->name_bytes += name_len + 1;
 	}
 	k->tmp_count++;
 	return 0;
@@ -213,12 +220,13 @@ static int ks_rank(char type)
 	}
 }
 
-/* Appends len bytes of name (and a NUL) to the final strtab, sized by the caller. */
+/* Appends len bytes of name and a NUL to the final strtab, sized by the caller. */
 static uint32_t ks_put_name(struct kallsyms *k, const char *name, size_t len)
 {
 	uint32_t off = (uint32_t)k->str_len;
 
-	memcpy(k->strtab + off, name, len + 1);
+	memcpy(k->strtab + off, name, len);
+	k->strtab[off + len] = '\0';
 	k->str_len += len + 1;
 	return off;
 }
@@ -238,7 +246,7 @@ static int ks_finish(struct kallsyms *k)
 		return -ENOMEM;
 	/* Kept symbols are at most the lines; the names at most the parse's. */
 	k->syms = malloc((k->tmp_count ? k->tmp_count : 1) * sizeof(*k->syms));
-	k->strtab = malloc(k->tmp_str_len + 1);
+	k->strtab = malloc(k->name_bytes + 1);
 	if (!k->syms || !k->strtab)
 		return -ENOMEM;
 	for (i = 0; i < k->tmp_count; i = j) {
@@ -258,8 +266,8 @@ static int ks_finish(struct kallsyms *k)
 		if (j < k->tmp_count && k->tmp[j].module == best.module &&
 		    k->tmp[j].addr - best.addr < size)
 			size = k->tmp[j].addr - best.addr;
-		name = k->tmp_str + best.name_off;
-		len = strlen(name);
+		name = k->text + best.name_off;
+		len = ks_name_len(k, best.name_off);
 		k->syms[n] = (struct ks_sym){ .addr = best.addr, .size_m1 = (uint16_t)(size - 1),
 					      .module = best.module };
 		if (have_prev && len <= prev_len &&
@@ -275,14 +283,14 @@ static int ks_finish(struct kallsyms *k)
 	}
 	k->count = n;
 	for (i = 0; i < k->nmodules; i++) {
-		const char *m = k->tmp_str + k->modules[i].name_off;
+		const char *m = k->text + k->modules[i].name_off;
 
-		k->modules[i].name_off = ks_put_name(k, m, strlen(m));
+		k->modules[i].name_off = ks_put_name(k, m, strnlen(m, k->modules[i].name_len));
+		k->modules[i].name_len = 0;
 	}
 	free(k->tmp);
 	k->tmp = NULL;
-	free(k->tmp_str);
-	k->tmp_str = NULL;
+	k->text = NULL;
 	/* Give back what sharing and dropping saved (a shrinking realloc cannot fail for good). */
 	if (n > 0) {
 		struct ks_sym *q = realloc(k->syms, n * sizeof(*k->syms));
@@ -330,6 +338,20 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, char *err
 	if (!k) {
 		errbuf_set(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	if (len > UINT32_MAX) {
+		/* Names are kept as 32-bit offsets into the text while parsing. */
+		errbuf_set(err, errlen, "kallsyms: %zu bytes, more than a table can index", len);
+		ret = -EFBIG;
+		goto cleanup;
+	}
+	k->text = buf;
+	k->text_len = len;
+	if (array_grow((void **)&k->tmp, &k->tmp_cap, len / KALLSYMS_BYTES_PER_LINE_GUESS + 1,
+		       sizeof(*k->tmp))) {
+		errbuf_set(err, errlen, "out of memory parsing kallsyms");
+		ret = -ENOMEM;
+		goto cleanup;
 	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -445,6 +467,5 @@ void kallsyms_free(struct kallsyms *k)
 	free(k->modules);
 	free(k->strtab);
 	free(k->tmp);
-	free(k->tmp_str);
 	free(k);
 }
