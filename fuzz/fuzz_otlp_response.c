@@ -8,11 +8,13 @@
  *     string): a URL it accepts is http(s)://, has no space or control
  *     character, and normalising it again gives itself. */
 #include "exporter/otlp/otlp_client.h"
+#include "exporter/otlp/curl_lib.h"
 #include "settings/otlp_settings.h"
 
 #include "fuzz/fuzz_check.h"
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +33,20 @@ static void fuzz_url(const char *s)
 		FUZZ_CHECK((unsigned char)*p > 0x20 && (unsigned char)*p != 0x7f);
 	FUZZ_CHECK(otlp_settings_endpoint_url(url, again, sizeof(again), err, sizeof(err)) == 0);
 	FUZZ_CHECK(strcmp(url, again) == 0);
+}
+
+/* Dates in Retry-After go to libcurl's parser, loaded as the exporter loads it. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char err[256];
+
+	(void)argc;
+	(void)argv;
+	if (curl_lib_open(err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

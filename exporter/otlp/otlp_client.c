@@ -30,12 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <zlib.h>
 
 #include "common/errbuf.h"
 #include "common/log.h"
 #include "common/mono_clock.h"
+#include "exporter/otlp/curl_lib.h"
 #include "exporter/otlp/profiles.pb-c.h"
 #include "lowprof_build_config.h"
 
@@ -74,7 +74,7 @@ struct otlp_client {
 static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 {
 	struct addrinfo hints, *res = NULL, *ai;
-	CURLU *u = curl_url();
+	CURLU *u = curl_lib.url();
 	char *host = NULL, *port = NULL;
 	char entry[1024], addr[INET6_ADDRSTRLEN];
 	struct in6_addr a6;
@@ -82,9 +82,9 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 	size_t len, n = 0;
 	int ret = -EINVAL, gai;
 
-	if (u == NULL || curl_url_set(u, CURLUPART_URL, c->url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+	if (u == NULL || curl_lib.url_set(u, CURLUPART_URL, c->url, 0) != CURLUE_OK ||
+	    curl_lib.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_lib.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
 		errbuf_set(err, errlen, "--otlp-endpoint: cannot parse '%s'", c->url);
 		goto cleanup;
 	}
@@ -118,7 +118,7 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 		errbuf_set(err, errlen, "--otlp-endpoint: no usable address for '%s'", host);
 		goto cleanup;
 	}
-	c->resolve = curl_slist_append(NULL, entry);
+	c->resolve = curl_lib.slist_append(NULL, entry);
 	if (c->resolve == NULL) {
 		errbuf_set(err, errlen, "otlp: out of memory");
 		goto cleanup;
@@ -127,9 +127,9 @@ static int otlp_pin_host(struct otlp_client *c, char *err, size_t errlen)
 cleanup:
 	if (res != NULL)
 		freeaddrinfo(res);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	curl_lib.free(host);
+	curl_lib.free(port);
+	curl_lib.url_cleanup(u);
 	return ret;
 }
 
@@ -172,7 +172,10 @@ long otlp_client_parse_retry_after(const char *buf, size_t n, time_t now)
 		/* delay-seconds; more than 9 digits is as good as "a very long time". */
 		return strlen(value) > 9 ? RETRY_AFTER_MAX_S * 1000L : atol(value) * 1000L;
 	}
-	when = curl_getdate(value, NULL);
+	/* An HTTP-date, by libcurl's parser (not loaded: not read). */
+	if (!curl_lib_loaded())
+		return -1;
+	when = curl_lib.getdate(value, NULL);
 	if (when == (time_t)-1)
 		return -1;
 	if (when <= now)
@@ -200,13 +203,13 @@ void otlp_client_free(struct otlp_client *c)
 	if (c == NULL)
 		return;
 	if (c->multi != NULL && c->easy != NULL && c->in_flight)
-		curl_multi_remove_handle(c->multi, c->easy);
+		curl_lib.multi_remove_handle(c->multi, c->easy);
 	if (c->easy != NULL)
-		curl_easy_cleanup(c->easy);
+		curl_lib.easy_cleanup(c->easy);
 	if (c->multi != NULL)
-		curl_multi_cleanup(c->multi);
-	curl_slist_free_all(c->headers);
-	curl_slist_free_all(c->resolve);
+		curl_lib.multi_cleanup(c->multi);
+	curl_lib.slist_free_all(c->headers);
+	curl_lib.slist_free_all(c->resolve);
 	while (c->head != NULL) {
 		p = c->head->next;
 		free(c->head);
@@ -220,7 +223,7 @@ void otlp_client_free(struct otlp_client *c)
 
 static int otlp_add_header(struct otlp_client *c, const char *line)
 {
-	struct curl_slist *l = curl_slist_append(c->headers, line);
+	struct curl_slist *l = curl_lib.slist_append(c->headers, line);
 
 	if (l == NULL)
 		return -ENOMEM;
@@ -279,7 +282,7 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	if (strncmp(c->url, "https:", 6) != 0)
 		return 0;
 	if (ca == NULL) {
-		const curl_version_info_data *vi = curl_version_info(CURLVERSION_NOW);
+		const curl_version_info_data *vi = curl_lib.version_info(CURLVERSION_NOW);
 
 		ca = vi->cainfo;
 		if (ca == NULL) {
@@ -289,21 +292,21 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 	}
 	if (otlp_tls_blob(ca, "--otlp-ca", &c->ca_mem, &c->ca, err, errlen) != 0)
 		return -EINVAL;
-	curl_easy_setopt(c->easy, CURLOPT_CAINFO_BLOB, &c->ca);
-	curl_easy_setopt(c->easy, CURLOPT_CAPATH, NULL);
+	curl_lib.easy_setopt(c->easy, CURLOPT_CAINFO_BLOB, &c->ca);
+	curl_lib.easy_setopt(c->easy, CURLOPT_CAPATH, NULL);
 	if (c->s.client_cert != NULL) {
 		if (otlp_tls_blob(c->s.client_cert, "--otlp-client-cert", &c->cert_mem, &c->cert, err,
 				  errlen) != 0)
 			return -EINVAL;
-		curl_easy_setopt(c->easy, CURLOPT_SSLCERT_BLOB, &c->cert);
-		curl_easy_setopt(c->easy, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_lib.easy_setopt(c->easy, CURLOPT_SSLCERT_BLOB, &c->cert);
+		curl_lib.easy_setopt(c->easy, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (c->s.client_key != NULL) {
 		if (otlp_tls_blob(c->s.client_key, "--otlp-client-key", &c->key_mem, &c->key, err,
 				  errlen) != 0)
 			return -EINVAL;
-		curl_easy_setopt(c->easy, CURLOPT_SSLKEY_BLOB, &c->key);
-		curl_easy_setopt(c->easy, CURLOPT_SSLKEYTYPE, "PEM");
+		curl_lib.easy_setopt(c->easy, CURLOPT_SSLKEY_BLOB, &c->key);
+		curl_lib.easy_setopt(c->easy, CURLOPT_SSLKEYTYPE, "PEM");
 	}
 	return 0;
 }
@@ -315,8 +318,10 @@ struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, si
 
 	if (otlp_settings_validate(s, err, errlen) != 0)
 		return NULL;
+	if (curl_lib_open(err, errlen) != 0)
+		return NULL;
 	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		if (curl_lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 			errbuf_set(err, errlen, "otlp: curl_global_init failed");
 			return NULL;
 		}
@@ -333,8 +338,8 @@ struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, si
 		c->rng = mono_ms() ^ ((uint64_t)getpid() << 32);
 	c->rng |= 1;
 	otlp_settings_endpoint_url(s->endpoint, c->url, sizeof(c->url), NULL, 0);
-	c->multi = curl_multi_init();
-	c->easy = curl_easy_init();
+	c->multi = curl_lib.multi_init();
+	c->easy = curl_lib.easy_init();
 	if (c->multi == NULL || c->easy == NULL) {
 		errbuf_set(err, errlen, "otlp: curl init failed");
 		goto fail;
@@ -342,21 +347,21 @@ struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, si
 	if (otlp_pin_host(c, err, errlen) != 0 || otlp_setup_headers(c, err, errlen) != 0 ||
 	    otlp_setup_tls(c, err, errlen) != 0)
 		goto fail;
-	curl_easy_setopt(c->easy, CURLOPT_URL, c->url);
-	curl_easy_setopt(c->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
+	curl_lib.easy_setopt(c->easy, CURLOPT_URL, c->url);
+	curl_lib.easy_setopt(c->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_lib.easy_setopt(c->easy, CURLOPT_POST, 1L);
+	curl_lib.easy_setopt(c->easy, CURLOPT_HTTPHEADER, c->headers);
 	if (c->resolve != NULL)
-		curl_easy_setopt(c->easy, CURLOPT_RESOLVE, c->resolve);
-	curl_easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, c->s.connect_timeout_ms);
-	curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, c->s.timeout_ms);
-	curl_easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->easy, CURLOPT_USERAGENT, "lowprof/" LOWPROF_VERSION);
-	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, otlp_write_cb);
-	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, c);
-	curl_easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, otlp_header_cb);
-	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, c);
+		curl_lib.easy_setopt(c->easy, CURLOPT_RESOLVE, c->resolve);
+	curl_lib.easy_setopt(c->easy, CURLOPT_CONNECTTIMEOUT_MS, c->s.connect_timeout_ms);
+	curl_lib.easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, c->s.timeout_ms);
+	curl_lib.easy_setopt(c->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_lib.easy_setopt(c->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_lib.easy_setopt(c->easy, CURLOPT_USERAGENT, "lowprof/" LOWPROF_VERSION);
+	curl_lib.easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, otlp_write_cb);
+	curl_lib.easy_setopt(c->easy, CURLOPT_WRITEDATA, c);
+	curl_lib.easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, otlp_header_cb);
+	curl_lib.easy_setopt(c->easy, CURLOPT_HEADERDATA, c);
 	return c;
 fail:
 	otlp_client_free(c);
@@ -584,10 +589,10 @@ static void otlp_finish(struct otlp_client *c, CURLcode rc)
 	char body[160];
 	bool retry;
 
-	curl_multi_remove_handle(c->multi, c->easy);
+	curl_lib.multi_remove_handle(c->multi, c->easy);
 	c->in_flight = false;
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+		curl_lib.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
 		c->st.sent++;
 		c->st.bytes += p->len;
@@ -605,7 +610,7 @@ static void otlp_finish(struct otlp_client *c, CURLcode rc)
 			      body, sizeof(body));
 		log_warn("otlp: %s answered %ld%s%s", c->url, status, body[0] ? ": " : "", body);
 	} else {
-		log_warn("otlp: %s: %s", c->url, curl_easy_strerror(rc));
+		log_warn("otlp: %s: %s", c->url, curl_lib.easy_strerror(rc));
 	}
 	if (!retry || now - p->first_try_ms >= (uint64_t)c->s.max_elapsed_ms) {
 		if (retry)
@@ -634,9 +639,9 @@ static void otlp_start(struct otlp_client *c)
 	if (p->first_try_ms == 0)
 		p->first_try_ms = mono_ms();
 	p->attempts++;
-	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDS, (const char *)p->data);
-	curl_easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
-	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
+	curl_lib.easy_setopt(c->easy, CURLOPT_POSTFIELDS, (const char *)p->data);
+	curl_lib.easy_setopt(c->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
+	if (curl_lib.multi_add_handle(c->multi, c->easy) != CURLM_OK) {
 		log_warn("otlp: curl_multi_add_handle failed");
 		c->next_attempt_ms = mono_ms() + (uint64_t)c->s.backoff_initial_ms;
 		return;
@@ -653,9 +658,9 @@ void otlp_client_poll(struct otlp_client *c)
 		otlp_start(c);
 	if (!c->in_flight)
 		return;
-	curl_multi_perform(c->multi, &running);
+	curl_lib.multi_perform(c->multi, &running);
 	for (;;) {
-		msg = curl_multi_info_read(c->multi, &left);
+		msg = curl_lib.multi_info_read(c->multi, &left);
 		if (msg == NULL)
 			break;
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == c->easy)
@@ -670,7 +675,7 @@ long otlp_client_timeout_ms(struct otlp_client *c)
 
 	if (c->in_flight) {
 		/* curl's own deadline (connect, timeouts); sockets are not exposed to the caller. */
-		if (curl_multi_timeout(c->multi, &t) != CURLM_OK || t < 0 || t > 100)
+		if (curl_lib.multi_timeout(c->multi, &t) != CURLM_OK || t < 0 || t > 100)
 			t = 100;
 		return t;
 	}
@@ -695,7 +700,7 @@ size_t otlp_client_flush(struct otlp_client *c, long timeout_ms)
 		if (t < 0 || t > 50)
 			t = 50;
 		if (c->in_flight)
-			curl_multi_poll(c->multi, NULL, 0, (int)t, &numfds);
+			curl_lib.multi_poll(c->multi, NULL, 0, (int)t, &numfds);
 		else
 			usleep((useconds_t)t * 1000);
 	}

@@ -6,8 +6,9 @@
  * Life cycle, in the exporter:
  *   otlp_settings_init(&s); fill s from options (settings/otlp_settings.h);
  *   otlp_settings_validate(&s, err, n)          -> supervisor: exit status 2
- *   c = otlp_client_new(&s, err, n)             -> before seccomp: reads the CA
- *       bundle and client cert/key into memory and resolves the host once
+ *   c = otlp_client_new(&s, err, n)             -> before seccomp: loads libcurl
+ *       (curl_lib.h), reads the CA bundle and client cert/key into memory and
+ *       resolves the host once
  *   every interval: otlp_client_enqueue(c, encoded, len)
  *   every main-loop turn: otlp_client_poll(c); otlp_client_timeout_ms(c) may
  *       shorten the poll(2) timeout
@@ -78,7 +79,8 @@ int otlp_client_stats_json(const struct otlp_client_stats *st, char *buf, size_t
  * Retry-After from one header line as libcurl hands it over ("Retry-After:
  * 120\r\n", any case): milliseconds to wait, from delay-seconds or an HTTP
  * date (relative to now); -1 when the line is another header or its value is
- * not understood.
+ * not understood. A date is read by libcurl's parser: only once libcurl is
+ * loaded (curl_lib_open, done by otlp_client_new), -1 before.
  */
 long otlp_client_parse_retry_after(const char *line, size_t len, time_t now);
 

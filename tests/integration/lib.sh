@@ -117,13 +117,13 @@ wait_profiling() {
 	done
 }
 
-# child_pid NAME: the pid of the supervisor $sup's child running NAME (its
-# comm, which the kernel cuts at 15 characters), or nothing.
 # The bpffs pin directory of the run whose supervisor is $1 ("PID-START").
 pin_dir_of() {
 	ls -d /sys/fs/bpf/lowprof/"$1"-* 2>/dev/null | head -n 1
 }
 
+# child_pid NAME: the pid of the supervisor $sup's child running NAME (its
+# comm, which the kernel cuts at 15 characters), or nothing.
 child_pid() {
 	ps -o pid=,comm= --ppid "$sup" |
 		awk -v c="$(printf '%.15s' "$1")" 'index($2, c) == 1 { print $1; exit }'

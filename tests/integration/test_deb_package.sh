@@ -28,6 +28,8 @@ on_exit 'dpkg-query -W lowprof >/dev/null 2>&1 && dpkg --purge lowprof >/dev/nul
 	fail "cpack: $(tail -5 "$work/cpack.log")"
 deb=$(ls "$work"/pkg/lowprof_*.deb)
 dpkg-deb -f "$deb" Depends | grep -q "libbpf1" || fail "Depends lacks the libraries: $(dpkg-deb -f "$deb" Depends)"
+# The exporter loads libcurl for OTLP (dlopen): no shared-library dependency shows it.
+dpkg-deb -f "$deb" Depends | grep -q "libcurl4" || fail "Depends lacks libcurl4: $(dpkg-deb -f "$deb" Depends)"
 dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || fail "dpkg -i: $(cat "$work/dpkg.log")"
 echo "ok: installed $(basename "$deb") (Depends: $(dpkg-deb -f "$deb" Depends))"
 

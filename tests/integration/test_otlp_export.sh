@@ -3,10 +3,31 @@
 # profile every --interval; each body decodes against the official schema,
 # names the workload's functions and build id, carries the resource
 # attributes, and the payloads add up to profile.pb.gz (go tool pprof -raw).
+# libcurl is in the exporter only when it sends OTLP (exporter/otlp/curl_lib.h):
+# a run without --otlp-endpoint first, whose exporter must not map it.
 #   usage: test_otlp_export.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
 work_dir otlp
+
+# exporter_maps_curl: does the exporter of the run $sup map libcurl?
+exporter_maps_curl() {
+	exp=$(child_pid lowprof-exporter)
+	[ -n "$exp" ] || fail "no exporter running under the supervisor $sup"
+	grep -q "/libcurl[.-]" "/proc/$exp/maps"
+}
+
+"$BIN/lowprof" --duration 3 --output "$work/plain" --run-dir "$work/run-plain" \
+	2>"$work/stderr-plain" &
+sup=$!
+track "$sup"
+wait_profiling "$work/stderr-plain"
+if exporter_maps_curl; then
+	fail "the exporter maps libcurl without --otlp-endpoint: $(grep libcurl "/proc/$exp/maps" | head -n 1)"
+fi
+echo "ok: no libcurl in the exporter without OTLP"
+wait "$sup" || fail "lowprof (no OTLP) exited with status $? ($(cat "$work/stderr-plain"))"
+
 start_sink "$work/sink" 200
 
 "$BIN/two_chains" 12 &
@@ -28,6 +49,7 @@ while :; do
 	i=$((i + 1))
 	[ "$i" -lt 12 ] || fail "lowprof status shows no export counters: $(cat "$work/status")"
 done
+exporter_maps_curl || fail "the exporter sends OTLP without libcurl mapped?"
 wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/stderr"))"
 
 n=$(ls "$work/sink" | grep -c '\.body$')

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "exporter/otlp/otlp_client.h"
+#include "exporter/otlp/curl_lib.h"
 #include "exporter/otlp/otlp_encoder.h"
 #include "exporter/profile/profile.h"
 #include "settings/option_specs.h"
@@ -305,8 +306,11 @@ static long parse_ra(const char *line, time_t now)
 static void test_retry_after_parse(void **state)
 {
 	const time_t now = 1764547200; /* Mon, 01 Dec 2025 00:00:00 GMT */
+	char err[256];
 
 	(void)state;
+	/* Dates go to libcurl's parser, which a client loads (curl_lib.h). */
+	assert_int_equal(curl_lib_open(err, sizeof(err)), 0);
 	assert_int_equal(parse_ra("Retry-After: 120\r\n", now), 120000);
 	assert_int_equal(parse_ra("retry-after:\t7\r\n", now), 7000);
 	assert_int_equal(parse_ra("Retry-After: 12345678901\r\n", now), 999999999L * 1000L);
