@@ -168,9 +168,15 @@ int control_client_stats(struct control_client *cc, bool every_interval, struct 
 	if (rc != 0)
 		return rc;
 	if (ans->payload_case == LOWPROF__CTL__ENVELOPE__PAYLOAD_REPLY) {
-		/* EPERM: the loader went to its fail-safe and forgot our hello. */
+		/* EPERM: a restarted loader (it has not met us) or one gone to its
+		 * fail-safe (it forgot our hello): expected, and mended by greeting
+		 * it again. Anything else is worth a warning. */
 		rc = ans->reply->errnum == EPERM ? CONTROL_CLIENT_HELLO_AGAIN : CONTROL_CLIENT_NO_ANSWER;
-		log_warn("the loader refused a stats request: %s", ans->reply->error);
+		if (rc == CONTROL_CLIENT_HELLO_AGAIN)
+			log_info("the loader does not know this controller (%s): saying hello again",
+				 ans->reply->error);
+		else
+			log_warn("the loader refused a stats request: %s", ans->reply->error);
 		wire_free(ans);
 		return rc;
 	}
