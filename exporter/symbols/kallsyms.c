@@ -240,14 +240,19 @@ static int ks_finish(struct kallsyms *k)
 	size_t i, j, n = 0, prev_len = 0;
 	uint32_t prev_off = 0;
 	bool have_core = false, have_prev = false;
+	struct ks_sym sym;
+
+	_Static_assert(sizeof(struct ks_sym) == sizeof(struct ks_line),
+		       "symbols are written over the lines they come from");
 
 	/* Stable: aliases stay in line order, which breaks ks_rank's ties. */
 	if (symtab_sort_by_addr(k->tmp, k->tmp_count, sizeof(*k->tmp)))
 		return -ENOMEM;
-	/* Kept symbols are at most the lines; the names at most the parse's. */
-	k->syms = malloc((k->tmp_count ? k->tmp_count : 1) * sizeof(*k->syms));
+	/* The names at most the parse's. The symbols are written over the lines
+	 * (both 16 bytes; the n-th kept one comes from line n or a later one,
+	 * read before it is written), not into fresh pages. */
 	k->strtab = malloc(k->name_bytes + 1);
-	if (!k->syms || !k->strtab)
+	if (!k->strtab)
 		return -ENOMEM;
 	for (i = 0; i < k->tmp_count; i = j) {
 		struct ks_line best = k->tmp[i];
@@ -268,19 +273,21 @@ static int ks_finish(struct kallsyms *k)
 			size = k->tmp[j].addr - best.addr;
 		name = k->text + best.name_off;
 		len = ks_name_len(k, best.name_off);
-		k->syms[n] = (struct ks_sym){ .addr = best.addr, .size_m1 = (uint16_t)(size - 1),
-					      .module = best.module };
+		sym = (struct ks_sym){ .addr = best.addr, .size_m1 = (uint16_t)(size - 1),
+				       .module = best.module };
 		if (have_prev && len <= prev_len &&
 		    memcmp(k->strtab + prev_off + (prev_len - len), name, len) == 0) {
-			k->syms[n].name_off = prev_off + (uint32_t)(prev_len - len);
+			sym.name_off = prev_off + (uint32_t)(prev_len - len);
 		} else {
-			k->syms[n].name_off = ks_put_name(k, name, len);
-			prev_off = k->syms[n].name_off;
+			sym.name_off = ks_put_name(k, name, len);
+			prev_off = sym.name_off;
 			prev_len = len;
 			have_prev = true;
 		}
-		n++;
+		memcpy(&k->tmp[n++], &sym, sizeof(sym));
 	}
+	k->syms = (struct ks_sym *)(void *)k->tmp;
+	k->tmp = NULL;
 	k->count = n;
 	for (i = 0; i < k->nmodules; i++) {
 		const char *m = k->text + k->modules[i].name_off;
@@ -288,8 +295,6 @@ static int ks_finish(struct kallsyms *k)
 		k->modules[i].name_off = ks_put_name(k, m, strnlen(m, k->modules[i].name_len));
 		k->modules[i].name_len = 0;
 	}
-	free(k->tmp);
-	k->tmp = NULL;
 	k->text = NULL;
 	/* Give back what sharing and dropping saved (a shrinking realloc cannot fail for good). */
 	if (n > 0) {

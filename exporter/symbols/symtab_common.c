@@ -1,6 +1,7 @@
 #include "exporter/symbols/symtab_common.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "common/file_read.h"
@@ -34,15 +35,23 @@ static uint64_t symtab_addr_at(const unsigned char *entries, size_t i, size_t st
 int symtab_sort_by_addr(void *base, size_t n, size_t stride)
 {
 	unsigned char *src = base, *dst, *scratch;
-	uint64_t first, differ = 0;
+	uint64_t first, prev, differ = 0;
+	bool sorted = true;
 	size_t i;
 
 	if (n < 2)
 		return 0;
-	first = symtab_addr_at(src, 0, stride);
-	for (i = 1; i < n; i++)
-		differ |= symtab_addr_at(src, i, stride) ^ first;
-	if (differ == 0)
+	first = prev = symtab_addr_at(src, 0, stride);
+	for (i = 1; i < n; i++) {
+		uint64_t a = symtab_addr_at(src, i, stride);
+
+		differ |= a ^ first;
+		sorted &= a >= prev;
+		prev = a;
+	}
+	/* In order already (a kernel's kallsyms without modules is): a stable
+	 * sort would leave it as it is, without its scratch's pages. */
+	if (differ == 0 || sorted)
 		return 0;
 	scratch = malloc(n * stride);
 	if (!scratch)

@@ -26,8 +26,8 @@ int symtab_load_text(int fd, const char *name, size_t max, symtab_parse_fn parse
  * by that address, stably (entries at one address keep their order, so a
  * parse's line order can rank aliases). A radix sort over the address bytes
  * that differ: a few linear passes where qsort's comparisons were most of the
- * time to read a libc's or the kernel's symbols. Returns 0, or -ENOMEM with
- * the entries untouched.
+ * time to read a libc's or the kernel's symbols; entries already in order
+ * cost one pass. Returns 0, or -ENOMEM with the entries untouched.
  */
 int symtab_sort_by_addr(void *base, size_t n, size_t stride);
 
