@@ -120,6 +120,32 @@ static void test_small_and_equal(void **state)
 	assert_int_equal(v[7].addr, 8);
 }
 
+/* Entries already in order (a kernel's kallsyms) are left as they are,
+ * aliases included; one entry out of place anywhere, first, middle or last,
+ * still gets the whole sort. */
+static void test_in_order_and_one_out(void **state)
+{
+	size_t n = 4000, out[] = { 0, 1999, 3999 };
+	struct entry *v = calloc(n, sizeof(*v));
+
+	(void)state;
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++)
+		v[i].addr = 0xffffffff81000000ULL + (i / 3) * 0x10; /* runs of three aliases */
+	check_against_qsort(v, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i].seq, i);
+	for (size_t k = 0; k < sizeof(out) / sizeof(out[0]); k++) {
+		for (size_t i = 0; i < n; i++)
+			v[i].addr = 0xffffffff81000000ULL + (i / 3) * 0x10;
+		/* Below every other address at the end, above every other at the start. */
+		v[out[k]].addr = out[k] == 0 ? 0xffffffffffff0000ULL : 0xffffffff80000000ULL;
+		check_against_qsort(v, n);
+		assert_true(v[0].addr <= v[1].addr && v[n - 2].addr <= v[n - 1].addr);
+	}
+	free(v);
+}
+
 /* The 16-byte entries elf_symbols sorts. */
 static void test_stride_16(void **state)
 {
@@ -148,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_aliases_keep_input_order),
 		cmocka_unit_test(test_one_varying_byte),
 		cmocka_unit_test(test_small_and_equal),
+		cmocka_unit_test(test_in_order_and_one_out),
 		cmocka_unit_test(test_stride_16),
 	};
 
