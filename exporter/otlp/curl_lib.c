@@ -35,6 +35,11 @@ int curl_lib_open(char *err, size_t errlen)
 	}
 	CURL_LIB_FUNCTIONS(CURL_LIB_FIND)
 #undef CURL_LIB_FIND
+	if (found.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		errbuf_set(err, errlen, "otlp: curl_global_init failed");
+		dlclose(h);
+		return -EIO;
+	}
 	curl_lib = found;
 	curl_lib_ready = true;
 	return 0;

@@ -60,9 +60,11 @@ struct curl_lib {
 extern struct curl_lib curl_lib;
 
 /*
- * Open libcurl and find every function above (once: later calls return at
- * once). 0, or -ENOENT when the library is not installed, -ENOSYS when it
- * lacks a function (older than the 7.x this needs), with a message in err.
+ * Open libcurl, find every function above and initialise it
+ * (curl_global_init; once: later calls return at once). 0, or -ENOENT when
+ * the library is not installed, -ENOSYS when it lacks a function (older
+ * than the 7.85 this needs), -EIO when it fails to initialise, with a
+ * message in err.
  */
 int curl_lib_open(char *err, size_t errlen);
 

@@ -313,20 +313,12 @@ static int otlp_setup_tls(struct otlp_client *c, char *err, size_t errlen)
 
 struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, size_t errlen)
 {
-	static bool curl_ready;
 	struct otlp_client *c;
 
 	if (otlp_settings_validate(s, err, errlen) != 0)
 		return NULL;
 	if (curl_lib_open(err, errlen) != 0)
 		return NULL;
-	if (!curl_ready) {
-		if (curl_lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			errbuf_set(err, errlen, "otlp: curl_global_init failed");
-			return NULL;
-		}
-		curl_ready = true;
-	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		errbuf_set(err, errlen, "otlp: out of memory");

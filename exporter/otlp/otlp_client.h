@@ -45,7 +45,7 @@ struct otlp_client;
 /* Validates, reads the TLS files into memory, resolves the endpoint's host
  * once and pins it (CURLOPT_RESOLVE), so that nothing opens a file or
  * resolves a name afterwards. Call before sandboxing. NULL with a message on
- * error. Calls curl_global_init() the first time. */
+ * error. Loads and initialises libcurl the first time (curl_lib_open). */
 struct otlp_client *otlp_client_new(const struct otlp_settings *s, char *err, size_t errlen);
 void otlp_client_free(struct otlp_client *c);
 
