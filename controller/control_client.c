@@ -132,6 +132,7 @@ static void control_client_stats_from_wire(const Lowprof__Ctl__Stats *st, struct
 	out->bpf_run_count = st->bpf_run_count;
 	out->agent_cpu_ns = st->agent_cpu_ns;
 	out->startup_cpu_ns = st->startup_cpu_ns;
+	out->tables_cpu_ns = st->tables_cpu_ns;
 	out->ringbuf_used_bytes = st->ringbuf_used_bytes;
 	out->ringbuf_size_bytes = st->ringbuf_size_bytes;
 	out->online_cpus = st->online_cpus;

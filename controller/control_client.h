@@ -43,6 +43,7 @@ struct control_stats {
 	uint64_t bpf_run_count;
 	uint64_t agent_cpu_ns;
 	uint64_t startup_cpu_ns;
+	uint64_t tables_cpu_ns; /* part of agent_cpu_ns */
 	uint64_t ringbuf_used_bytes;
 	uint64_t ringbuf_size_bytes;
 	uint32_t online_cpus;

@@ -61,11 +61,17 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
 		sig->overhead_pct = ((double)st->bpf_run_time_ns + (double)st->agent_cpu_ns) / capacity * 100.0;
 		/* Off-CPU's cost: its own BPF time, and the agent's CPU in the proportion
-		 * of the records it wrote (draining and symbolizing cost per record). */
+		 * of the records it wrote (draining and symbolizing cost per record).
+		 * Building unwind tables is not per record: a new executable brings it
+		 * whatever is sampled, and on a host that samples little, records
+		 * would take nearly all of it. */
 		sig->offcpu_ran = st->offcpu_switches > 0;
 		if (sig->offcpu_ran) {
 			double recs = (double)st->offcpu_records + (double)st->samples_submitted;
-			double agent = recs > 0 ? (double)st->agent_cpu_ns * (double)st->offcpu_records / recs : 0;
+			double per_record = st->agent_cpu_ns > st->tables_cpu_ns
+						    ? (double)(st->agent_cpu_ns - st->tables_cpu_ns)
+						    : 0.0;
+			double agent = recs > 0 ? per_record * (double)st->offcpu_records / recs : 0;
 
 			sig->offcpu_overhead_pct = ((double)st->offcpu_run_time_ns + agent) / capacity * 100.0;
 		}
@@ -80,11 +86,12 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 				st->online_cpus, st->interval_ns);
 	}
 	log_debug("stats: %llu submitted, %llu lost, ring %llu/%llu bytes, BPF %llu ns in %llu runs, "
-		  "agent %llu ns, start-up %llu ns, off-CPU %llu ns %llu records %llu switches, over %.3f s",
+		  "agent %llu ns (tables %llu), start-up %llu ns, off-CPU %llu ns %llu records %llu switches, over %.3f s",
 		  (unsigned long long)st->samples_submitted, (unsigned long long)st->reserve_failures,
 		  (unsigned long long)st->ringbuf_used_bytes, (unsigned long long)st->ringbuf_size_bytes,
 		  (unsigned long long)st->bpf_run_time_ns, (unsigned long long)st->bpf_run_count,
-		  (unsigned long long)st->agent_cpu_ns, (unsigned long long)st->startup_cpu_ns,
+		  (unsigned long long)st->agent_cpu_ns, (unsigned long long)st->tables_cpu_ns,
+		  (unsigned long long)st->startup_cpu_ns,
 		  (unsigned long long)st->offcpu_run_time_ns, (unsigned long long)st->offcpu_records,
 		  (unsigned long long)st->offcpu_switches, (double)st->interval_ns / 1e9);
 }

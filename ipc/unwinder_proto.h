@@ -30,6 +30,9 @@
 
 #include "ipc/fd_pass.h"
 
+/* The unwinder's program (and, cut to 15 bytes, its command name). */
+#define UNWINDER_PROGRAM "lowprof-unwinder"
+
 #define UNWINDER_REQUEST_MAGIC 0x51555043u /* "CPUQ" little-endian */
 #define UNWINDER_REPLY_MAGIC 0x41555043u   /* "CPUA" */
 #define UNWINDER_MAX_SEGMENTS 16

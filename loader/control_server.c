@@ -98,6 +98,7 @@ void control_counters_delta(const struct control_counters *now, const struct con
 	out->bpf_run_count = CONTROL_DELTA(bpf_run_count);
 	out->agent_cpu_ns = CONTROL_DELTA(agent_cpu_ns);
 	out->startup_cpu_ns = CONTROL_DELTA(startup_cpu_ns);
+	out->tables_cpu_ns = CONTROL_DELTA(tables_cpu_ns);
 	out->offcpu_run_time_ns = CONTROL_DELTA(offcpu_run_time_ns);
 	out->offcpu_records = CONTROL_DELTA(offcpu_records);
 	out->offcpu_switches = CONTROL_DELTA(offcpu_switches);
@@ -142,6 +143,7 @@ static int control_send_stats(struct control_server *cs, unsigned next_push_inte
 	st.bpf_run_count = d.bpf_run_count;
 	st.agent_cpu_ns = d.agent_cpu_ns;
 	st.startup_cpu_ns = d.startup_cpu_ns;
+	st.tables_cpu_ns = d.tables_cpu_ns;
 	st.ringbuf_used_bytes = d.ringbuf_used_bytes;
 	st.ringbuf_size_bytes = d.ringbuf_size_bytes;
 	st.online_cpus = d.online_cpus;

@@ -68,6 +68,7 @@ struct control_counters {
 	uint64_t bpf_run_count;
 	uint64_t agent_cpu_ns;       /* start-ups left out */
 	uint64_t startup_cpu_ns;     /* what processes had used when first seen */
+	uint64_t tables_cpu_ns;      /* part of agent_cpu_ns: building unwind tables */
 	uint64_t ringbuf_used_bytes; /* instantaneous */
 	uint64_t ringbuf_size_bytes;
 	uint32_t online_cpus;

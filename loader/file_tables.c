@@ -634,11 +634,13 @@ static void ft_adoption_done(struct file_tables *ft)
 
 void file_tables_tick(struct file_tables *ft)
 {
-	uint64_t start = mono_ns(), now;
+	uint64_t start, now, cpu;
 	size_t found = 0;
 
 	if (!ft->active)
 		return;
+	start = mono_ns();
+	cpu = thread_cpu_ns();
 	ft->busy = false;
 	if (ft->events != NULL)
 		found += ring_buffer__consume(ft->events) > 0;
@@ -677,6 +679,9 @@ void file_tables_tick(struct file_tables *ft)
 		ft->audited_expired = ft->maps.refused_expired;
 	}
 	ft->st.work_ns += mono_ns() - start;
+	/* The start-up tables are start-up: every lowprof process's CPU is then. */
+	if (!file_tables_starting(ft))
+		ft->st.work_cpu_ns += thread_cpu_ns() - cpu;
 	if (now - ft->last_report_ns >= FT_REPORT_NS && ft->reported != ft->st.files_parsed) {
 		ft->last_report_ns = now;
 		ft->reported = ft->st.files_parsed;

@@ -14,6 +14,7 @@
 #include "ipc/notify.h"
 #include "ipc/loader_stats.h"
 #include "ipc/lowprof_fds.h"
+#include "ipc/unwinder_proto.h"
 #include "loader/audit_log.h"
 #include "loader/loader.h"
 #include "loader/loader_audit.h"
@@ -95,9 +96,12 @@ static int loader_counters_read(struct loader *l, struct control_counters *out)
 	if (agent_cpu_sample(&l->agent, "/proc", &agent) == 0) {
 		out->agent_cpu_ns = agent.charged_ns;
 		out->startup_cpu_ns = agent.startup_ns;
+		/* The unwinder's charged CPU and this loader's share of the work. */
+		out->tables_cpu_ns = agent.tables_ns + l->pt.st.work_cpu_ns;
 	} else {
 		out->agent_cpu_ns = l->tl_base.agent_cpu_ns;
 		out->startup_cpu_ns = l->tl_base.startup_cpu_ns;
+		out->tables_cpu_ns = l->tl_base.tables_cpu_ns;
 	}
 	out->ringbuf_used_bytes = bpf_session_ringbuf_used(&l->sess);
 	out->ringbuf_size_bytes = (uint64_t)l->opt.ringbuf_kb * 1024u;
@@ -311,6 +315,7 @@ void loader_control_start(struct loader *l)
 	/* Every lowprof process counts as starting unless this loader adopted a
 	 * running session (a restart): then only the loader does. */
 	agent_cpu_init(&l->agent, l->agent_root, getpid(), l->sess.adopted_links == 0);
+	agent_cpu_set_tables_comm(&l->agent, UNWINDER_PROGRAM);
 	/* The first timeline entry covers the time from here. */
 	loader_counters(l, &l->tl_base);
 	/* What the processes had used up to here is the first entry's start-up. */

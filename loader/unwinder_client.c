@@ -47,18 +47,18 @@ static int uc_find_binary(char *out, size_t outlen)
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
-		snprintf(out, outlen, "%s/lowprof-unwinder", dirname(self));
+		snprintf(out, outlen, "%s/" UNWINDER_PROGRAM, dirname(self));
 		if (access(out, X_OK) == 0)
 			return 0;
 	}
-	snprintf(out, outlen, "%s/lowprof-unwinder", LOWPROF_LIBEXECDIR);
+	snprintf(out, outlen, "%s/" UNWINDER_PROGRAM, LOWPROF_LIBEXECDIR);
 	return access(out, X_OK) == 0 ? 0 : -1;
 }
 
 /* In the child, before exec: nothing of the loader's privilege may survive. */
 static void uc_child(int sock, const char *path)
 {
-	char *const argv[] = {(char *)"lowprof-unwinder", NULL};
+	char *const argv[] = {(char *)UNWINDER_PROGRAM, NULL};
 	sigset_t none;
 
 	if (dup2(sock, LOWPROF_FD_UNWIND) != LOWPROF_FD_UNWIND)

@@ -29,6 +29,18 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
 	p = strrchr(line, ')');
 	if (p == NULL || p[1] != ' ')
 		return -EINVAL;
+	/* The name: from the first '(' to the last ')', whatever is in it. */
+	{
+		const char *open = memchr(line, '(', (size_t)(p - line));
+		size_t n = open != NULL ? (size_t)(p - open - 1) : 0;
+
+		if (open == NULL)
+			return -EINVAL;
+		if (n >= sizeof(out->comm))
+			n = sizeof(out->comm) - 1;
+		memcpy(out->comm, open + 1, n);
+		out->comm[n] = '\0';
+	}
 	/* Field 3 (state) follows ") "; then ppid (4) ... cstime (17). */
 	p += 2;
 	if (!isalpha((unsigned char)*p) || p[1] != ' ')
@@ -257,15 +269,21 @@ static uint64_t agent_cpu_boottime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* CLOCK_BOOTTIME of pid's start (/proc/PID/stat's starttime), 0 when unknown. */
-static uint64_t agent_cpu_start_ns(const char *proc, pid_t pid)
+/* A process first seen, from /proc/PID/stat: CLOCK_BOOTTIME of its start
+ * (0 when unknown) and whether it is the table builder. */
+static void agent_cpu_first_seen(const struct agent_cpu *a, const char *proc, pid_t pid,
+				 uint64_t *start_ns, bool *tables)
 {
 	struct agent_cpu_stat st;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	if (agent_cpu_read_pid(proc, pid, &st) != 0 || st.starttime == 0 || hz <= 0)
-		return 0;
-	return st.starttime * (1000000000ULL / (uint64_t)hz);
+	*start_ns = 0;
+	*tables = false;
+	if (agent_cpu_read_pid(proc, pid, &st) != 0)
+		return;
+	*tables = a->tables_comm[0] != '\0' && strcmp(st.comm, a->tables_comm) == 0;
+	if (st.starttime != 0 && hz > 0)
+		*start_ns = st.starttime * (1000000000ULL / (uint64_t)hz);
 }
 
 void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_start)
@@ -275,6 +293,12 @@ void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_star
 	a->self = self;
 	a->first_start = first_start;
 	a->startup_window_ns = AGENT_CPU_STARTUP_NS;
+}
+
+void agent_cpu_set_tables_comm(struct agent_cpu *a, const char *program)
+{
+	/* The kernel keeps the first 15 bytes of the program's name. */
+	snprintf(a->tables_comm, sizeof(a->tables_comm), "%s", program);
 }
 
 void agent_cpu_fini(struct agent_cpu *a)
@@ -299,6 +323,7 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 {
 	pid_t pids[AGENT_CPU_MAX_PROCS];
 	uint64_t now[AGENT_CPU_MAX_PROCS], start[AGENT_CPU_MAX_PROCS];
+	bool tables[AGENT_CPU_MAX_PROCS];
 	size_t npids = 1, nkids = 0, i, n = 0;
 	uint64_t boot = agent_cpu_boottime_ns();
 	int rc;
@@ -324,14 +349,18 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 			uint64_t d = now[i] - a->procs[slot].last_ns;
 
 			start[i] = a->procs[slot].start_ns;
-			if (a->starting || (start[i] != 0 && boot - start[i] < a->startup_window_ns))
+			tables[i] = a->procs[slot].tables;
+			if (a->starting || (start[i] != 0 && boot - start[i] < a->startup_window_ns)) {
 				a->t.startup_ns += d;
-			else
+			} else {
 				a->t.charged_ns += d;
+				if (tables[i])
+					a->t.tables_ns += d;
+			}
 			continue;
 		}
-		/* First seen (or its pid reused): when did it start? */
-		start[i] = agent_cpu_start_ns(proc, pids[i]);
+		/* First seen (or its pid reused): when did it start, what is it? */
+		agent_cpu_first_seen(a, proc, pids[i], &start[i], &tables[i]);
 		if (a->primed || a->first_start || pids[i] == a->self)
 			a->t.startup_ns += now[i];
 	}
@@ -340,6 +369,7 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 		a->procs[n].pid = pids[i];
 		a->procs[n].last_ns = now[i];
 		a->procs[n].start_ns = start[i];
+		a->procs[n].tables = tables[i];
 		n++;
 	}
 	a->n = n;

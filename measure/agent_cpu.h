@@ -16,6 +16,7 @@
 
 /* The fields of one /proc/PID/stat line that matter here, in clock ticks. */
 struct agent_cpu_stat {
+	char comm[16]; /* the command name, as the kernel cut it (15 bytes at most) */
 	pid_t ppid;
 	uint64_t utime, stime, cutime, cstime;
 	uint64_t starttime; /* clock ticks after boot; 0 when the line stops before it */
@@ -42,6 +43,7 @@ int agent_cpu_parse_stat(const char *buf, size_t len, struct agent_cpu_stat *out
 struct agent_cpu_totals {
 	uint64_t charged_ns; /* CPU of known processes since they were first seen */
 	uint64_t startup_ns; /* CPU a process had used when first seen: its start-up */
+	uint64_t tables_ns;  /* the part of charged_ns that the table builder used (below) */
 };
 
 /*
@@ -66,7 +68,9 @@ struct agent_cpu {
 		pid_t pid;
 		uint64_t last_ns;
 		uint64_t start_ns; /* CLOCK_BOOTTIME of its start; 0: unknown (old enough) */
+		bool tables;       /* its command name is tables_comm */
 	} procs[AGENT_CPU_MAX_PROCS];
+	char tables_comm[16]; /* agent_cpu_set_tables_comm; empty: none */
 	struct agent_cpu_totals t;
 	/* Set by the reader while a start-up phase it knows of goes on (the
 	 * loader's tables of the processes running at start, which may take
@@ -87,6 +91,18 @@ struct agent_cpu {
  */
 void agent_cpu_init(struct agent_cpu *a, pid_t root, pid_t self, bool first_start);
 /* Close the files a's readings keep open. */
+/*
+ * The process whose command name is program (cut as the kernel cuts it)
+ * builds unwind tables: its charged CPU is counted in tables_ns as well.
+ * Table building comes with new executables, not with what is sampled, so
+ * the controller keeps it out of the share it puts on off-CPU's records.
+ * The name is read once, when a process is first seen; one that renames
+ * itself afterwards changes nothing, and one started under that name can
+ * only move CPU between the shares: charged_ns, the budget's figure, holds
+ * all of it whatever the names.
+ */
+void agent_cpu_set_tables_comm(struct agent_cpu *a, const char *program);
+
 void agent_cpu_fini(struct agent_cpu *a);
 
 /*

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ static void test_parse_plain(void **state)
 
 	(void)state;
 	assert_int_equal(agent_cpu_parse_stat(line, strlen(line), &st), 0);
+	assert_string_equal(st.comm, "lowprof-loader");
 	assert_int_equal(st.ppid, 1200);
 	assert_int_equal(st.utime, 17);
 	assert_int_equal(st.stime, 5);
@@ -42,6 +44,7 @@ static void test_parse_hostile_comm(void **state)
 
 	(void)state;
 	assert_int_equal(agent_cpu_parse_stat(line, strlen(line), &st), 0);
+	assert_string_equal(st.comm, "a) b (c) d");
 	assert_int_equal(st.ppid, 1);
 	assert_int_equal(st.utime, 9);
 	assert_int_equal(st.cstime, 6);
@@ -86,19 +89,28 @@ static void *burner_thread(void *arg)
 	return NULL;
 }
 
-/* A child burning CPU on two threads until killed. */
-static pid_t spawn_burner(void)
+/* A child burning CPU on two threads until killed, under name (NULL: this
+ * program's) as its command name. */
+static pid_t spawn_burner_named(const char *name)
 {
 	pid_t kid = fork();
 	pthread_t t;
 
 	assert_true(kid >= 0);
 	if (kid == 0) {
+		/* The process's name is its first thread's. */
+		if (name != NULL && prctl(PR_SET_NAME, name, 0, 0, 0) != 0)
+			_exit(1);
 		pthread_create(&t, NULL, burner_thread, NULL);
 		burner_thread(NULL);
 		_exit(0);
 	}
 	return kid;
+}
+
+static pid_t spawn_burner(void)
+{
+	return spawn_burner_named(NULL);
 }
 
 /* Sum of /proc/PID/task/TID/schedstat's first field: every live thread's run time. */
@@ -262,6 +274,52 @@ static void test_new_child_is_startup(void **state)
 	assert_int_equal(waitpid(kid, &status, 0), kid);
 }
 
+/* The table builder's charged CPU is counted apart as well (its name as the
+ * kernel cuts it: 15 bytes); another process's is not. */
+static void test_tables_builder_counted_apart(void **state)
+{
+	pid_t builder = spawn_burner_named("lowprof-unwinder"), other = spawn_burner_named("lowprof-exporter");
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1;
+	uint64_t b0, b1, o0, o1, tables, charged;
+
+	(void)state;
+	usleep(100000);
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	agent_cpu_set_tables_comm(&a, "lowprof-unwinder");
+	a.startup_window_ns = 0; /* the burners are young: count their growth */
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	b0 = schedstat_ns(builder);
+	o0 = schedstat_ns(other);
+	usleep(500000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	b1 = schedstat_ns(builder);
+	o1 = schedstat_ns(other);
+	kill(builder, SIGKILL);
+	kill(other, SIGKILL);
+	waitpid(builder, NULL, 0);
+	waitpid(other, NULL, 0);
+	agent_cpu_fini(&a);
+	tables = t1.tables_ns - t0.tables_ns;
+	charged = t1.charged_ns - t0.charged_ns;
+	fprintf(stderr, "tables %llu ns (builder's schedstat %llu), charged %llu ns (other's %llu)\n",
+		(unsigned long long)tables, (unsigned long long)(b1 - b0), (unsigned long long)charged,
+		(unsigned long long)(o1 - o0));
+	assert_true(b1 - b0 > 100000000ULL && o1 - o0 > 100000000ULL);
+	assert_true(tables * 100 >= (b1 - b0) * 95 && tables * 100 <= (b1 - b0) * 105);
+	/* The other burner's CPU is charged, not tables. */
+	assert_true(charged >= tables + (o1 - o0) * 95 / 100);
+	/* Without the name set, nothing is tables. */
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 0;
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 20);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0);
+	agent_cpu_fini(&a);
+	assert_true(t1.charged_ns - t0.charged_ns >= 20000000ULL);
+	assert_true(t1.tables_ns == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_new_child_is_startup),
 		cmocka_unit_test(test_young_growth_is_startup),
 		cmocka_unit_test(test_starting_phase_is_startup),
+		cmocka_unit_test(test_tables_builder_counted_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
