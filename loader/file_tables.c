@@ -417,6 +417,7 @@ static size_t ft_read_pending(struct file_tables *ft, uint64_t start)
 	struct lowprof_unwind_pending p;
 	size_t n = 0, i;
 	void *prev = NULL;
+	uint64_t cpu;
 
 	/* Collect first, delete after: deleting while walking restarts the walk. */
 	while (n < FT_PENDING_PER_TICK &&
@@ -425,6 +426,10 @@ static size_t ft_read_pending(struct file_tables *ft, uint64_t start)
 		key = next;
 		prev = &key;
 	}
+	if (n == 0)
+		return 0;
+	/* Timed only when there are files: an idle tick makes no extra call. */
+	cpu = thread_cpu_ns();
 	for (i = 0; i < n; i++) {
 		if (mono_ns() - start >= ft->tick_budget_ns) {
 			ft->st.deferred_ticks++;
@@ -438,6 +443,9 @@ static size_t ft_read_pending(struct file_tables *ft, uint64_t start)
 		 * walker asks again only for a file the loader no longer knows. */
 		bpf_map_delete_elem(ft->maps.pending_fd, &keys[i]);
 	}
+	/* The start-up tables are start-up: every lowprof process's CPU is then. */
+	if (!file_tables_starting(ft))
+		ft->st.work_cpu_ns += thread_cpu_ns() - cpu;
 	return n;
 }
 
@@ -634,13 +642,11 @@ static void ft_adoption_done(struct file_tables *ft)
 
 void file_tables_tick(struct file_tables *ft)
 {
-	uint64_t start, now, cpu;
+	uint64_t start = mono_ns(), now;
 	size_t found = 0;
 
 	if (!ft->active)
 		return;
-	start = mono_ns();
-	cpu = thread_cpu_ns();
 	ft->busy = false;
 	if (ft->events != NULL)
 		found += ring_buffer__consume(ft->events) > 0;
@@ -679,9 +685,6 @@ void file_tables_tick(struct file_tables *ft)
 		ft->audited_expired = ft->maps.refused_expired;
 	}
 	ft->st.work_ns += mono_ns() - start;
-	/* The start-up tables are start-up: every lowprof process's CPU is then. */
-	if (!file_tables_starting(ft))
-		ft->st.work_cpu_ns += thread_cpu_ns() - cpu;
 	if (now - ft->last_report_ns >= FT_REPORT_NS && ft->reported != ft->st.files_parsed) {
 		ft->last_report_ns = now;
 		ft->reported = ft->st.files_parsed;

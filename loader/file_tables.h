@@ -49,9 +49,9 @@ struct file_tables_stats {
 	uint64_t files_unavailable; /* the unwinder did not answer */
 	uint64_t scanned;        /* start-up: files of running processes */
 	uint64_t work_ns;        /* time spent in ticks */
-	/* This loader's own CPU in ticks after the start-up tables (opening new
-	 * files, having their tables built; the unwinder's is its process's): a
-	 * cost new executables bring. */
+	/* This loader's own CPU on the files the walker asked for, after the
+	 * start-up tables (opening them, having their tables built; the
+	 * unwinder's is its process's): a cost new executables bring. */
 	uint64_t work_cpu_ns;
 	uint64_t deferred_ticks; /* ticks that stopped at the time budget */
 	uint64_t adopted;        /* tables taken over from the previous loader */

@@ -6,9 +6,10 @@
 # all of it: a few new programs a second cut the off-CPU probability. The
 # loader now reports the tables' CPU apart (Stats.tables_cpu_ns) and the
 # controller keeps it out of off-CPU's share. Here: copies of tables_heavy
-# (20,000 rows each, no build id: every copy a table of its own) start, four
+# (20,000 rows each, no build id: every copy a table of its own; stripped, so
+# that the exporter's symbols of each new file weigh little) start, four
 # a second, under --cpu-budget 3 (the cut at 1.5%; the old share came to about
-# 2% on a two-CPU host). The tables' CPU must be reported in intervals
+# 2-3% on a two-CPU host). The tables' CPU must be reported in intervals
 # where the switch program ran, and the probability never cut.
 #   usage: test_offcpu_tables.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
