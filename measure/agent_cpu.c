@@ -326,6 +326,8 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 	bool tables[AGENT_CPU_MAX_PROCS];
 	size_t npids = 1, nkids = 0, i, n = 0;
 	uint64_t boot = agent_cpu_boottime_ns();
+	/* Start-up went on in this interval: at its start or at its end. */
+	bool starting = a->starting || a->was_starting;
 	int rc;
 
 	pids[0] = a->root;
@@ -350,7 +352,9 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 
 			start[i] = a->procs[slot].start_ns;
 			tables[i] = a->procs[slot].tables;
-			if (a->starting || (start[i] != 0 && boot - start[i] < a->startup_window_ns)) {
+			/* Young at the previous reading: this interval began in its start. */
+			if (starting ||
+			    (start[i] != 0 && a->last_boot_ns < start[i] + a->startup_window_ns)) {
 				a->t.startup_ns += d;
 			} else {
 				a->t.charged_ns += d;
@@ -374,6 +378,8 @@ int agent_cpu_sample(struct agent_cpu *a, const char *proc, struct agent_cpu_tot
 	}
 	a->n = n;
 	a->primed = true;
+	a->was_starting = a->starting;
+	a->last_boot_ns = boot;
 	*out = a->t;
 	return 0;
 }

@@ -54,8 +54,13 @@ struct agent_cpu_totals {
  * kallsyms), and so does its growth while it is younger than
  * AGENT_CPU_STARTUP_NS (a start outlasts a reading), and every process's
  * growth while starting is set; only later growth goes to charged_ns:
- * start-up is reported, not charged to the budget. A process gone since the previous reading loses
- * at most one interval's CPU.
+ * start-up is reported, not charged to the budget. Both are judged over
+ * the whole interval since the previous reading: growth in an interval in
+ * which a process was still young, or in which start-up went on (set then
+ * or now), is start-up: judged at the reading alone, the part of a start
+ * between the last reading inside it and its end (a restarted exporter's
+ * kallsyms, a restarted loader's tables) was charged. A process gone since
+ * the previous reading loses at most one interval's CPU.
  */
 struct agent_cpu {
 	pid_t root;
@@ -77,6 +82,8 @@ struct agent_cpu {
 	 * longer than AGENT_CPU_STARTUP_NS on a large host): every process's
 	 * growth is start-up then. */
 	bool starting;
+	bool was_starting;     /* starting, as it was at the previous reading */
+	uint64_t last_boot_ns; /* CLOCK_BOOTTIME of the previous reading */
 	pid_t tids[AGENT_CPU_MAX_TASKS]; /* root's threads, from the last listing */
 	size_t ntids;
 	unsigned int tasks_age;          /* readings since that listing */

@@ -218,7 +218,9 @@ static void test_young_growth_is_startup(void **state)
 }
 
 /* While the reader says start-up goes on (the loader's start-up tables), the
- * growth of a process past its own start is start-up; after, it is charged. */
+ * growth of a process past its own start is start-up, and so is it in the
+ * interval in which start-up ended (most of that interval was the start's);
+ * after, it is charged. */
 static void test_starting_phase_is_startup(void **state)
 {
 	struct agent_cpu a;
@@ -236,8 +238,42 @@ static void test_starting_phase_is_startup(void **state)
 	a.starting = false;
 	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 30);
 	assert_int_equal(agent_cpu_sample(&a, "/proc", &t2), 0);
+	assert_true(t2.startup_ns - t1.startup_ns >= 30000000ULL);
+	assert_true(t2.charged_ns == t1.charged_ns);
+	t1 = t2;
+	burn_cpu_ms(CLOCK_PROCESS_CPUTIME_ID, 30);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t2), 0);
 	assert_true(t2.charged_ns - t1.charged_ns >= 30000000ULL);
 	assert_true(t2.startup_ns == t1.startup_ns);
+}
+
+/* A process young at the previous reading: its growth since is start-up,
+ * even though it is past the window now (the interval began in its start);
+ * one reading later it is charged. */
+static void test_interval_begun_young_is_startup(void **state)
+{
+	pid_t kid = spawn_burner();
+	struct agent_cpu a;
+	struct agent_cpu_totals t0, t1, t2, t3;
+
+	(void)state;
+	agent_cpu_init(&a, getpid(), getpid(), false);
+	a.startup_window_ns = 300ULL * 1000000ULL;
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t0), 0);
+	usleep(100000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t1), 0); /* the kid ~100 ms old */
+	usleep(400000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t2), 0); /* ~500 ms: past the window */
+	usleep(300000);
+	assert_int_equal(agent_cpu_sample(&a, "/proc", &t3), 0);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	agent_cpu_fini(&a);
+	/* The burner runs on two threads: a quarter of a CPU's worth of each
+	 * wait at least, on a busy host. */
+	assert_true(t2.startup_ns - t1.startup_ns >= 100000000ULL);
+	assert_true(t2.charged_ns - t1.charged_ns < 50000000ULL);
+	assert_true(t3.charged_ns - t2.charged_ns >= 75000000ULL);
 }
 
 static void test_new_child_is_startup(void **state)
@@ -331,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_new_child_is_startup),
 		cmocka_unit_test(test_young_growth_is_startup),
 		cmocka_unit_test(test_starting_phase_is_startup),
+		cmocka_unit_test(test_interval_begun_young_is_startup),
 		cmocka_unit_test(test_tables_builder_counted_apart),
 	};
 
