@@ -151,7 +151,10 @@ if in_ld < victim["interp_spin"] * 0.3:
     fail(f"only {in_ld} of the victim's {victim['interp_spin']} samples are in ld.so's lookup")
 if in_own < 50:
     fail(f"only {in_own} of the short-lived victims' samples are in their own code")
-if from_libc < in_own * 0.9:
+# 99% here alone; 77% once in a whole CI run on a noisy VM. A copy's table
+# would put a copy's frame in them (above); no table of the real libc, no
+# libc frame at all.
+if from_libc < in_own * 0.5:
     fail(f"only {from_libc} of the short-lived victims' {in_own} samples in their own code start from libc")
 PY
 echo "PASS: another user's copies of ld.so and libc never unwind or name a victim's frames"
