@@ -340,6 +340,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	struct scratch_sample *s;
 	__u32 zero = 0, tgid, tid, depth;
 	__u64 pid_tgid, elapsed, kdepth = 0, udepth = 0, size, cs;
+	bool capped = false;
 	long ret;
 
 	st = bpf_map_lookup_elem(&cpu_stats, &zero);
@@ -398,6 +399,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	} else if (!guard_proc_allows(st->window_start_ns,
 				      cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV, tgid)) {
 		st->guard_proc_capped++;
+		capped = true;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
 	} else {
 		depth = cfg->max_depth;
@@ -427,7 +429,13 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
-	st->window_run_ns += elapsed;
+	/* A sample its process's share refused is not charged to the window:
+	 * it would spend the other processes' half (a few us each, its kernel
+	 * stack and record, taken as often as the attacker is sampled). Like a
+	 * sample taken once the window is spent, its cost is bounded by the
+	 * sampling rate, which the controller sets from run_time_ns. */
+	if (!capped)
+		st->window_run_ns += elapsed;
 	/* Without a guard no process was looked up to charge (guard_proc_allows
 	 * sets the charge only with a share): no call, no map line touched. */
 	if (cfg->budget_ns_per_window)

@@ -118,11 +118,13 @@ drop:
 }
 
 /* The task going out (current): record its stacks, maybe. Returns whether
- * it went as far as taking them (work beyond the floor). */
+ * it went as far as taking them (work beyond the floor); *capped tells a
+ * refusal by the process's share. */
 static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_config *cfg,
 					      const struct lowprof_offcpu_config *oc,
 					      struct lowprof_cpu_stats *st,
-					      struct lowprof_offcpu_stats *os, __u64 now)
+					      struct lowprof_offcpu_stats *os, __u64 now,
+					      bool *capped)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), kdepth = 0, udepth = 0;
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0, depth;
@@ -146,6 +148,7 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 	if (!guard_proc_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV,
 			       tgid)) {
 		st->guard_proc_capped++;
+		*capped = true;
 		return false;
 	}
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
@@ -199,7 +202,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	struct lowprof_config *cfg;
 	struct lowprof_cpu_stats *st;
 	__u32 zero = 0;
-	bool worked;
+	bool worked, capped = false;
 
 	oc = bpf_map_lookup_elem(&offcpu_config, &zero);
 	os = bpf_map_lookup_elem(&offcpu_stats, &zero);
@@ -210,7 +213,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	os->switches++;
 	/* args: preempt, prev, next, prev_state */
 	worked = offcpu_switch_in((struct task_struct *)ctx->args[2], oc, os, start);
-	worked |= offcpu_switch_out(ctx, cfg, oc, st, os, start);
+	worked |= offcpu_switch_out(ctx, cfg, oc, st, os, start, &capped);
 	/* Measured like the sampler: the controller and the guard see it. */
 	elapsed = bpf_ktime_get_ns() - start;
 	os->run_time_ns += elapsed;
@@ -224,7 +227,10 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 		os->floor_run_ns += elapsed;
 	}
 	st->run_time_ns += elapsed;
-	st->window_run_ns += elapsed;
+	/* As the sampler: a switch-out its process's share refused does not
+	 * spend the other processes' half of the window. */
+	if (!capped)
+		st->window_run_ns += elapsed;
 	if (cfg->budget_ns_per_window) /* as the sampler: no guard, nothing to charge */
 		guard_proc_charge(elapsed);
 	return 0;
