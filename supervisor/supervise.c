@@ -22,6 +22,7 @@
 #include "common/mono_clock.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
+#include "ipc/unwinder_proto.h"
 #include "lowprof_build_config.h"
 #include "supervisor/audit_sink.h"
 #include "supervisor/bpffs.h"
@@ -103,11 +104,22 @@ static int64_t supervise_now_ms(void)
 }
 
 /* argv[0], then what every component takes from the supervisor's options. */
-static void supervise_argv_begin(struct component *c, const char *name,
-				 const struct supervisor_options *o)
+/* Each component's program: the file looked up in LOWPROF_LIBEXECDIR and its
+ * argv[0], which is its command name (the loader tells the unwinder's CPU
+ * apart by it). */
+static const char *const component_programs[COMP_COUNT] = {
+	[COMP_EXPORTER] = "lowprof-exporter",
+	[COMP_UNWINDER] = UNWINDER_PROGRAM,
+	[COMP_LOADER] = "lowprof-loader",
+	[COMP_CONTROLLER] = "lowprof-controller",
+};
+
+static void supervise_argv_begin(struct supervisor *sv, int id)
 {
-	component_add_arg(c, "%s", name);
-	if (o->seccomp_log)
+	struct component *c = &sv->comp[id];
+
+	component_add_arg(c, "%s", component_programs[id]);
+	if (sv->opt->seccomp_log)
 		component_add_arg(c, SANDBOX_SECCOMP_LOG_ARG);
 }
 
@@ -120,7 +132,7 @@ static void supervise_build_components(struct supervisor *sv)
 	struct component *uw = &sv->comp[COMP_UNWINDER];
 	size_t i;
 
-	supervise_argv_begin(ld, "lowprof-loader", o);
+	supervise_argv_begin(sv, COMP_LOADER);
 	/* Only the controller's uid may speak on the control socket, the exporter's on
 	 * the symbol socket. */
 	component_add_arg(ld, "--controller-uid=%u", (unsigned)sv->controller_user.uid);
@@ -157,12 +169,12 @@ static void supervise_build_components(struct supervisor *sv)
 
 	/* ELF and CFI parsing of untrusted binaries: no capabilities, not root. It sleeps
 	 * in recvmsg between requests, so it sends no liveness pings. */
-	supervise_argv_begin(uw, "lowprof-unwinder", o);
+	supervise_argv_begin(sv, COMP_UNWINDER);
 	component_add_fd(uw, sv->unwind_fd[1], LOWPROF_FD_UNWIND);
 	uw->run_as = &sv->unwinder_user;
 	uw->pings = false;
 
-	supervise_argv_begin(ct, "lowprof-controller", o);
+	supervise_argv_begin(sv, COMP_CONTROLLER);
 	component_add_arg(ct, "--frequency=%u", o->frequency_hz);
 	component_add_arg(ct, "--cpu-budget=%g", o->cpu_budget_pct);
 	component_add_arg(ct, "--control-interval=%u", o->control_interval_s);
@@ -180,7 +192,7 @@ static void supervise_build_components(struct supervisor *sv)
 	component_add_fd(ct, sv->control_fd[1], LOWPROF_FD_CONTROL);
 	ct->run_as = &sv->controller_user;
 
-	supervise_argv_begin(ex, "lowprof-exporter", o);
+	supervise_argv_begin(sv, COMP_EXPORTER);
 	component_add_arg(ex, "--interval=%u", o->interval_s);
 	component_add_arg(ex, "--liveness-timeout=%u", o->liveness_timeout_s);
 	component_add_arg(ex, "--window=%u", o->window.window_s);
@@ -325,8 +337,6 @@ static int supervise_lookup_user(const char *option, const char *name, const cha
 
 static int supervise_setup(struct supervisor *sv)
 {
-	static const char *const programs[COMP_COUNT] = {"lowprof-exporter", "lowprof-unwinder",
-							 "lowprof-loader", "lowprof-controller"};
 	static const char *const names[COMP_COUNT] = {"exporter", "unwinder", "loader", "controller"};
 	size_t shm_size = (size_t)sv->opt->ringbuf_kb * 1024u;
 	char err[512];
@@ -344,7 +354,7 @@ static int supervise_setup(struct supervisor *sv)
 		return -1;
 	for (i = 0; i < COMP_COUNT; i++) {
 		component_init(&sv->comp[i], names[i], &sv->restart);
-		if (component_find_binary(programs[i], LOWPROF_LIBEXECDIR, sv->comp[i].path,
+		if (component_find_binary(component_programs[i], LOWPROF_LIBEXECDIR, sv->comp[i].path,
 					  sizeof(sv->comp[i].path), err, sizeof(err)) != 0) {
 			log_error("%s", err);
 			return -1;
