@@ -7,7 +7,11 @@
  * interval profiles, as a churning host gives them (many processes, a shared
  * pool of functions); the files go to a temporary directory under DIR (the
  * output directory's file system matters: fsync is part of a write).
- *   usage: lowprof-write-cost [STACKS [DEPTH [INTERVALS [DIR]]]]
+ *   usage: lowprof-write-cost [STACKS [DEPTH [INTERVALS [DIR [REPEAT]]]]]
+ * With REPEAT > 1 the window is written REPEAT times as the exporter does at
+ * each interval's end: a new sample, the merge, every file replacing the one
+ * before (its rename frees the old inode); the figures are then the medians
+ * of the writes after the first (warm: memory reused, files replaced).
  * Prints one line per part: CPU ms (this thread, user + system), and for
  * the files the longest stretch of CPU between two of the points where the
  * exporter's pacing may pause a write (outputs_context.progress: each 64 KiB
@@ -44,6 +48,24 @@ static void wc_progress(void *arg)
 	wc_last_ns = now;
 }
 
+#define WC_REPEAT_MAX 1000
+
+static int wc_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[1..n-1] (the first, cold write left out), or v[0] alone. */
+static double wc_median(uint64_t *v, unsigned n)
+{
+	if (n == 1)
+		return (double)v[0];
+	qsort(v + 1, n - 1, sizeof(v[0]), wc_cmp);
+	return (double)v[1 + (n - 1) / 2];
+}
+
 static char wc_fn[WC_FUNCTIONS][48];
 static char wc_mod[WC_MODULES][64];
 
@@ -72,6 +94,7 @@ int main(int argc, char **argv)
 	unsigned depth = argc > 2 ? (unsigned)atoi(argv[2]) : 30;
 	unsigned intervals = argc > 3 ? (unsigned)atoi(argv[3]) : 60;
 	const char *dir = argc > 4 ? argv[4] : ".";
+	unsigned repeat = argc > 5 ? (unsigned)atoi(argv[5]) : 1;
 	static const char *const names[OUTPUTS_N] = {"profile.pb.gz", "profile.folded",
 						     "flamegraph.svg", "summary.json"};
 	struct frame f[256];
@@ -81,12 +104,15 @@ int main(int argc, char **argv)
 	struct profile *merged;
 	struct timeline *tl;
 	uint64_t t0 = 1700000000ULL * NSEC_PER_SEC, now, c;
+	uint64_t cost[1 + OUTPUTS_N][WC_REPEAT_MAX], longest[OUTPUTS_N][WC_REPEAT_MAX];
 	char tmpl[4096];
-	unsigned i, s;
+	unsigned i, s, r;
 	int dirfd;
 
-	if (depth == 0 || depth > 256 || intervals == 0 || stacks == 0) {
-		fprintf(stderr, "usage: lowprof-write-cost [STACKS [DEPTH(1-256) [INTERVALS [DIR]]]]\n");
+	if (depth == 0 || depth > 256 || intervals == 0 || stacks == 0 || repeat == 0 ||
+	    repeat > WC_REPEAT_MAX) {
+		fprintf(stderr, "usage: lowprof-write-cost [STACKS [DEPTH(1-256) [INTERVALS [DIR "
+				"[REPEAT(1-%u)]]]]]\n", WC_REPEAT_MAX);
 		return 2;
 	}
 	for (i = 0; i < WC_FUNCTIONS; i++)
@@ -123,20 +149,38 @@ int main(int argc, char **argv)
 	ctx.ingest = &ingest;
 	ctx.timeline = tl;
 	ctx.progress = wc_progress;
-	c = thread_cpu_ns();
-	merged = profile_window_merged(pw, now);
-	printf("stacks %u depth %u intervals %u\nmerge %.1f ms\n", stacks, depth, intervals,
-	       (double)(thread_cpu_ns() - c) / 1e6);
-	if (merged == NULL)
-		return 1;
-	for (i = 0; i < OUTPUTS_N; i++) {
+	for (r = 0; r < repeat; r++) {
+		/* Each write a little different, as an interval's end is: the
+		 * writer's memo would keep an unchanged file. */
+		if (r > 0) {
+			wc_stack(r % stacks, depth, f);
+			profile_add_sample(profile_window_current(pw), 1000, 1000, "proc0", f, depth,
+					   false, 1, 10101010);
+		}
 		c = thread_cpu_ns();
-		wc_last_ns = c;
-		wc_longest_ns = 0;
-		outputs_write_file(merged, &ctx, (enum outputs_file)i);
-		wc_progress(NULL);
-		printf("%s %.1f ms (longest stretch between pause points %.1f ms)\n", names[i],
-		       (double)(thread_cpu_ns() - c) / 1e6, (double)wc_longest_ns / 1e6);
+		merged = profile_window_merged(pw, now);
+		cost[0][r] = thread_cpu_ns() - c;
+		if (merged == NULL)
+			return 1;
+		for (i = 0; i < OUTPUTS_N; i++) {
+			c = thread_cpu_ns();
+			wc_last_ns = c;
+			wc_longest_ns = 0;
+			outputs_write_file(merged, &ctx, (enum outputs_file)i);
+			wc_progress(NULL);
+			cost[1 + i][r] = thread_cpu_ns() - c;
+			longest[i][r] = wc_longest_ns;
+			if (repeat == 1)
+				unlinkat(dirfd, names[i], 0);
+		}
+	}
+	printf("stacks %u depth %u intervals %u", stacks, depth, intervals);
+	if (repeat > 1)
+		printf(" (medians of writes 2 to %u)", repeat);
+	printf("\nmerge %.2f ms\n", wc_median(cost[0], repeat) / 1e6);
+	for (i = 0; i < OUTPUTS_N; i++) {
+		printf("%s %.2f ms (longest stretch between pause points %.2f ms)\n", names[i],
+		       wc_median(cost[1 + i], repeat) / 1e6, wc_median(longest[i], repeat) / 1e6);
 		unlinkat(dirfd, names[i], 0);
 	}
 	close(dirfd);
