@@ -97,12 +97,47 @@ static bool profile_stack_eq(const struct profile_key *k, uint32_t idx)
 		      (size_t)w->nlocations * sizeof(uint32_t)) == 0;
 }
 
+/*
+ * Sets of memos given back by sealed or freed profiles, kept for the next
+ * ones: a set (~200 KiB) is over malloc's mmap threshold
+ * (common/heap_bound.h), so each new one was a fresh mapping, faulted in page
+ * by page and unmapped at the seal, twice an interval (the new interval's
+ * profile, the window's merge): two thirds of a small window's merge and
+ * pprof write (lowprof-write-cost on tmpfs). Clearing a kept one is a
+ * memset. Two are kept: those two.
+ */
+#define PROFILE_MEMO_SPARES 2
+static struct profile_memo *profile_memo_spares[PROFILE_MEMO_SPARES];
+
 /* The memos, allocated at the first add after creation or profile_seal(). */
 static struct profile_memo *profile_memo(struct profile *p)
 {
+	unsigned i;
+
+	for (i = 0; p->memo == NULL && i < PROFILE_MEMO_SPARES; i++) {
+		if (profile_memo_spares[i] != NULL) {
+			p->memo = profile_memo_spares[i];
+			profile_memo_spares[i] = NULL;
+			memset(p->memo, 0, sizeof(*p->memo));
+		}
+	}
 	if (p->memo == NULL)
 		p->memo = calloc(1, sizeof(*p->memo));
 	return p->memo;
+}
+
+static void profile_memo_release(struct profile *p)
+{
+	unsigned i;
+
+	for (i = 0; p->memo != NULL && i < PROFILE_MEMO_SPARES; i++) {
+		if (profile_memo_spares[i] == NULL) {
+			profile_memo_spares[i] = p->memo;
+			p->memo = NULL;
+		}
+	}
+	free(p->memo);
+	p->memo = NULL;
 }
 
 static int profile_intern(struct profile *p, const char *s, uint32_t *out)
@@ -405,7 +440,7 @@ void profile_free(struct profile *p)
 	free(p->pool);
 	free(p->pid_set.slots);
 	free(p->scratch);
-	free(p->memo);
+	profile_memo_release(p);
 	free(p);
 }
 
@@ -433,8 +468,7 @@ void profile_seal(struct profile *p)
 {
 	if (p == NULL)
 		return;
-	free(p->memo);
-	p->memo = NULL;
+	profile_memo_release(p);
 	free(p->scratch);
 	p->scratch = NULL;
 	p->cap_scratch = 0;

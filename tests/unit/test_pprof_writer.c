@@ -246,6 +246,101 @@ static void test_written_in_pieces(void **state)
 	profile_free(p);
 }
 
+/* p encoded by pprof_write into memory; *len its bytes. */
+static char *encode(const struct profile *p, size_t *len)
+{
+	char err[256] = "";
+	char *mem = NULL;
+	FILE *ms = open_memstream(&mem, len);
+
+	assert_non_null(ms);
+	assert_int_equal(pprof_write(p, ms, err, sizeof(err)), 0);
+	fclose(ms);
+	return mem;
+}
+
+/* A stream that, at the first bytes reaching it, writes another profile:
+ * a write started while one is paused halfway (the exporter's pacing). */
+struct nesting_stream {
+	const struct profile *inner;
+	char *inner_mem;
+	size_t inner_len;
+	FILE *copy;
+};
+
+static ssize_t nesting_write(void *cookie, const char *buf, size_t n)
+{
+	struct nesting_stream *ns = cookie;
+
+	if (ns->inner_mem == NULL)
+		ns->inner_mem = encode(ns->inner, &ns->inner_len);
+	return fwrite(buf, 1, n, ns->copy) == n ? (ssize_t)n : -1;
+}
+
+/*
+ * The compressor is kept from one write to the next and reset for each:
+ * writes after the first give the same bytes as the first, and a write
+ * started while another is paused halfway gets a compressor of its own,
+ * neither output mixed with the other.
+ */
+static void test_compressor_reused(void **state)
+{
+	struct profile *p = ts_known_profile(), *q = profile_new(), *back = NULL;
+	cookie_io_functions_t io = {.write = nesting_write};
+	struct nesting_stream ns = {0};
+	size_t len1, len2, len_q, outer_len = 0;
+	char *first, *second, *alone_q, *outer = NULL, err[256] = "";
+	struct frame fr;
+	FILE *f;
+
+	(void)state;
+	memset(&fr, 0, sizeof(fr));
+	fr.function = "inner_only";
+	fr.module = "/usr/bin/inner";
+	fr.address = 0x401000;
+	fr.module_offset = 0x1000;
+	fr.symbolized = true;
+	assert_int_equal(profile_add_sample(q, 7, 7, "inner", &fr, 1, false, 3, 1000), 0);
+
+	first = encode(p, &len1);
+	second = encode(p, &len2);
+	assert_int_equal(len1, len2);
+	assert_memory_equal(first, second, len1);
+	alone_q = encode(q, &len_q);
+
+	ns.inner = q;
+	ns.copy = open_memstream(&outer, &outer_len);
+	assert_non_null(ns.copy);
+	f = fopencookie(&ns, "w", io);
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	assert_int_equal(pprof_write(p, f, err, sizeof(err)), 0);
+	fclose(f);
+	fclose(ns.copy);
+	assert_non_null(ns.inner_mem);
+	assert_int_equal(outer_len, len1);
+	assert_memory_equal(outer, first, len1);
+	assert_int_equal(ns.inner_len, len_q);
+	assert_memory_equal(ns.inner_mem, alone_q, len_q);
+	assert_int_equal(pprof_reader_load((const uint8_t *)ns.inner_mem, ns.inner_len, &back, err,
+					   sizeof(err)), 0);
+	assert_int_equal(profile_stack_count(back), 1);
+	profile_free(back);
+
+	/* And the kept one again after the nested write. */
+	free(second);
+	second = encode(p, &len2);
+	assert_int_equal(len2, len1);
+	assert_memory_equal(second, first, len1);
+	free(first);
+	free(second);
+	free(alone_q);
+	free(outer);
+	free(ns.inner_mem);
+	profile_free(q);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_go_pprof),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_written_in_pieces),
+		cmocka_unit_test(test_compressor_reused),
 	};
 
 	return cmocka_run_group_tests(tests, ts_tmpdir_setup, ts_tmpdir_teardown);
