@@ -72,9 +72,13 @@ volatile __u64 loader_wake_bytes = 0;
  * a process's first sample wakes it too: the exporter reads a process's
  * executable and container while it exists (exporter/otlp/process_info.h),
  * and such an interval ends up to a ping interval later, past a
- * short-lived process's end. "First" as far as the program recalls: the
- * last two tgids sampled in each of RECENT_TGID_SETS sets (by tgid modulo
- * their number), kept at every sample, so that an idle host's daemons, and
+ * short-lived process's end. A process that execs is new again (its
+ * exec_id, bpf/lowprof.h): the exporter reads its executable once more,
+ * which a wrapper (nice, env) or a shell's child sampled before its exec
+ * would otherwise leave to the drain after a short-lived program ended.
+ * "First" as far as the program recalls: the last two (tgid, exec_id)
+ * sampled in each of RECENT_TGID_SETS sets (by tgid modulo their number),
+ * kept at every sample, so that an idle host's daemons, and
  * a busy host's busy processes, sampled again and again, wake nobody when
  * the wake is turned on. One memory for all CPUs: a process the scheduler
  * moves to another CPU is not new there (read-mostly lines: a set is
@@ -87,9 +91,10 @@ volatile __u64 loader_wake_bytes = 0;
 volatile __u32 loader_wake_newcomers = 0;
 #define RECENT_TGID_SETS 1024
 
-/* The tgids a set recalls, the more recently sampled first. */
+/* The processes a set recalls, the more recently sampled first: each
+ * exec_id << 32 | tgid (0: none). */
 struct recent_tgid_set {
-	__u32 tgid[2];
+	__u64 image[2];
 };
 
 struct {
@@ -99,29 +104,30 @@ struct {
 	__type(value, struct recent_tgid_set);
 } recent_tgids SEC(".maps");
 
-/* Is tgid new to the program while the loader wants to hear of new
- * processes (loader_wake_newcomers)? Remembers it either way, first in its
- * set: the one it displaces moves second, the second is forgotten. Two CPUs
- * at one set at once may each see a new tgid (one wake too many) or forget
- * one (a wake later): a hint, no more. */
-static __always_inline bool newcomer_to_wake_for(__u32 tgid)
+/* Is tgid, running the program of exec_id, new to the program while the
+ * loader wants to hear of new processes (loader_wake_newcomers)? Remembers
+ * it either way, first in its set: the one it displaces moves second, the
+ * second is forgotten. Two CPUs at one set at once may each see a new one
+ * (one wake too many) or forget one (a wake later): a hint, no more. */
+static __always_inline bool newcomer_to_wake_for(__u32 tgid, __u16 exec_id)
 {
 	__u32 key = tgid & (RECENT_TGID_SETS - 1);
+	__u64 image = (__u64)exec_id << 32 | tgid;
 	struct recent_tgid_set *set;
-	__u32 first, second;
+	__u64 first, second;
 
 	if (tgid == 0)
 		return false;
 	set = bpf_map_lookup_elem(&recent_tgids, &key);
 	if (!set)
 		return false;
-	first = set->tgid[0];
-	if (first == tgid)
+	first = set->image[0];
+	if (first == image)
 		return false;
-	second = set->tgid[1];
-	set->tgid[0] = tgid;
-	set->tgid[1] = first;
-	return second != tgid && loader_wake_newcomers;
+	second = set->image[1];
+	set->image[0] = image;
+	set->image[1] = first;
+	return second != image && loader_wake_newcomers;
 }
 
 /* The wake flag of a record of size bytes going into `samples` (a sample or
@@ -375,7 +381,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.flags = 0;
 	s->hdr.nfiles = 0;
 	s->hdr.user_stop = LOWPROF_STOP_NONE;
-	s->hdr.reserved = 0;
+	s->hdr.exec_id = (__u16)bpf_get_current_task_btf()->self_exec_id;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	/* A sample taken in user mode has no kernel stack (the kernel's own
@@ -421,7 +427,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&samples, s, size,
-			       newcomer_to_wake_for(tgid) ? BPF_RB_FORCE_WAKEUP
+			       newcomer_to_wake_for(tgid, s->hdr.exec_id) ? BPF_RB_FORCE_WAKEUP
 							  : samples_wakeup(size)) == 0)
 		st->submitted++;
 	else

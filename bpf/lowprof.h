@@ -38,6 +38,14 @@ enum lowprof_sample_flags {
  * One sample as it leaves the BPF program (ring buffer) and as it travels in
  * the shared-memory ring. Variable length: header then kernel_depth kernel
  * frames (leaf first) then user_depth user frames (leaf first).
+ *
+ * exec_id is the task's self_exec_id, which the kernel counts up at every
+ * exec (a fork inherits it): a pid's samples with a newer one ran another
+ * program than those before, so what was read of the pid for the older
+ * (its executable, its maps) no longer holds. That is a shell's child
+ * sampled before its exec, or a wrapper (nice, env, timeout) before the
+ * program it runs. 16 bits: compared as serial numbers, a newer one is at
+ * most 32767 execs of one pid on.
  */
 struct lowprof_sample {
 	__u64 timestamp_ns;   /* bpf_ktime_get_ns(), CLOCK_MONOTONIC */
@@ -50,7 +58,7 @@ struct lowprof_sample {
 	__u16 user_depth;
 	__u8 nfiles;          /* entries of the file list after the frames */
 	__u8 user_stop;       /* enum lowprof_stop_reason: why the user stack ends early */
-	__u16 reserved;       /* zero */
+	__u16 exec_id;        /* the task's exec count, low 16 bits: see below */
 	char comm[LOWPROF_COMM_LEN];
 	__u64 frames[];       /* then nfiles struct lowprof_file_id */
 };

@@ -42,9 +42,8 @@ int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 		snprintf(err, errlen, "sample has unknown flags 0x%x", s->flags);
 		return -EINVAL;
 	}
-	if (s->user_stop >= LOWPROF_STOP_REASONS || s->reserved != 0) {
-		snprintf(err, errlen, "sample has stop reason %u and reserved 0x%x", s->user_stop,
-			 s->reserved);
+	if (s->user_stop >= LOWPROF_STOP_REASONS) {
+		snprintf(err, errlen, "sample has unknown stop reason %u", s->user_stop);
 		return -EINVAL;
 	}
 	out->hdr = s;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/mono_clock.h"
+#include "ipc/sample_record.h"
 
 #define PROCESS_INFO_NONE UINT32_MAX
 
@@ -23,6 +24,8 @@ struct process_info_entry {
 	char *exe_path;         /* owned; NULL when unknown */
 	uint32_t next;          /* hash chain */
 	bool used;
+	bool exec_known;        /* exec_id set: a sample's (process_info_observe) */
+	uint16_t exec_id;
 	uint64_t used_ns;       /* last looked up (mono_ns) */
 };
 
@@ -251,37 +254,69 @@ static char *process_info_read(struct process_info_cache *c, uint32_t pid, struc
 	return strdup(target);
 }
 
-const struct process_info *process_info_lookup(struct process_info_cache *c, uint32_t pid)
+/* Forget the entry in slot; the ring takes the slot again when it comes round. */
+static void process_info_drop(struct process_info_cache *c, uint32_t slot)
 {
-	struct process_info_entry *e;
-	uint32_t slot = process_info_find(c, pid);
+	struct process_info_entry *e = &c->entries[slot];
+
+	process_info_unlink(c, slot);
+	free(e->exe_path);
+	memset(e, 0, sizeof(*e));
+	c->count--;
+}
+
+/* A new entry for pid (not cached), read now; the oldest goes when full. */
+static struct process_info_entry *process_info_insert(struct process_info_cache *c, uint32_t pid)
+{
+	uint32_t slot = (uint32_t)c->next_slot;
+	struct process_info_entry *e = &c->entries[slot];
 	const char *slash;
 	size_t b;
 
-	if (slot != PROCESS_INFO_NONE) {
-		c->entries[slot].used_ns = mono_ns();
-		return &c->entries[slot].info;
-	}
-	slot = (uint32_t)c->next_slot;
-	e = &c->entries[slot];
-	if (e->used) {
-		process_info_unlink(c, slot);
-		free(e->exe_path);
-		c->count--;
-	}
-	memset(e, 0, sizeof(*e));
+	if (e->used)
+		process_info_drop(c, slot);
 	e->info.pid = pid;
 	e->exe_path = process_info_read(c, pid, &e->info);
 	e->info.exe_path = e->exe_path != NULL ? e->exe_path : "";
 	slash = strrchr(e->info.exe_path, '/');
 	e->info.exe_name = slash != NULL ? slash + 1 : e->info.exe_path;
 	e->used = true;
-	e->used_ns = mono_ns();
 	b = process_info_bucket(c, pid);
 	e->next = c->buckets[b];
 	c->buckets[b] = slot;
 	c->count++;
 	c->next_slot = (c->next_slot + 1) % c->max_entries;
+	return e;
+}
+
+const struct process_info *process_info_lookup(struct process_info_cache *c, uint32_t pid)
+{
+	uint32_t slot = process_info_find(c, pid);
+	struct process_info_entry *e =
+		slot != PROCESS_INFO_NONE ? &c->entries[slot] : process_info_insert(c, pid);
+
+	e->used_ns = mono_ns();
+	return &e->info;
+}
+
+const struct process_info *process_info_observe(struct process_info_cache *c, uint32_t pid,
+						uint16_t exec_id)
+{
+	uint32_t slot = process_info_find(c, pid);
+	struct process_info_entry *e = slot != PROCESS_INFO_NONE ? &c->entries[slot] : NULL;
+
+	if (e != NULL && e->exec_known && sample_exec_id_newer(exec_id, e->exec_id)) {
+		process_info_drop(c, slot);
+		e = NULL;
+	}
+	if (e == NULL)
+		e = process_info_insert(c, pid);
+	/* A new entry, or one process_info_lookup read for no sample's exec_id. */
+	if (!e->exec_known) {
+		e->exec_known = true;
+		e->exec_id = exec_id;
+	}
+	e->used_ns = mono_ns();
 	return &e->info;
 }
 
@@ -295,10 +330,7 @@ size_t process_info_expire(struct process_info_cache *c, uint64_t before_ns)
 
 		if (!e->used || e->used_ns >= before_ns)
 			continue;
-		process_info_unlink(c, (uint32_t)i);
-		free(e->exe_path);
-		memset(e, 0, sizeof(*e));
-		c->count--;
+		process_info_drop(c, (uint32_t)i);
 		dropped++;
 	}
 	return dropped;

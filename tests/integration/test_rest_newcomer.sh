@@ -8,6 +8,12 @@
 # loader_wake_newcomers), which drains and tells the exporter at once and
 # goes on resting: the OTLP samples of both runs carry the path, and the
 # quiet interval that held the second run went on past it.
+#   A third run is the program exec'd by a process sampled before (a shell
+# busy for 0.3 s, then waiting a second, as a wrapper such as nice or a
+# shell's child is sampled before its exec): its samples carry the
+# program's path, not the shell's (the exporter read a pid once, at first
+# sight, and kept it) and not none (a process's first sample after an exec
+# wakes the loader as a new process's does: bpf/lowprof.h, exec_id).
 #   usage: test_rest_newcomer.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -17,7 +23,7 @@ work_dir rest-newcomer
 start_sink "$work/sink" 200
 # Its own copy of a busy program: a name nothing else on the host has.
 cp /usr/bin/yes "$work/newcomer"
-"$BIN/lowprof" --duration 26 --interval 60 --output "$work/out" --run-dir "$work/run" \
+"$BIN/lowprof" --duration 30 --interval 60 --output "$work/out" --run-dir "$work/run" \
 	--otlp-endpoint "http://127.0.0.1:$port" 2>"$work/stderr" &
 sup=$!
 track "$sup"
@@ -34,13 +40,35 @@ timeout 0.6 "$work/newcomer" >/dev/null || true
 # the loader is about 4 s into a 12-s rest.
 sleep 12
 timeout 0.6 "$work/newcomer" >/dev/null || true
+# In the next rest, past the 12-s one the checks below look at (their ends
+# move with the host, by less than this). The shell is told to the exporter
+# at its first sample, and waits a second before its exec; then the
+# newcomer runs 0.6 s, as above.
+sleep 10
+mkfifo "$work/exec-now"
+sh -c 'while [ ! -e "$1" ]; do :; done; read -r _ <"$2"; exec "$3"' sh \
+	"$work/go" "$work/exec-now" "$work/newcomer" >/dev/null &
+execd=$!
+track "$execd"
+sleep 0.3
+touch "$work/go"
+sleep 1
+echo >"$work/exec-now"
+i=0
+while [ "$(readlink "/proc/$execd/exe")" != "$work/newcomer" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.6
+kill "$execd"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
 
 python3 "$SRC/tests/otlp/process_attributes.py" "$work/sink" "$REFERENCE_PROTO_DIR" newcomer \
 	>"$work/procs" || fail "no OTLP sample of newcomer"
 cat "$work/procs"
-[ "$(wc -l <"$work/procs")" -ge 2 ] || fail "the OTLP samples hold one run of newcomer, not two"
+[ "$(wc -l <"$work/procs")" -ge 3 ] || fail "the OTLP samples hold fewer than three runs of newcomer"
+grep -q "^$execd " "$work/procs" || fail "no OTLP sample of the newcomer the shell $execd exec'd"
 if grep -q " -$" "$work/procs"; then
 	fail "a run of newcomer has no process.executable.path: the exporter heard of it after it ended"
 fi

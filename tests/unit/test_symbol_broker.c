@@ -677,7 +677,7 @@ static void test_only_sampled_pids(void **state)
 
 	(void)state;
 	assert_int_equal(seen_pids_init(&seen, T0), 0);
-	seen_pids_add(&seen, (uint32_t)getpid(), T0);
+	seen_pids_add(&seen, (uint32_t)getpid(), 0, T0);
 	cfg.sampled = &seen;
 	start_cfg(&f, &cfg);
 	rep = ask_maps(&f, (uint32_t)child, &fd);
@@ -688,7 +688,7 @@ static void test_only_sampled_pids(void **state)
 	expect_error(rep, &fd, EACCES);
 	assert_int_equal(test_audit_count(f.audit, "has not been sampled"), 3);
 	/* Sampled: served. */
-	seen_pids_add(&seen, (uint32_t)child, T0);
+	seen_pids_add(&seen, (uint32_t)child, 0, T0);
 	rep = ask_maps(&f, (uint32_t)child, &fd);
 	assert_int_equal(rep->error, 0);
 	assert_true(fd >= 0);

@@ -646,6 +646,115 @@ static void reap(pid_t pid)
 	assert_int_equal(stat(path, &sb), -1); /* really gone */
 }
 
+/* Until pid's executable path holds name (at most 2 s): the path into exe. */
+static void wait_exe(pid_t pid, const char *name, char *exe, size_t len)
+{
+	char link[64];
+	ssize_t n;
+	int i;
+
+	exe[0] = '\0';
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (i = 0; i < 200 && !strstr(exe, name); i++) {
+		usleep(10 * 1000);
+		n = readlink(link, exe, len - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	}
+	assert_non_null(strstr(exe, name));
+}
+
+/* The start of pid's first executable mapping of the file exe. */
+static uint64_t text_start(pid_t pid, const char *exe)
+{
+	char path[64], line[4096 + 128];
+	uint64_t text = 0;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "r");
+	while (maps && fgets(line, sizeof(line), maps) && !text) {
+		if (strstr(line, " r-xp ") && strstr(line, exe))
+			sscanf(line, "%" SCNx64, &text);
+	}
+	if (maps)
+		fclose(maps);
+	assert_true(text != 0);
+	return text;
+}
+
+/*
+ * A process whose maps were read before its exec (a wrapper such as nice, a
+ * shell's child): its new program's addresses are named once a sample with
+ * a newer exec_id says it execs, not a refresh a second later. The same or
+ * an older exec_id reads nothing.
+ */
+static void test_exec_reads_again(void **state)
+{
+	struct symbolizer *s = new_sym();
+	struct symbolizer_stats st;
+	char exe[4096];
+	uint64_t text, gen, reads;
+	struct frame f;
+	int pipefd[2];
+	char c;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) > 0)
+			;
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[0]);
+	/* kallsyms read: stack generations are settled from here on. */
+	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ull, &f), 0);
+	/* Before its exec: our own program. */
+	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr(), &f), 0);
+	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
+	gen = symbolizer_stack_generation(s, (uint32_t)pid);
+	assert_true(gen != 0);
+	symbolizer_stats(s, &st);
+	reads = st.maps_reads;
+	close(pipefd[1]);
+	wait_exe(pid, "sleep", exe, sizeof(exe));
+	text = text_start(pid, exe);
+	/* The old maps, read less than a second ago: not sleep's code. */
+	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
+	assert_true(f.module == NULL || strcmp(f.module, exe) != 0);
+	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), gen);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.maps_reads, reads);
+	/* A sample past the exec. */
+	symbolizer_note_exec(s, (uint32_t)pid, 42);
+	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), 0); /* maps unread */
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
+	assert_non_null(f.module);
+	assert_string_equal(f.module, exe);
+	assert_true(symbolizer_stack_generation(s, (uint32_t)pid) > gen);
+	gen = symbolizer_stack_generation(s, (uint32_t)pid);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.execs, 1);
+	assert_int_equal(st.maps_reads, reads + 1);
+	/* One from before the exec, drained late: nothing changes. */
+	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
+	assert_string_equal(f.module, exe);
+	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), gen);
+	symbolizer_stats(s, &st);
+	assert_int_equal(st.execs, 1);
+	assert_int_equal(st.maps_reads, reads + 1);
+	kill(pid, SIGKILL);
+	reap(pid);
+	symbolizer_free(s);
+}
+
 /* A child symbolized while alive is still named after it has exited. */
 static void test_exited_child(void **state)
 {
@@ -692,10 +801,9 @@ static void test_exited_exec(void **state)
 {
 	struct symbolizer *s = new_sym();
 	char exe[4096] = "", want_id[256], prefix[64];
-	uint64_t text = 0;
+	uint64_t text;
 	struct frame f;
 	pid_t pid;
-	int i;
 
 	(void)state;
 	pid = fork();
@@ -704,32 +812,10 @@ static void test_exited_exec(void **state)
 		execl("/bin/sleep", "sleep", "1", (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 200 && !strstr(exe, "sleep"); i++) {
-		char link[64];
-		ssize_t n;
-
-		usleep(10 * 1000);
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-	}
-	assert_non_null(strstr(exe, "sleep"));
+	wait_exe(pid, "sleep", exe, sizeof(exe));
 	/* An unmapped address: reads the maps, opens no file. */
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, 0x10, &f), 0);
-	{
-		char path[64], line[4096 + 128];
-		FILE *maps;
-
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-		maps = fopen(path, "r");
-		while (maps && fgets(line, sizeof(line), maps) && !text) {
-			if (strstr(line, " r-xp ") && strstr(line, exe))
-				sscanf(line, "%" SCNx64, &text);
-		}
-		if (maps)
-			fclose(maps);
-	}
-	assert_true(text != 0);
+	text = text_start(pid, exe);
 	kill(pid, SIGKILL);
 	reap(pid);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
@@ -939,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_and_unnamed),
 		cmocka_unit_test(test_refresh),
 		cmocka_unit_test(test_exited_child),
+		cmocka_unit_test(test_exec_reads_again),
 		cmocka_unit_test(test_exited_exec),
 		cmocka_unit_test(test_separate_debug_file),
 		cmocka_unit_test(test_bounds_and_forget),
