@@ -73,10 +73,11 @@ volatile __u64 loader_wake_bytes = 0;
  * executable and container while it exists (exporter/otlp/process_info.h),
  * and such an interval ends up to a ping interval later, past a
  * short-lived process's end. A process that execs is new again (its
- * exec_id, bpf/lowprof.h): the exporter reads its executable once more,
- * which a wrapper (nice, env) or a shell's child sampled before its exec
- * would otherwise leave to the drain after a short-lived program ended.
- * "First" as far as the program recalls: the last two (tgid, exec_id)
+ * image_id, bpf/lowprof.h), and so is a reused pid: the exporter reads its
+ * executable once more, which for a wrapper (nice, env) or a shell's child
+ * sampled before its exec would otherwise wait for the drain after a
+ * short-lived program ended.
+ * "First" as far as the program recalls: the last two (tgid, image_id)
  * sampled in each of RECENT_TGID_SETS sets (by tgid modulo their number),
  * kept at every sample, so that an idle host's daemons, and
  * a busy host's busy processes, sampled again and again, wake nobody when
@@ -91,8 +92,19 @@ volatile __u64 loader_wake_bytes = 0;
 volatile __u32 loader_wake_newcomers = 0;
 #define RECENT_TGID_SETS 1024
 
+/* The current task's image_id (bpf/lowprof.h): its exec count, and its
+ * thread group's start time through a multiplicative hash, its top 16
+ * bits. Two loads from the task, one from its group leader. */
+static __always_inline __u16 current_image_id(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 start = task->group_leader->start_time;
+
+	return (__u16)task->self_exec_id ^ (__u16)((start * 0x9e3779b97f4a7c15ULL) >> 48);
+}
+
 /* The processes a set recalls, the more recently sampled first: each
- * exec_id << 32 | tgid (0: none). */
+ * image_id << 32 | tgid (0: none). */
 struct recent_tgid_set {
 	__u64 image[2];
 };
@@ -104,15 +116,15 @@ struct {
 	__type(value, struct recent_tgid_set);
 } recent_tgids SEC(".maps");
 
-/* Is tgid, running the program of exec_id, new to the program while the
+/* Is tgid, running the program of image_id, new to the program while the
  * loader wants to hear of new processes (loader_wake_newcomers)? Remembers
  * it either way, first in its set: the one it displaces moves second, the
  * second is forgotten. Two CPUs at one set at once may each see a new one
  * (one wake too many) or forget one (a wake later): a hint, no more. */
-static __always_inline bool newcomer_to_wake_for(__u32 tgid, __u16 exec_id)
+static __always_inline bool newcomer_to_wake_for(__u32 tgid, __u16 image_id)
 {
 	__u32 key = tgid & (RECENT_TGID_SETS - 1);
-	__u64 image = (__u64)exec_id << 32 | tgid;
+	__u64 image = (__u64)image_id << 32 | tgid;
 	struct recent_tgid_set *set;
 	__u64 first, second;
 
@@ -381,7 +393,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.flags = 0;
 	s->hdr.nfiles = 0;
 	s->hdr.user_stop = LOWPROF_STOP_NONE;
-	s->hdr.exec_id = (__u16)bpf_get_current_task_btf()->self_exec_id;
+	s->hdr.image_id = current_image_id();
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	/* A sample taken in user mode has no kernel stack (the kernel's own
@@ -427,7 +439,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (bpf_ringbuf_output(&samples, s, size,
-			       newcomer_to_wake_for(tgid, s->hdr.exec_id) ? BPF_RB_FORCE_WAKEUP
+			       newcomer_to_wake_for(tgid, s->hdr.image_id) ? BPF_RB_FORCE_WAKEUP
 							  : samples_wakeup(size)) == 0)
 		st->submitted++;
 	else

@@ -39,13 +39,16 @@ enum lowprof_sample_flags {
  * the shared-memory ring. Variable length: header then kernel_depth kernel
  * frames (leaf first) then user_depth user frames (leaf first).
  *
- * exec_id is the task's self_exec_id, which the kernel counts up at every
- * exec (a fork inherits it): a pid's samples with a newer one ran another
- * program than those before, so what was read of the pid for the older
- * (its executable, its maps) no longer holds. That is a shell's child
- * sampled before its exec, or a wrapper (nice, env, timeout) before the
- * program it runs. 16 bits: compared as serial numbers, a newer one is at
- * most 32767 execs of one pid on.
+ * image_id names what a pid runs: the task's exec count (self_exec_id,
+ * which the kernel counts up at every exec; a fork or a new thread
+ * inherits it) mixed with its thread group's start time. A pid's samples
+ * with another one than before come from another program (a shell's child
+ * sampled before its exec, a wrapper such as nice, env or timeout before
+ * the program it runs) or another process (the pid reused), so what was
+ * read of the pid for the earlier ones (its executable, its maps) no
+ * longer holds. Compared for equality only: 16 bits, so one change in
+ * 65536 goes unseen. Every thread of a process has the same one: an exec
+ * ends the others first, and the threads made after it inherit its count.
  */
 struct lowprof_sample {
 	__u64 timestamp_ns;   /* bpf_ktime_get_ns(), CLOCK_MONOTONIC */
@@ -58,7 +61,7 @@ struct lowprof_sample {
 	__u16 user_depth;
 	__u8 nfiles;          /* entries of the file list after the frames */
 	__u8 user_stop;       /* enum lowprof_stop_reason: why the user stack ends early */
-	__u16 exec_id;        /* the task's exec count, low 16 bits: see below */
+	__u16 image_id;       /* the program and process the pid runs: see below */
 	char comm[LOWPROF_COMM_LEN];
 	__u64 frames[];       /* then nfiles struct lowprof_file_id */
 };

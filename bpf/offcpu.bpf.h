@@ -164,7 +164,7 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 	s->hdr.flags = LOWPROF_SAMPLE_OFF_CPU;
 	s->hdr.nfiles = 0;
 	s->hdr.user_stop = LOWPROF_STOP_NONE;
-	s->hdr.exec_id = (__u16)bpf_get_current_task_btf()->self_exec_id;
+	s->hdr.image_id = current_image_id();
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	/* Skip this program's own frames (the program, bpf_trace_run4): the stack

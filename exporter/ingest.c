@@ -199,20 +199,21 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	size_t n;
 	int rc;
 
-	/* A pid that ran another program since its maps were read (bpf/lowprof.h,
-	 * exec_id) has them read again before its addresses are named. */
+	/* A pid that runs another program (or is another process) since its maps
+	 * were read (bpf/lowprof.h, image_id) has them read again before its
+	 * addresses are named. */
 	if (ingest_uses_maps(sv))
-		symbolizer_note_exec(sym, h->pid, h->exec_id);
+		symbolizer_note_image(sym, h->pid, h->image_id);
 	n = ingest_frames(t->stacks, sym, sv, buf, &frames, &hit);
 	if (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED)
 		st->truncated++;
 	if (h->flags & LOWPROF_SAMPLE_NO_USER_STACK)
 		st->no_user_stack++;
-	/* First sight of a pid (and of it after an exec) reads /proc/PID/exe and
-	 * /proc/PID/cgroup now, while the process still exists; the cache keeps
-	 * them after it exits. */
+	/* First sight of a pid (and of another image of it) reads /proc/PID/exe
+	 * and /proc/PID/cgroup now, while the process still exists; the cache
+	 * keeps them after it exits. */
 	if (t->procs != NULL)
-		(void)process_info_observe(t->procs, h->pid, h->exec_id);
+		(void)process_info_observe(t->procs, h->pid, h->image_id);
 	/* The frames' strings are the symbolizer's (cached ones too: the stack
 	 * cache drops what a rebuilt string table invalidated) or constants. */
 	epoch = symbolizer_strings_epoch(sym);

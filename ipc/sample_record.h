@@ -6,7 +6,6 @@
 #define LOWPROF_IPC_SAMPLE_RECORD_H
 
 #include <linux/types.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,17 +26,11 @@ struct sample_view {
  * Check that buf[0..len) is one well-formed sample: header present, depths
  * within limits, nfiles <= LOWPROF_SAMPLE_MAX_FILES, length exactly header +
  * frames + file list, known flags only, user_stop a known reason, every
- * user frame's kind raw, the vDSO, or an entry of the file list (any exec_id
+ * user frame's kind raw, the vDSO, or an entry of the file list (any image_id
  * is one).
  * Returns 0 and fills *out, or -EINVAL with a reason in err.
  */
 int sample_record_decode(const void *buf, size_t len, struct sample_view *out,
 			 char *err, size_t errlen);
-
-/* Is exec_id a newer than b (struct lowprof_sample's, 16-bit serial numbers)? */
-static inline bool sample_exec_id_newer(uint16_t a, uint16_t b)
-{
-	return (int16_t)(uint16_t)(a - b) > 0;
-}
 
 #endif

@@ -25,7 +25,7 @@ static int drain_on_sample(void *ctx, void *data, size_t size)
 		d->new_pid = true;
 	} else if (size >= sizeof(struct lowprof_sample) &&
 		   seen_pids_add(d->seen, ((const struct lowprof_sample *)data)->pid,
-				 ((const struct lowprof_sample *)data)->exec_id, d->now_ns)) {
+				 ((const struct lowprof_sample *)data)->image_id, d->now_ns)) {
 		d->new_pid = true;
 		d->new_pids++;
 	}

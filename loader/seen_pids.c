@@ -7,16 +7,15 @@
 
 #include "common/hash.h"
 #include "common/mono_clock.h"
-#include "ipc/sample_record.h"
 
 int seen_pids_init(struct seen_pids *s, uint64_t now_ns)
 {
 	memset(s, 0, sizeof(*s));
 	for (unsigned g = 0; g < 2; g++) {
 		s->gen[g] = calloc(SEEN_PIDS_SLOTS, sizeof(uint32_t));
-		s->exec_id[g] = calloc(SEEN_PIDS_SLOTS, sizeof(uint16_t));
+		s->image_id[g] = calloc(SEEN_PIDS_SLOTS, sizeof(uint16_t));
 	}
-	if (s->gen[0] == NULL || s->gen[1] == NULL || s->exec_id[0] == NULL || s->exec_id[1] == NULL) {
+	if (s->gen[0] == NULL || s->gen[1] == NULL || s->image_id[0] == NULL || s->image_id[1] == NULL) {
 		seen_pids_fini(s);
 		return -ENOMEM;
 	}
@@ -34,7 +33,7 @@ static uint32_t seen_pids_slot(const uint32_t *t, uint32_t pid)
 	return i;
 }
 
-bool seen_pids_add(struct seen_pids *s, uint32_t pid, uint16_t exec_id, uint64_t now_ns)
+bool seen_pids_add(struct seen_pids *s, uint32_t pid, uint16_t image_id, uint64_t now_ns)
 {
 	uint32_t *t, *old, i, j;
 	bool known;
@@ -51,20 +50,20 @@ bool seen_pids_add(struct seen_pids *s, uint32_t pid, uint16_t exec_id, uint64_t
 	t = s->gen[s->cur];
 	i = seen_pids_slot(t, pid);
 	if (t[i] == pid) {
-		if (!sample_exec_id_newer(exec_id, s->exec_id[s->cur][i]))
+		if (image_id == s->image_id[s->cur][i])
 			return false;
-		s->exec_id[s->cur][i] = exec_id;
+		s->image_id[s->cur][i] = image_id;
 		return true;
 	}
 	old = s->gen[s->cur ^ 1];
 	j = seen_pids_slot(old, pid);
-	known = old[j] == pid && !sample_exec_id_newer(exec_id, s->exec_id[s->cur ^ 1][j]);
+	known = old[j] == pid && image_id == s->image_id[s->cur ^ 1][j];
 	if (s->count[s->cur] >= SEEN_PIDS_MAX) {
 		s->not_kept++;
 		return !known;
 	}
 	t[i] = pid;
-	s->exec_id[s->cur][i] = exec_id;
+	s->image_id[s->cur][i] = image_id;
 	s->count[s->cur]++;
 	return !known;
 }
@@ -83,8 +82,8 @@ void seen_pids_fini(struct seen_pids *s)
 {
 	for (unsigned g = 0; g < 2; g++) {
 		free(s->gen[g]);
-		free(s->exec_id[g]);
+		free(s->image_id[g]);
 		s->gen[g] = NULL;
-		s->exec_id[g] = NULL;
+		s->image_id[g] = NULL;
 	}
 }

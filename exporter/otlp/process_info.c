@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "common/mono_clock.h"
-#include "ipc/sample_record.h"
 
 #define PROCESS_INFO_NONE UINT32_MAX
 
@@ -24,8 +23,8 @@ struct process_info_entry {
 	char *exe_path;         /* owned; NULL when unknown */
 	uint32_t next;          /* hash chain */
 	bool used;
-	bool exec_known;        /* exec_id set: a sample's (process_info_observe) */
-	uint16_t exec_id;
+	bool image_known;       /* image_id set: a sample's (process_info_observe) */
+	uint16_t image_id;
 	uint64_t used_ns;       /* last looked up (mono_ns) */
 };
 
@@ -300,21 +299,21 @@ const struct process_info *process_info_lookup(struct process_info_cache *c, uin
 }
 
 const struct process_info *process_info_observe(struct process_info_cache *c, uint32_t pid,
-						uint16_t exec_id)
+						uint16_t image_id)
 {
 	uint32_t slot = process_info_find(c, pid);
 	struct process_info_entry *e = slot != PROCESS_INFO_NONE ? &c->entries[slot] : NULL;
 
-	if (e != NULL && e->exec_known && sample_exec_id_newer(exec_id, e->exec_id)) {
+	if (e != NULL && e->image_known && e->image_id != image_id) {
 		process_info_drop(c, slot);
 		e = NULL;
 	}
 	if (e == NULL)
 		e = process_info_insert(c, pid);
-	/* A new entry, or one process_info_lookup read for no sample's exec_id. */
-	if (!e->exec_known) {
-		e->exec_known = true;
-		e->exec_id = exec_id;
+	/* A new entry, or one process_info_lookup read for no sample's image_id. */
+	if (!e->image_known) {
+		e->image_known = true;
+		e->image_id = image_id;
 	}
 	e->used_ns = mono_ns();
 	return &e->info;

@@ -3,9 +3,10 @@
  * hold: the executable path (readlink /proc/PID/exe) and the container id
  * (parsed from /proc/PID/cgroup).
  *
- * Read once, at first sight of a pid (again after it execs), and kept after
- * the process exits, so a short-lived process still has its metadata when
- * the interval's profile is encoded. A failed read is remembered too (no retry every interval). The
+ * Read once, at first sight of a pid (again when it runs another program or
+ * is another process: a sample's image_id), and kept after the process
+ * exits, so a short-lived process still has its metadata when the
+ * interval's profile is encoded. A failed read is remembered too (no retry every interval). The
  * cache is bounded: past max_entries, the oldest entry is forgotten; and
  * process_info_expire forgets the pids without a sample in the window.
  *
@@ -46,14 +47,14 @@ void process_info_free(struct process_info_cache *c);
  * is evicted (max_entries later lookups of new pids) or the cache is freed. */
 const struct process_info *process_info_lookup(struct process_info_cache *c, uint32_t pid);
 
-/* At a sample of pid: as process_info_lookup, and read again when exec_id
- * (the sample's, bpf/lowprof.h) is newer than the one the entry was read
- * for: the process runs another program since (a shell's child sampled
- * before its exec, a wrapper such as nice or env before what it runs), and
- * without this kept the first program's path for as long as it lived. An
- * older exec_id changes nothing. */
+/* At a sample of pid: as process_info_lookup, and read again when image_id
+ * (the sample's, bpf/lowprof.h) is not the one the entry was read for: the
+ * process runs another program since (a shell's child sampled before its
+ * exec, a wrapper such as nice or env before what it runs) or the pid is
+ * another process's, and without this kept the first one's path for as
+ * long as it was sampled. */
 const struct process_info *process_info_observe(struct process_info_cache *c, uint32_t pid,
-						uint16_t exec_id);
+						uint16_t image_id);
 
 /* true and *out set when pid is cached; reads nothing. */
 bool process_info_peek(const struct process_info_cache *c, uint32_t pid,

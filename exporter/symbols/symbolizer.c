@@ -21,7 +21,6 @@
 #include "exporter/symbols/proc_maps.h"
 #include "exporter/symbols/proc_source.h"
 #include "exporter/symbols/symbolizer_internal.h"
-#include "ipc/sample_record.h"
 
 /* A pid's maps are re-read for an unknown address at most this often. */
 #define SYM_MAPS_REFRESH_NS NSEC_PER_SEC
@@ -183,7 +182,7 @@ static struct sym_pid *pid_get(struct symbolizer *s, uint32_t pid, uint64_t now)
 		lru_unlink(&p->lru);
 		lru_push_front(&s->pid_lru, &p->lru);
 		p->used_ns = now;
-		/* Dropped for an exec (symbolizer_note_exec): read at once. */
+		/* Dropped for another image (symbolizer_note_image): read at once. */
 		if (p->read_at_ns == 0)
 			pid_read_maps(s, p, now);
 		return p;
@@ -581,7 +580,7 @@ uint64_t symbolizer_stack_generation(const struct symbolizer *s, uint32_t pid)
 	return p->gen > s->kernel_gen ? p->gen : s->kernel_gen;
 }
 
-void symbolizer_note_exec(struct symbolizer *s, uint32_t pid, uint16_t exec_id)
+void symbolizer_note_image(struct symbolizer *s, uint32_t pid, uint16_t image_id)
 {
 	struct sym_pid **pp = pid_slot(s, pid);
 	struct sym_pid *p = *pp;
@@ -592,23 +591,23 @@ void symbolizer_note_exec(struct symbolizer *s, uint32_t pid, uint16_t exec_id)
 		if (p == NULL)
 			return;
 		p->used_ns = mono_ns();
-		p->exec_id = exec_id;
-		p->exec_known = true;
+		p->image_id = image_id;
+		p->image_known = true;
 		sym_evict(s);
 		return;
 	}
-	if (p->exec_known && !sample_exec_id_newer(exec_id, p->exec_id))
+	if (p->image_known && p->image_id == image_id)
 		return;
-	if (p->exec_known) {
+	if (p->image_known) {
 		s->maps_bytes -= proc_maps_memory(p->maps);
 		proc_maps_free(p->maps);
 		p->maps = NULL;
 		p->read_at_ns = 0;
 		p->gen = ++s->gen_counter;
-		s->stats.execs++;
+		s->stats.image_changes++;
 	}
-	p->exec_id = exec_id;
-	p->exec_known = true;
+	p->image_id = image_id;
+	p->image_known = true;
 }
 
 void symbolizer_forget_pid(struct symbolizer *s, uint32_t pid)

@@ -59,7 +59,7 @@ struct symbolizer_stats {
 	uint64_t lookups;     /* frames asked for, user and kernel */
 	uint64_t misses;      /* frames returned without a symbol name */
 	uint64_t maps_reads;  /* /proc/PID/maps reads: first sight and refreshes */
-	uint64_t execs;       /* pids whose maps were dropped for a newer exec_id */
+	uint64_t image_changes; /* pids whose maps were dropped for another image_id */
 	uint64_t file_errors; /* mapped files that could not be opened or parsed */
 	uint64_t evictions;   /* pids and files dropped by the memory bound */
 	uint64_t expired;     /* pids and files dropped for not being used in a window */
@@ -140,17 +140,16 @@ int symbolizer_vdso_frame(struct symbolizer *s, uint64_t off, struct frame *out)
 int symbolizer_kernel_frame(struct symbolizer *s, uint64_t addr, struct frame *out);
 
 /*
- * Before naming a sample's raw user addresses: exec_id is the sample's
- * (bpf/lowprof.h). When pid's maps were read for an older one, the process
- * has run another program since and they are dropped, read again at the
- * next address (a process sampled before its exec otherwise had its new
- * program's addresses looked up in the old program's maps, unnamed until a
- * refresh a second later, past the end of a short-lived one). An older
- * exec_id (a sample from before an exec reaching us after one from past it)
- * changes nothing. The first of a pid is recorded, its maps read at its
- * first address as before.
+ * Before naming a sample's raw user addresses: image_id is the sample's
+ * (bpf/lowprof.h). When pid's maps were read for another one, the pid runs
+ * another program (or is another process) since, and they are dropped,
+ * read again at the next address (a process sampled before its exec
+ * otherwise had its new program's addresses looked up in the old program's
+ * maps, unnamed until a refresh a second later, past the end of a
+ * short-lived one). A pid's first is recorded, its maps read at its first
+ * address as before.
  */
-void symbolizer_note_exec(struct symbolizer *s, uint32_t pid, uint16_t exec_id);
+void symbolizer_note_image(struct symbolizer *s, uint32_t pid, uint16_t image_id);
 
 /*
  * Drop the cached maps of pid: call it once its exit (or exec) has been seen

@@ -31,8 +31,8 @@ struct sym_pid {
 	uint64_t read_at_ns;
 	uint64_t used_ns;       /* last asked for: entries unused for a window go */
 	uint64_t gen;           /* symbolizer_stack_generation: new at each maps change */
-	uint16_t exec_id;       /* the newest a sample of pid carried (symbolizer_note_exec) */
-	bool exec_known;
+	uint16_t image_id;      /* the last a sample of pid carried (symbolizer_note_image) */
+	bool image_known;
 };
 
 struct sym_file {

@@ -13,7 +13,7 @@
 # shell's child is sampled before its exec): its samples carry the
 # program's path, not the shell's (the exporter read a pid once, at first
 # sight, and kept it) and not none (a process's first sample after an exec
-# wakes the loader as a new process's does: bpf/lowprof.h, exec_id).
+# wakes the loader as a new process's does: bpf/lowprof.h, image_id).
 #   usage: test_rest_newcomer.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf

@@ -69,7 +69,7 @@ sleep 14
 # of a CPU (a dozen samples at 49 Hz); at theirs it got a sixth of the host,
 # about five samples, and in one CI run none. nice itself, at their priority
 # until it execs, is sampled now and then: newcomer's samples must carry its
-# path all the same (bpf/lowprof.h, exec_id).
+# path all the same (bpf/lowprof.h, image_id).
 timeout 0.3 nice -n -10 "$work/newcomer" >/dev/null || true
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr-a"))"
 sup=

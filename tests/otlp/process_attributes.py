@@ -4,8 +4,10 @@
     process_attributes.py SINK_DIR PROTO_DIR THREAD_NAME
 
 For every request body (req-N.body) the samples whose thread.name is
-THREAD_NAME: one line per process, "PID EXECUTABLE_PATH" ("-" when the
-samples carry no process.executable.path). Exits 1 when no sample has the
+THREAD_NAME: one line per process and path, "PID EXECUTABLE_PATH" ("-"
+when the samples carry no process.executable.path; only for a pid none of
+whose samples carries one). A pid is on two lines when its samples carry
+two paths (it exec'd, or it was reused). Exits 1 when no sample has the
 name.
 """
 import os
@@ -41,10 +43,12 @@ def main():
             if a.get("thread.name") == name:
                 pid = a.get("process.pid")
                 path = a.get("process.executable.path")
-                if procs.get(pid) in (None, "-"):
-                    procs[pid] = path or "-"
-    for pid, path in sorted(procs.items()):
-        print(pid, path)
+                procs.setdefault(pid, set()).add(path or "-")
+    for pid, paths in sorted(procs.items()):
+        if len(paths) > 1:
+            paths.discard("-")
+        for path in sorted(paths):
+            print(pid, path)
     return 0 if procs else 1
 
 

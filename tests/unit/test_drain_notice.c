@@ -178,10 +178,9 @@ static void test_seen_pids_new(void **state)
 	seen_pids_fini(&s);
 }
 
-/* A process that execs is new again: in the current generation, in the
- * older one; a sample from before the exec, drained after, is not; 16-bit
- * exec counts wrap. */
-static void test_seen_pids_exec(void **state)
+/* A process that execs, or a reused pid, is new again (another image_id):
+ * in the current generation, in the older one; the same image_id is not. */
+static void test_seen_pids_image(void **state)
 {
 	struct seen_pids s;
 	uint64_t swap = T0 + SEEN_PIDS_WINDOW_S * NSEC_PER_SEC;
@@ -189,15 +188,12 @@ static void test_seen_pids_exec(void **state)
 	(void)state;
 	assert_int_equal(seen_pids_init(&s, T0), 0);
 	assert_true(seen_pids_add(&s, 4242, 7, T0));
-	assert_true(seen_pids_add(&s, 4242, 8, T0 + 1));
-	assert_false(seen_pids_add(&s, 4242, 8, T0 + 2));
-	assert_false(seen_pids_add(&s, 4242, 7, T0 + 3));
-	assert_false(seen_pids_add(&s, 4242, 8, T0 + 4));
-	assert_true(seen_pids_add(&s, 4243, 0xffff, T0 + 5));
-	assert_true(seen_pids_add(&s, 4243, 0, T0 + 6));
-	assert_false(seen_pids_add(&s, 4243, 0xfffe, T0 + 7));
+	assert_true(seen_pids_add(&s, 4242, 0x9e37, T0 + 1));
+	assert_false(seen_pids_add(&s, 4242, 0x9e37, T0 + 2));
+	assert_true(seen_pids_add(&s, 4243, 0xffff, T0 + 3));
+	assert_false(seen_pids_add(&s, 4243, 0xffff, T0 + 4));
 	/* After a swap: both in the older generation. */
-	assert_false(seen_pids_add(&s, 4242, 8, swap));
+	assert_false(seen_pids_add(&s, 4242, 0x9e37, swap));
 	assert_true(seen_pids_add(&s, 4243, 1, swap + 1));
 	assert_false(seen_pids_add(&s, 4243, 1, swap + 2));
 	assert_true(seen_pids_has(&s, 4243));
@@ -213,7 +209,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rest_and_stop_told_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filling_ring_told, setup, teardown),
 		cmocka_unit_test(test_seen_pids_new),
-		cmocka_unit_test(test_seen_pids_exec),
+		cmocka_unit_test(test_seen_pids_image),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

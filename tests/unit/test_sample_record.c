@@ -154,7 +154,7 @@ static void test_refuses_bad_file_list(void **state)
 	assert_int_equal(sample_record_decode(buf, len, &v, err, sizeof(err)), 0);
 }
 
-static void test_refuses_bad_stop_takes_any_exec_id(void **state)
+static void test_refuses_bad_stop_takes_any_image_id(void **state)
 {
 	struct lowprof_sample *s = (struct lowprof_sample *)buf;
 	struct sample_view v;
@@ -169,9 +169,9 @@ static void test_refuses_bad_stop_takes_any_exec_id(void **state)
 	assert_non_null(strstr(err, "stop reason"));
 	/* An exec count is any 16 bits: it reaches the view as it came. */
 	s->user_stop = LOWPROF_STOP_NONE;
-	s->exec_id = 0xffff;
+	s->image_id = 0xffff;
 	assert_int_equal(sample_record_decode(buf, len, &v, err, sizeof(err)), 0);
-	assert_int_equal(v.hdr->exec_id, 0xffff);
+	assert_int_equal(v.hdr->image_id, 0xffff);
 }
 
 static void test_loader_stats(void **state)
@@ -204,7 +204,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_malformed),
 		cmocka_unit_test(test_accepts_file_frames),
 		cmocka_unit_test(test_refuses_bad_file_list),
-		cmocka_unit_test(test_refuses_bad_stop_takes_any_exec_id),
+		cmocka_unit_test(test_refuses_bad_stop_takes_any_image_id),
 		cmocka_unit_test(test_loader_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -685,10 +685,10 @@ static uint64_t text_start(pid_t pid, const char *exe)
 /*
  * A process whose maps were read before its exec (a wrapper such as nice, a
  * shell's child): its new program's addresses are named once a sample with
- * a newer exec_id says it execs, not a refresh a second later. The same or
- * an older exec_id reads nothing.
+ * another image_id says it runs another program, not a refresh a second
+ * later. The same image_id reads nothing.
  */
-static void test_exec_reads_again(void **state)
+static void test_image_change_reads_again(void **state)
 {
 	struct symbolizer *s = new_sym();
 	struct symbolizer_stats st;
@@ -714,7 +714,7 @@ static void test_exec_reads_again(void **state)
 	/* kallsyms read: stack generations are settled from here on. */
 	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ull, &f), 0);
 	/* Before its exec: our own program. */
-	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	symbolizer_note_image(s, (uint32_t)pid, 41);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr(), &f), 0);
 	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
 	gen = symbolizer_stack_generation(s, (uint32_t)pid);
@@ -725,14 +725,14 @@ static void test_exec_reads_again(void **state)
 	wait_exe(pid, "sleep", exe, sizeof(exe));
 	text = text_start(pid, exe);
 	/* The old maps, read less than a second ago: not sleep's code. */
-	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	symbolizer_note_image(s, (uint32_t)pid, 41);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
 	assert_true(f.module == NULL || strcmp(f.module, exe) != 0);
 	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), gen);
 	symbolizer_stats(s, &st);
 	assert_int_equal(st.maps_reads, reads);
 	/* A sample past the exec. */
-	symbolizer_note_exec(s, (uint32_t)pid, 42);
+	symbolizer_note_image(s, (uint32_t)pid, 42);
 	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), 0); /* maps unread */
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
 	assert_non_null(f.module);
@@ -740,15 +740,15 @@ static void test_exec_reads_again(void **state)
 	assert_true(symbolizer_stack_generation(s, (uint32_t)pid) > gen);
 	gen = symbolizer_stack_generation(s, (uint32_t)pid);
 	symbolizer_stats(s, &st);
-	assert_int_equal(st.execs, 1);
+	assert_int_equal(st.image_changes, 1);
 	assert_int_equal(st.maps_reads, reads + 1);
-	/* One from before the exec, drained late: nothing changes. */
-	symbolizer_note_exec(s, (uint32_t)pid, 41);
+	/* More of the new program: nothing changes. */
+	symbolizer_note_image(s, (uint32_t)pid, 42);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, text + 0x20, &f), 0);
 	assert_string_equal(f.module, exe);
 	assert_int_equal(symbolizer_stack_generation(s, (uint32_t)pid), gen);
 	symbolizer_stats(s, &st);
-	assert_int_equal(st.execs, 1);
+	assert_int_equal(st.image_changes, 1);
 	assert_int_equal(st.maps_reads, reads + 1);
 	kill(pid, SIGKILL);
 	reap(pid);
@@ -1025,7 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_and_unnamed),
 		cmocka_unit_test(test_refresh),
 		cmocka_unit_test(test_exited_child),
-		cmocka_unit_test(test_exec_reads_again),
+		cmocka_unit_test(test_image_change_reads_again),
 		cmocka_unit_test(test_exited_exec),
 		cmocka_unit_test(test_separate_debug_file),
 		cmocka_unit_test(test_bounds_and_forget),
