@@ -6,9 +6,10 @@
  * Read once, at first sight of a pid (again when it runs another program or
  * is another process: a sample's image_id), and kept after the process
  * exits, so a short-lived process still has its metadata when the
- * interval's profile is encoded. A failed read is remembered too (no retry every interval). The
- * cache is bounded: past max_entries, the oldest entry is forgotten; and
- * process_info_expire forgets the pids without a sample in the window.
+ * interval's profile is encoded. A failed read is remembered too (no retry
+ * every interval). The cache is bounded: past max_entries, the oldest entry
+ * is forgotten; and process_info_expire forgets the pids without a sample
+ * in the window.
  *
  * When the path cannot be had (a process already gone, a source without the
  * privilege), it is unknown and the encoder falls back to the process's comm.
