@@ -187,6 +187,16 @@ start_sink() {
 	port=$(cat "$1/port")
 }
 
+# otlp_processes THREAD_NAME: what the sink in $work/sink received of the
+# processes whose samples have that thread name, one "PID PATH" line per
+# process and path (tests/otlp/process_attributes.py), into $work/procs and
+# printed. 1 when no sample has the name.
+otlp_processes() {
+	python3 "$SRC/tests/otlp/process_attributes.py" "$work/sink" "$REFERENCE_PROTO_DIR" "$1" \
+		>"$work/procs" || return 1
+	cat "$work/procs"
+}
+
 # tapped_lowprof DURATION TAP_SECONDS: lowprof --unwind dwarf at 199 Hz for
 # DURATION s into $work/out (stderr $work/err), $sup, once it samples; then
 # sample_tap on its pinned sample ring for TAP_SECONDS s into $work/tap.txt,

@@ -50,9 +50,7 @@ kill "$second"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
 
-python3 "$SRC/tests/otlp/process_attributes.py" "$work/sink" "$REFERENCE_PROTO_DIR" reused \
-	>"$work/procs" || fail "no OTLP sample of reused"
-cat "$work/procs"
+otlp_processes reused || fail "no OTLP sample of reused"
 grep -q "^$pid $work/second/reused$" "$work/procs" ||
 	fail "pid $pid, reused by $work/second/reused, has no OTLP sample with its path"
 echo PASS

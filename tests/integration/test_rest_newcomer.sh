@@ -64,9 +64,7 @@ kill "$execd"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
 
-python3 "$SRC/tests/otlp/process_attributes.py" "$work/sink" "$REFERENCE_PROTO_DIR" newcomer \
-	>"$work/procs" || fail "no OTLP sample of newcomer"
-cat "$work/procs"
+otlp_processes newcomer || fail "no OTLP sample of newcomer"
 [ "$(wc -l <"$work/procs")" -ge 3 ] || fail "the OTLP samples hold fewer than three runs of newcomer"
 grep -q "^$execd " "$work/procs" || fail "no OTLP sample of the newcomer the shell $execd exec'd"
 if grep -q " -$" "$work/procs"; then

@@ -74,10 +74,8 @@ timeout 0.3 nice -n -10 "$work/newcomer" >/dev/null || true
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr-a"))"
 sup=
 long_interval "$work/a/summary.json" || fail "A: see above"
-python3 "$SRC/tests/otlp/process_attributes.py" "$work/sink" "$REFERENCE_PROTO_DIR" newcomer \
-	>"$work/procs" ||
+otlp_processes newcomer ||
 	fail "no OTLP sample of newcomer ($(grep -c "^newcomer" "$work/a/profile.folded") of its stacks in the folded file)"
-cat "$work/procs"
 if grep -q " -$" "$work/procs"; then
 	fail "newcomer has no process.executable.path: the exporter heard of it after it ended"
 fi

@@ -646,6 +646,30 @@ static void reap(pid_t pid)
 	assert_int_equal(stat(path, &sb), -1); /* really gone */
 }
 
+/* A child that waits until *release (a pipe's write end) is closed, then
+ * execs /bin/sleep 5 (exec_sleep) or exits through the marker. */
+static pid_t fork_held(int *release, bool exec_sleep)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) > 0)
+			;
+		if (exec_sleep)
+			execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(exec_sleep ? 127 : lowprof_symbolizer_test_marker(0));
+	}
+	close(pipefd[0]);
+	*release = pipefd[1];
+	return pid;
+}
+
 /* Until pid's executable path holds name (at most 2 s): the path into exe. */
 static void wait_exe(pid_t pid, const char *name, char *exe, size_t len)
 {
@@ -695,22 +719,11 @@ static void test_image_change_reads_again(void **state)
 	char exe[4096];
 	uint64_t text, gen, reads;
 	struct frame f;
-	int pipefd[2];
-	char c;
+	int release;
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(pipe(pipefd), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pipefd[1]);
-		while (read(pipefd[0], &c, 1) > 0)
-			;
-		execl("/bin/sleep", "sleep", "5", (char *)NULL);
-		_exit(127);
-	}
-	close(pipefd[0]);
+	pid = fork_held(&release, true);
 	/* kallsyms read: stack generations are settled from here on. */
 	assert_int_equal(symbolizer_kernel_frame(s, 0xffffffff81000000ull, &f), 0);
 	/* Before its exec: our own program. */
@@ -721,7 +734,7 @@ static void test_image_change_reads_again(void **state)
 	assert_true(gen != 0);
 	symbolizer_stats(s, &st);
 	reads = st.maps_reads;
-	close(pipefd[1]);
+	close(release);
 	wait_exe(pid, "sleep", exe, sizeof(exe));
 	text = text_start(pid, exe);
 	/* The old maps, read less than a second ago: not sleep's code. */
@@ -761,25 +774,15 @@ static void test_exited_child(void **state)
 	struct symbolizer *s = new_sym();
 	const char *first;
 	struct frame f;
-	int pipefd[2];
-	char c;
+	int release;
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(pipe(pipefd), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(pipefd[1]);
-		while (read(pipefd[0], &c, 1) > 0)
-			;
-		_exit(lowprof_symbolizer_test_marker(0));
-	}
-	close(pipefd[0]);
+	pid = fork_held(&release, false);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr(), &f), 0);
 	assert_string_equal(f.function, "lowprof_symbolizer_test_marker");
 	first = f.function;
-	close(pipefd[1]);
+	close(release);
 	reap(pid);
 	assert_int_equal(symbolizer_user_frame(s, (uint32_t)pid, marker_addr() + 1, &f), 0);
 	assert_true(f.symbolized);
