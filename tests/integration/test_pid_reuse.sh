@@ -4,7 +4,7 @@
 # keeps them (exporter/otlp/process_info.h); a sample's image_id (its exec
 # count mixed with its start time, bpf/lowprof.h) tells it the pid is
 # another process's, as an exec does. Here one program runs 0.6 s and ends,
-# and another, its pid set to the same (kernel.ns_last_pid), runs 0.6 s: its
+# and another, its pid set to the same (kernel.ns_last_pid), runs 2 s: its
 # OTLP samples carry its own path. Before, they carried the first one's
 # (both were children of one shell: the same exec count).
 #   usage: test_pid_reuse.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
@@ -45,7 +45,10 @@ for try in 1 2 3 4 5 6 7 8 9 10; do
 done
 [ -n "$second" ] || fail "pid $pid could not be had again in 10 tries"
 track "$second"
-sleep 0.6
+# 2 s: told to the exporter while it runs, at rest (its first sample wakes
+# the loader) and on a host busy enough to keep the loader from resting
+# (the next drain, within a second).
+sleep 2
 kill "$second"
 wait "$sup" || fail "lowprof exited with status $? ($(tail -5 "$work/stderr"))"
 sup=
