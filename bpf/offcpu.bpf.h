@@ -60,7 +60,7 @@ static __always_inline long offcpu_unwind_user(struct scratch_sample *s, __u32 b
 	int compat;
 
 	w.fp_only = fp_only;
-	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !task->mm)
+	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !current_task_to_read()->mm)
 		return -1;
 	compat = dwarf_walk_saved_regs(&w, task);
 	if (compat < 0)
@@ -187,7 +187,7 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 	s->hdr.kernel_depth = kdepth;
 	s->hdr.user_depth = udepth;
 	/* The file list after the frames now: the stash keeps the sample as recorded. */
-	walk_put_files(s, kdepth + udepth);
+	sample_put_files(s);
 	if (bpf_map_update_elem(&offcpu_stash, &tid, s, BPF_ANY) == 0)
 		os->stashed++;
 	return true;

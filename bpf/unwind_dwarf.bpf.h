@@ -478,7 +478,7 @@ __noinline int dwarf_sigframe_check(__u64 cur_sp, __u64 sp, __u64 pc, __u64 walk
 		goto refuse;
 	if (sp > cur_sp && sp - cur_sp <= UW_SIGFRAME_MAX_GAP)
 		return 1;
-	task = bpf_get_current_task_btf();
+	task = current_task_to_read();
 	ss_lo = task->sas_ss_sp;
 	ss_size = task->sas_ss_size;
 	left = bpf_map_lookup_elem(&unwind_altstack_walk, &zero);
@@ -796,7 +796,7 @@ static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct 
 	if (dwarf_walk_begin(&w, tgid, WALK_SAMPLER) != 0)
 		return -1;
 	task = bpf_get_current_task_btf();
-	if (!task->mm)
+	if (!current_task_to_read()->mm)
 		return -1; /* a kernel thread: no user stack */
 	/* ctx accepts only 8-byte loads: cs is a u16 followed by padding in its word.
 	 * Load everything from ctx first so that clang cannot merge the two register

@@ -233,7 +233,7 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 /* The executable's identity (mm->exe_file): 0, or -1 without one. */
 static __always_inline int walk_mm_exe(struct walk_mm *m)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct mm_struct *mm = current_task_to_read()->mm;
 	struct file *exe;
 
 	if (!mm)
@@ -249,7 +249,7 @@ static __always_inline int walk_mm_exe(struct walk_mm *m)
  * leader's start time (the mm's address is read with the ranges). */
 static __always_inline void walk_mm_validity(struct walk_mm *m)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task_to_read();
 	struct mm_struct *mm = task->mm;
 
 	if (m->have_validity)
@@ -403,8 +403,12 @@ struct walk_found {
 	bool exec;
 };
 
-static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *trusted_vma,
+			     void *ctx)
 {
+	/* Read as current_task_to_read() reads the task. */
+	struct vm_area_struct *vma =
+		bpf_rdonly_cast(trusted_vma, bpf_core_type_id_kernel(struct vm_area_struct));
 	struct walk_found *w = ctx;
 	struct lowprof_vma *v = w->v;
 	struct file *file = vma->vm_file;
@@ -596,7 +600,7 @@ static __always_inline bool walk_same_build(const struct lowprof_unwind_file *t,
  * function, verified once on its own (as lowprof_walk_mm_dl). Returns 0. */
 __noinline int lowprof_walk_mm_interp(struct walk_mm *m)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct mm_struct *mm = current_task_to_read()->mm;
 	struct lowprof_file_id *id;
 	struct lowprof_unwind_file *t;
 	__u64 *w, h;
@@ -693,7 +697,7 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
  * sampler's verification. Returns 0. */
 __noinline int lowprof_walk_mm_dl(struct walk_mm *m)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct mm_struct *mm = current_task_to_read()->mm;
 	__u64 phdr, phnum, bias = 0, dyn = 0, dynsz = 0, rdebug = 0, n;
 	bool have_phdr = false;
 	__u32 i;
@@ -946,7 +950,7 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	if (!s)
 		return -1;
 	m = &s->mm;
-	if (!f->have_mm && walk_mm_read(f, s, bpf_get_current_task_btf()) != 0)
+	if (!f->have_mm && walk_mm_read(f, s, current_task_to_read()) != 0)
 		return -1;
 	if (addr >= m->vdso_start && addr < m->vdso_end) {
 		f->v.start = m->vdso_start;
@@ -1009,7 +1013,7 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
  */
 static __always_inline __u32 walk_first_pc_unplaced(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task_to_read();
 
 	if (BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 		return LOWPROF_STOP_IN_EXECVE;

@@ -114,6 +114,12 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 
 	*out = frames;
 	hit->frames = NULL;
+	raw = ingest_uses_maps(sv);
+	/* A pid that runs another program (or is another process) since its maps
+	 * were read (bpf/lowprof.h, image_id) has them read again before its
+	 * addresses are named, and before its stacks' generation is taken. */
+	if (raw)
+		symbolizer_note_image(sym, h->pid, h->image_id);
 	if (cache == NULL)
 		return ingest_symbolize(sym, sv, frames, &cacheable);
 	/* The kernel depth first: which addresses are kernel ones is part of the stack. */
@@ -130,7 +136,6 @@ static size_t ingest_frames(struct stack_cache *cache, struct symbolizer *sym,
 	}
 	/* Without raw addresses the frames depend on no pid: one entry serves
 	 * every process of the same binaries (a churn of short-lived ones). */
-	raw = ingest_uses_maps(sv);
 	pid = raw ? h->pid : 0;
 	gen = raw ? symbolizer_stack_generation(sym, pid)
 		  : symbolizer_files_generation(sym, h->kernel_depth > 0);
@@ -199,11 +204,6 @@ int ingest_sample(const struct ingest_targets *t, struct symbolizer *sym,
 	size_t n;
 	int rc;
 
-	/* A pid that runs another program (or is another process) since its maps
-	 * were read (bpf/lowprof.h, image_id) has them read again before its
-	 * addresses are named. */
-	if (ingest_uses_maps(sv))
-		symbolizer_note_image(sym, h->pid, h->image_id);
 	n = ingest_frames(t->stacks, sym, sv, buf, &frames, &hit);
 	if (h->flags & LOWPROF_SAMPLE_USER_TRUNCATED)
 		st->truncated++;
