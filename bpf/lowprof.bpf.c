@@ -11,7 +11,6 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 
 #include "bpf/lowprof.h"
 
@@ -93,21 +92,13 @@ volatile __u64 loader_wake_bytes = 0;
 volatile __u32 loader_wake_newcomers = 0;
 #define RECENT_TGID_SETS 1024
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
-/*
- * The current task for reading its fields and following its pointers (mm,
- * group_leader, exe_file...), not for passing to a helper. The same loads
- * as through bpf_get_current_task_btf()'s trusted pointer, but the verifier
- * no longer asks, at every load of a pointer through a trusted one and for
- * every state reaching it, whether the field keeps the trust: each asking
- * is a search of the kernel's BTF by name, a fifth of the program's load
- * time. The cast costs nothing at run time (the verifier makes it a move).
- */
-static __always_inline struct task_struct *current_task_to_read(void)
+/* Does the current task have a user address space (not a kernel thread)?
+ * Global, verified once: a load of a pointer through the task's trusted
+ * pointer makes the verifier search the kernel's BTF by name, and inlined
+ * where a walk starts it was checked for every state reaching it. */
+__noinline int lowprof_current_has_mm(void)
 {
-	return bpf_rdonly_cast(bpf_get_current_task_btf(),
-			       bpf_core_type_id_kernel(struct task_struct));
+	return bpf_get_current_task_btf()->mm != NULL;
 }
 
 /* The current task's image_id (bpf/lowprof.h): its exec count, and its
@@ -115,7 +106,7 @@ static __always_inline struct task_struct *current_task_to_read(void)
  * bits. Two loads from the task, one from its group leader. */
 static __always_inline __u16 current_image_id(void)
 {
-	struct task_struct *task = current_task_to_read();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 start = task->group_leader->start_time;
 
 	return (__u16)task->self_exec_id ^ (__u16)((start * 0x9e3779b97f4a7c15ULL) >> 48);

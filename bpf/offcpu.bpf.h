@@ -60,7 +60,7 @@ static __always_inline long offcpu_unwind_user(struct scratch_sample *s, __u32 b
 	int compat;
 
 	w.fp_only = fp_only;
-	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !current_task_to_read()->mm)
+	if (dwarf_walk_begin(&w, tgid, WALK_OFFCPU) != 0 || !lowprof_current_has_mm())
 		return -1;
 	compat = dwarf_walk_saved_regs(&w, task);
 	if (compat < 0)

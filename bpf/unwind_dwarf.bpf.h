@@ -478,7 +478,7 @@ __noinline int dwarf_sigframe_check(__u64 cur_sp, __u64 sp, __u64 pc, __u64 walk
 		goto refuse;
 	if (sp > cur_sp && sp - cur_sp <= UW_SIGFRAME_MAX_GAP)
 		return 1;
-	task = current_task_to_read();
+	task = bpf_get_current_task_btf();
 	ss_lo = task->sas_ss_sp;
 	ss_size = task->sas_ss_size;
 	left = bpf_map_lookup_elem(&unwind_altstack_walk, &zero);
@@ -795,9 +795,9 @@ static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct 
 	w.fp_only = fp_only;
 	if (dwarf_walk_begin(&w, tgid, WALK_SAMPLER) != 0)
 		return -1;
-	task = bpf_get_current_task_btf();
-	if (!current_task_to_read()->mm)
+	if (!lowprof_current_has_mm())
 		return -1; /* a kernel thread: no user stack */
+	task = bpf_get_current_task_btf();
 	/* ctx accepts only 8-byte loads: cs is a u16 followed by padding in its word.
 	 * Load everything from ctx first so that clang cannot merge the two register
 	 * sources into one pointer (the verifier refuses a moved ctx pointer). */

@@ -230,13 +230,14 @@ static __always_inline int walk_mm_read(struct walk_files *f, struct scratch_sam
 	return 0;
 }
 
-/* The executable's identity (mm->exe_file): 0, or -1 without one. */
-static __always_inline int walk_mm_exe(struct walk_mm *m)
+/* The executable's identity (mm->exe_file): 0, or -1 without one. Global,
+ * verified once, as lowprof_walk_mm_validity below and for its reason. */
+__noinline int lowprof_walk_mm_exe(struct walk_mm *m)
 {
-	struct mm_struct *mm = current_task_to_read()->mm;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 	struct file *exe;
 
-	if (!mm)
+	if (!m || !mm)
 		return -1;
 	exe = mm->exe_file;
 	if (!exe)
@@ -245,20 +246,34 @@ static __always_inline int walk_mm_exe(struct walk_mm *m)
 	return m->exe.ino ? 0 : -1;
 }
 
-/* What a cache entry is checked against: the mmap lock's sequence and the
- * leader's start time (the mm's address is read with the ranges). */
-static __always_inline void walk_mm_validity(struct walk_mm *m)
+/*
+ * What a cache entry is checked against: the mmap lock's sequence and the
+ * leader's start time (the mm's address is read with the ranges). A global
+ * function, verified once. Inlined into the resolver it was checked again
+ * for each of the ~40 states reaching it, and each load of a pointer
+ * through the task's trusted pointer (mm, group_leader) makes the verifier
+ * ask whether the field keeps the trust: a search of the kernel's BTF by
+ * type name, one type after the other (125,851 here). Returns 0.
+ */
+__noinline int lowprof_walk_mm_validity(struct walk_mm *m)
 {
-	struct task_struct *task = current_task_to_read();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct mm_struct *mm = task->mm;
 
-	if (m->have_validity)
-		return;
+	if (!m)
+		return 0;
 	m->seq = 0;
 	if (mm && bpf_core_field_exists(mm->mm_lock_seq))
 		m->seq = mm->mm_lock_seq.sequence;
 	m->start_time = task->group_leader->start_time;
 	m->have_validity = 1;
+	return 0;
+}
+
+static __always_inline void walk_mm_validity(struct walk_mm *m)
+{
+	if (!m->have_validity)
+		lowprof_walk_mm_validity(m);
 }
 
 static __always_inline void walk_space_take(struct lowprof_addr_space *a, const struct walk_mm *m)
@@ -403,15 +418,17 @@ struct walk_found {
 	bool exec;
 };
 
-static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *trusted_vma,
-			     void *ctx)
+static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
-	/* Read as current_task_to_read() reads the task. */
-	struct vm_area_struct *vma =
-		bpf_rdonly_cast(trusted_vma, bpf_core_type_id_kernel(struct vm_area_struct));
 	struct walk_found *w = ctx;
 	struct lowprof_vma *v = w->v;
-	struct file *file = vma->vm_file;
+	/* The file and its inode by bpf_probe_read_kernel, not loads: a load of
+	 * a pointer through the trusted VMA is a search of the kernel's BTF by
+	 * name at each of the ~16 times the verifier checks this callback (the
+	 * resolver's states); this runs only when no cache knew the address,
+	 * beside a VMA lookup that costs far more than three reads. */
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct inode *inode;
 
 	v->start = vma->vm_start;
 	v->end = vma->vm_end;
@@ -421,7 +438,10 @@ static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *tr
 		v->flags = LOWPROF_VMA_ANON;
 		return 0;
 	}
-	walk_id_of_inode(&v->id, file->f_inode);
+	inode = BPF_CORE_READ(file, f_inode);
+	v->id.ino = BPF_CORE_READ(inode, i_ino);
+	v->id.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	v->id.gen = BPF_CORE_READ(inode, i_generation);
 	v->flags = LOWPROF_VMA_FILE;
 	return 0;
 }
@@ -538,7 +558,7 @@ static __always_inline bool walk_text_find(struct walk_files *f, struct scratch_
 	if (addr < m->text_start || addr >= m->text_end || m->exe_state == 2)
 		return false;
 	if (m->exe_state == 0) {
-		if (walk_mm_exe(m) != 0) {
+		if (lowprof_walk_mm_exe(m) != 0) {
 			m->exe_state = 2;
 			return false;
 		}
@@ -600,7 +620,7 @@ static __always_inline bool walk_same_build(const struct lowprof_unwind_file *t,
  * function, verified once on its own (as lowprof_walk_mm_dl). Returns 0. */
 __noinline int lowprof_walk_mm_interp(struct walk_mm *m)
 {
-	struct mm_struct *mm = current_task_to_read()->mm;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 	struct lowprof_file_id *id;
 	struct lowprof_unwind_file *t;
 	__u64 *w, h;
@@ -697,7 +717,7 @@ static __always_inline bool walk_interp_find(struct walk_files *f, struct scratc
  * sampler's verification. Returns 0. */
 __noinline int lowprof_walk_mm_dl(struct walk_mm *m)
 {
-	struct mm_struct *mm = current_task_to_read()->mm;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 	__u64 phdr, phnum, bias = 0, dyn = 0, dynsz = 0, rdebug = 0, n;
 	bool have_phdr = false;
 	__u32 i;
@@ -950,7 +970,7 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
 	if (!s)
 		return -1;
 	m = &s->mm;
-	if (!f->have_mm && walk_mm_read(f, s, current_task_to_read()) != 0)
+	if (!f->have_mm && walk_mm_read(f, s, bpf_get_current_task_btf()) != 0)
 		return -1;
 	if (addr >= m->vdso_start && addr < m->vdso_end) {
 		f->v.start = m->vdso_start;
@@ -1013,7 +1033,7 @@ __noinline int lowprof_walk_resolve(struct walk_files *f, __u64 addr)
  */
 static __always_inline __u32 walk_first_pc_unplaced(void)
 {
-	struct task_struct *task = current_task_to_read();
+	struct task_struct *task = bpf_get_current_task_btf();
 
 	if (BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 		return LOWPROF_STOP_IN_EXECVE;
