@@ -63,6 +63,9 @@ static void loader_audit_programs(const struct audit_actor *me, struct bpf_objec
 			audit_rec_u64(&r, "id", info.id);
 			audit_rec_u64(&r, "insns", info.xlated_prog_len / sizeof(struct bpf_insn));
 			audit_rec_u64(&r, "jited_bytes", info.jited_prog_len);
+			/* The verifier's work to load it (instructions processed):
+			 * most of a start's CPU, kept in bounds by a test. */
+			audit_rec_u64(&r, "verified_insns", info.verified_insns);
 			audit_rec_hex(&r, "tag", info.tag, sizeof(info.tag));
 		}
 		audit_rec_end(&r, rc);
