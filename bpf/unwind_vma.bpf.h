@@ -426,7 +426,7 @@ static long walk_find_vma_cb(struct task_struct *task, struct vm_area_struct *vm
 	 * a pointer through the trusted VMA is a search of the kernel's BTF by
 	 * name at each of the ~16 times the verifier checks this callback (the
 	 * resolver's states); this runs only when no cache knew the address,
-	 * beside a VMA lookup that costs far more than three reads. */
+	 * beside a VMA lookup that costs far more than these six reads. */
 	struct file *file = BPF_CORE_READ(vma, vm_file);
 	struct inode *inode;
 
