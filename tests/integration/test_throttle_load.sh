@@ -58,7 +58,7 @@ print(f"back to healthy {rec:.2f} s after the load ended")
 if rec > (3 + 3) * interval + 1.0:
     sys.exit(f"FAIL: back to healthy only {rec:.2f} s after the load ended (limit 3 + 3 intervals)")
 # The rate really drops: settled entries fully inside the load, in the
-# critical tier at 5 Hz, against the healthy entries before it.
+# critical tier, against the healthy entries before it.
 crit = [e for e in tl if start + 2 < e["t"] - e["interval_s"] and e["t"] < end - 0.2
         and e["tier"] == "critical" and not e["paused"]]
 pre = [e for e in tl if 1.5 < e["t"] < start and e["tier"] == "healthy"]
@@ -69,10 +69,19 @@ if crit_s < 3 or pre_s < 3:
 def rate(es):
     return sum(e["events"] for e in es) / sum(e["interval_s"] for e in es)
 r_crit, r_pre = rate(crit), rate(pre)
-f_crit = crit[0]["frequency_hz"]
-print(f"events/s: healthy (idle host) {r_pre:.1f}, critical at {f_crit} Hz x {ncpu} CPUs {r_crit:.1f}")
-if abs(r_crit - f_crit * ncpu) > 0.3 * f_crit * ncpu:
-    sys.exit(f"FAIL: critical tier fires {r_crit:.1f}/s, expected {f_crit * ncpu}/s")
+# The critical tier samples at 5 Hz, or lower while a budget step holds (an
+# interval whose own cost went over the budget halves the frequency, and the
+# next ones under it restore it: docs/THROTTLE.md). The events follow the
+# frequency in force in each interval.
+f_max = max(e["frequency_hz"] for e in crit)
+if f_max > 5:
+    sys.exit(f"FAIL: the critical tier sampled at {f_max} Hz (at most 5)")
+expected = sum(e["frequency_hz"] * ncpu * e["interval_s"] for e in crit) / crit_s
+freqs = sorted({e["frequency_hz"] for e in crit})
+print(f"events/s: healthy (idle host) {r_pre:.1f}, critical at {freqs} Hz x {ncpu} CPUs "
+      f"{r_crit:.1f} (expected {expected:.1f})")
+if abs(r_crit - expected) > 0.3 * expected:
+    sys.exit(f"FAIL: critical tier fires {r_crit:.1f}/s, expected {expected:.1f}/s")
 if r_pre < 1.5 * r_crit:
     sys.exit(f"FAIL: healthy rate {r_pre:.1f}/s is not clearly above the critical {r_crit:.1f}/s")
 print("PASS")
