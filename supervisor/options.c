@@ -164,7 +164,6 @@ void supervisor_options_usage(FILE *out)
 		"      --audit-log-max-mb N, --audit-log-keep N\n"
 		"                          rotate it past N MiB (default %u) to PATH.1 .. PATH.N\n"
 		"                          (default %u kept, the oldest removed)\n"
-		"                          (default OUTPUT/audit.log; `lowprof audit PATH` reads it)\n"
 		"      --kernel-addresses  keep raw kernel addresses in the outputs (they\n"
 		"                          show where the kernel lies: KASLR)\n"
 		"      --seccomp-log       seccomp filters log forbidden calls instead of\n"

@@ -50,5 +50,9 @@ for opt in --duration --output --frequency --pid --ringbuf-kb --interval --versi
 	"KEY = VALUE" " cpu-budget " " otlp-endpoint "; do
 	"$BIN/lowprof" --help | grep -q -- "$opt" || fail "--help does not document $opt"
 done
+# Each option's text once: a line of prose twice (punctuation aside) is a
+# copy left behind.
+dup=$("$BIN/lowprof" --help | tr -d '()[];,.' | sed 's/^ *//; s/ *$//' | grep -v '^$' | sort | uniq -d)
+[ -z "$dup" ] || fail "--help repeats: $dup"
 "$BIN/lowprof" --version | grep -q "^lowprof [0-9]" || fail "--version"
 echo PASS
