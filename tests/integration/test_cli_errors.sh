@@ -54,5 +54,11 @@ done
 # copy left behind.
 dup=$("$BIN/lowprof" --help | tr -d '()[];,.' | sed 's/^ *//; s/ *$//' | grep -v '^$' | sort | uniq -d)
 [ -z "$dup" ] || fail "--help repeats: $dup"
+# Every option --help lists is in a row of the README's tables of options
+# and of commands.
+"$BIN/lowprof" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$work/help-options"
+grep '^| `-\|^| `lowprof ' "$SRC/README.md" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u >"$work/readme-options"
+missing=$(comm -23 "$work/help-options" "$work/readme-options" | tr '\n' ' ')
+[ -z "$missing" ] || fail "--help options without a row in README.md's table: $missing"
 "$BIN/lowprof" --version | grep -q "^lowprof [0-9]" || fail "--version"
 echo PASS
