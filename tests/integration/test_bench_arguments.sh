@@ -30,4 +30,12 @@ refused startup --rounds 0
 refused bpf-ab --settle -1 --a A --b B
 refused bpf-ab --runs 0 --a A --b B
 refused bpf-ab --seconds 0 --a A --b B
+# lowprof-wake-cost (bench/wake_cost.c): the same, exit status 2 and why.
+for args in "0" "65" "3 abc" "3 -1"; do
+	rc=0
+	# shellcheck disable=SC2086 # the arguments are split on purpose
+	"$BIN/lowprof-wake-cost" $args >"$work/out" 2>"$work/err" || rc=$?
+	[ "$rc" -eq 2 ] && grep -q "lowprof-wake-cost: .*must be\|lowprof-wake-cost: bad sleep" "$work/err" ||
+		fail "lowprof-wake-cost $args: exit status $rc ($(cat "$work/err"))"
+done
 echo PASS
