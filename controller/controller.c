@@ -42,7 +42,6 @@ static void controller_read_pressure(struct controller *c, struct policy_signals
 /* The policy's signals from the interval's counters. */
 static void controller_signals_from_stats(const struct control_stats *st, struct policy_signals *sig)
 {
-	double lost, total, capacity;
 	struct host_load load;
 
 	/* The host's load from /proc/stat as the loader read it for the interval. */
@@ -53,13 +52,11 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 		sig->host_switches_valid = load.switches_valid;
 		sig->host_switches_per_cpu_s = load.switches_per_cpu_s;
 	}
-	lost = (double)st->reserve_failures;
-	total = lost + (double)st->samples_submitted;
-	capacity = (double)(st->online_cpus > 0 ? st->online_cpus : 1) * (double)st->interval_ns;
 	if (st->interval_ns > 0) {
 		sig->stats_valid = true;
-		sig->drop_pct = total > 0 ? lost / total * 100.0 : 0.0;
-		sig->overhead_pct = ((double)st->bpf_run_time_ns + (double)st->agent_cpu_ns) / capacity * 100.0;
+		sig->drop_pct = throttle_drop_pct(st->reserve_failures, st->samples_submitted);
+		sig->overhead_pct = throttle_overhead_pct(st->bpf_run_time_ns, st->agent_cpu_ns,
+							  st->online_cpus, st->interval_ns);
 		/* Off-CPU's cost: its own BPF time, and the agent's CPU in the proportion
 		 * of the records it wrote (draining and symbolizing cost per record).
 		 * Building unwind tables is not per record: a new executable brings it
@@ -73,7 +70,8 @@ static void controller_signals_from_stats(const struct control_stats *st, struct
 						    : 0.0;
 			double agent = recs > 0 ? per_record * (double)st->offcpu_records / recs : 0;
 
-			sig->offcpu_overhead_pct = ((double)st->offcpu_run_time_ns + agent) / capacity * 100.0;
+			sig->offcpu_overhead_pct = throttle_overhead_pct(st->offcpu_run_time_ns, (uint64_t)agent,
+								 st->online_cpus, st->interval_ns);
 		}
 		if (st->offcpu_floor_runs >= OFFCPU_FLOOR_MIN_RUNS) {
 			sig->offcpu_floor_valid = true;

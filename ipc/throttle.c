@@ -79,6 +79,23 @@ bool throttle_equal(const struct throttle *a, const struct throttle *b)
 	       a->offcpu_prob_ppm == b->offcpu_prob_ppm && a->offcpu_parked == b->offcpu_parked;
 }
 
+double throttle_overhead_pct(uint64_t bpf_run_time_ns, uint64_t agent_cpu_ns, uint32_t online_cpus,
+			     uint64_t interval_ns)
+{
+	double capacity = (double)(online_cpus > 0 ? online_cpus : 1) * (double)interval_ns;
+
+	if (interval_ns == 0)
+		return 0.0;
+	return ((double)bpf_run_time_ns + (double)agent_cpu_ns) / capacity * 100.0;
+}
+
+double throttle_drop_pct(uint64_t lost, uint64_t submitted)
+{
+	double total = (double)lost + (double)submitted;
+
+	return total > 0 ? (double)lost / total * 100.0 : 0.0;
+}
+
 bool throttle_quiet(const struct throttle *t, uint64_t samples, uint64_t drops,
 		    uint64_t offcpu_records, uint64_t interval_ns)
 {

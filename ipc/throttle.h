@@ -86,6 +86,16 @@ const char *throttle_unwind_name(unsigned unwind_mode);
 uint32_t throttle_offcpu_ppm(double pct);
 
 bool throttle_equal(const struct throttle *a, const struct throttle *b);
+
+/* The agent's overhead over an interval, in % of the host's capacity: its BPF
+ * run time and its processes' CPU over online_cpus x interval_ns (0 CPUs
+ * count as one; an empty interval costs 0). What the budget is held to; the
+ * controller, the loader (`lowprof status`, the steady test) and summary.json's
+ * timeline all say it through this. */
+double throttle_overhead_pct(uint64_t bpf_run_time_ns, uint64_t agent_cpu_ns, uint32_t online_cpus,
+			     uint64_t interval_ns);
+/* Samples lost to a full ring, in % of those taken (lost + submitted); 0 with none. */
+double throttle_drop_pct(uint64_t lost, uint64_t submitted);
 /*
  * A quiet control interval: at most a sample a second of it (the odd daemon
  * on an idle host), nothing lost, no off-CPU record, at the healthy tier,

@@ -49,6 +49,8 @@ struct loader {
 	bool first_entry_done;
 	struct host_load_source host; /* /proc/stat, kept open: read into the counters */
 	struct control_counters tl_base; /* counters at the previous timeline entry */
+	double tl_overhead_pct;          /* the last entry's interval: overhead (throttle_overhead_pct) */
+	double tl_drop_pct;              /* ... and samples lost (throttle_drop_pct): for `lowprof status` */
 	uint64_t next_control_ns;
 	uint64_t control_interval_ns;
 	bool control_driven;          /* the controller's stats request made the last interval's tick */
@@ -78,8 +80,6 @@ struct loader {
 	struct lowprof_cpu_stats bpf_stats; /* read in pass bpf_stats_pass */
 	char state_sent[512];         /* the last state line sent to the supervisor */
 	uint64_t state_sent_ns;
-	struct throttle state_throttle; /* ... and the throttle and fail-safe it said */
-	bool state_failsafe;
 };
 
 /*

@@ -193,8 +193,7 @@ static bool loader_steady(const struct loader *l, const struct control_counters 
 			  uint32_t cpus)
 {
 	struct throttle_tier_settings tiers[THROTTLE_TIER_COUNT];
-	double capacity = (double)cpus * (double)(d->monotonic_ns > 0 ? d->monotonic_ns : 1);
-	double overhead = ((double)d->bpf_run_time_ns + (double)d->agent_cpu_ns) / capacity * 100.0;
+	double overhead = throttle_overhead_pct(d->bpf_run_time_ns, d->agent_cpu_ns, cpus, d->monotonic_ns);
 	double others = host < 0 ? -1.0
 				 : host_load_others_pct(host / 100.0, d->bpf_run_time_ns + d->agent_cpu_ns +
 									  d->startup_cpu_ns,
@@ -249,6 +248,8 @@ static bool loader_timeline_entry(struct loader *l, bool *steady)
 	e.offcpu_run_time_ns = d.offcpu_run_time_ns;
 	e.offcpu_records = d.offcpu_records;
 	l->tl_base = now;
+	l->tl_overhead_pct = throttle_overhead_pct(e.bpf_run_time_ns, e.agent_cpu_ns, e.online_cpus, e.interval_ns);
+	l->tl_drop_pct = throttle_drop_pct(e.reserve_failures, e.submitted);
 	if (!l->first_entry_done) {
 		/* The running processes' tables are built in the first interval: start-up. */
 		l->tables_ns = l->pt.st.work_ns;
@@ -326,20 +327,16 @@ void loader_control_start(struct loader *l)
 /* The state line is sent again at least this often even when unchanged. */
 #define LOADER_STATE_RESEND_NS (30ULL * NSEC_PER_SEC)
 
-/* The throttle state for `lowprof status`: sent when it changed (each send
- * wakes the supervisor's socket), and now and then in case one was lost. */
+/* The throttle state for `lowprof status`, with the last control interval's
+ * overhead and losses: sent when it changed (about every interval, then:
+ * the supervisor reads the lines at its own passes, they do not wake it),
+ * and now and then in case one was lost. */
 static void loader_notify_state(struct loader *l, uint64_t now_ns)
 {
 	const struct throttle *t = &l->cs.applied;
 	struct lowprof_offcpu_stats os;
 	char off[256] = "", line[sizeof(l->state_sent)];
 
-	/* Without off-CPU counters the line says only the throttle: unchanged,
-	 * nothing to format on a quiet tick. */
-	if (!l->sess.offcpu.enabled && l->state_sent[0] != '\0' &&
-	    throttle_equal(t, &l->state_throttle) && l->cs.failsafe == l->state_failsafe &&
-	    now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
-		return;
 	/* Off-CPU: records, blocked periods under the threshold, switch-outs the
 	 * probability passed over, records lost to a full ring, the probability. */
 	if (l->sess.offcpu.enabled && offcpu_read_stats(l->sess.skel, l->sess.ncpus_possible, &os) == 0)
@@ -350,17 +347,18 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 			 (unsigned long long)(os.switches > os.sampled ? os.switches - os.sampled : 0),
 			 (unsigned long long)os.reserve_failures, (double)l->sess.offcpu.prob_ppm / 1e4,
 			 l->sess.offcpu_link != NULL);
+	/* The figures rounded as summary.json's timeline rounds them. */
 	snprintf(line, sizeof(line),
-		 "tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d%s",
+		 "tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d "
+		 "overhead_pct=%.4f drop_pct=%.2f%s",
 		 throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
-		 t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0, off);
+		 t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0,
+		 l->tl_overhead_pct, l->tl_drop_pct, off);
 	if (strcmp(line, l->state_sent) == 0 && now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
 		return;
 	notify_state("%s", line);
 	memcpy(l->state_sent, line, sizeof(line));
 	l->state_sent_ns = now_ns;
-	l->state_throttle = *t;
-	l->state_failsafe = l->cs.failsafe;
 }
 
 void loader_span_end(struct loader *l)

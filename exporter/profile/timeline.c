@@ -68,16 +68,12 @@ uint64_t timeline_startup_ns(const struct timeline *tl)
 
 static double timeline_overhead_pct(const struct lowprof_timeline_entry *e)
 {
-	double capacity = (double)e->online_cpus * (double)e->interval_ns;
-
-	return ((double)e->bpf_run_time_ns + (double)e->agent_cpu_ns) / capacity * 100.0;
+	return throttle_overhead_pct(e->bpf_run_time_ns, e->agent_cpu_ns, e->online_cpus, e->interval_ns);
 }
 
 static double timeline_drop_pct(const struct lowprof_timeline_entry *e)
 {
-	double total = (double)e->submitted + (double)e->reserve_failures;
-
-	return total > 0 ? (double)e->reserve_failures / total * 100.0 : 0.0;
+	return throttle_drop_pct(e->reserve_failures, e->submitted);
 }
 
 /* Doubling while below the maximum (most runs never reach it); the entries

@@ -29,8 +29,13 @@ grep -q "lowprof-unwinde" "$work/children" || fail "no lowprof-unwinder child of
 # `lowprof status` finds it through its run directory.
 "$BIN/lowprof" status --run-dir "$work/run" >"$work/status" || fail "lowprof status failed"
 grep -q "^loader *running" "$work/status" || fail "lowprof status: $(cat "$work/status")"
-"$BIN/lowprof" status --json --run-dir "$work/run" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["components"]) == 4' \
-	|| fail "lowprof status --json"
+"$BIN/lowprof" status --json --run-dir "$work/run" >"$work/status.json" || fail "lowprof status --json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["components"]) == 4' \
+	"$work/status.json" || fail "lowprof status --json: $(cat "$work/status.json")"
+# The throttle line says the overhead and losses of the last control interval
+# (checked against summary.json's timeline once the run is over).
+grep -Eq "^throttle: tier [a-z]+, 199 Hz, fp unwinding, overhead [0-9]+\.[0-9]{4}%, drops [0-9]+\.[0-9]{2}%$" \
+	"$work/status" || fail "lowprof status: no overhead or drops: $(grep throttle "$work/status")"
 # Requests the status socket does not know get an error line, not silence.
 python3 - "$work/run/status.sock" <<'PY' || fail "status socket replies"
 import socket, sys
@@ -68,3 +73,18 @@ python3 "$SRC/tests/integration/check_profile.py" "$work/out" \
 	--chain "main;chain_a_outer;chain_a_inner;leaf_a=70" \
 	--chain "main;chain_b_outer;leaf_b=30" \
 	--tolerance 10 --comm two_chains
+# The overhead and losses `lowprof status` said are an interval's of the
+# timeline, computed alike (throttle_overhead_pct, throttle_drop_pct).
+python3 - "$work/status.json" "$work/out/summary.json" <<'PY' || fail "lowprof status against the timeline"
+import json, sys
+status = json.load(open(sys.argv[1]))
+loader = [c for c in status["components"] if c["name"] == "loader"][0]["reported"]
+overhead, drop = float(loader["overhead_pct"]), float(loader["drop_pct"])
+timeline = json.load(open(sys.argv[2]))["timeline"]
+match = [e for e in timeline
+         if abs(e["overhead_pct"] - overhead) < 0.00006 and abs(e["drop_pct"] - drop) < 0.006]
+if overhead <= 0 or not match:
+    sys.exit(f"FAIL: status overhead {overhead}% drops {drop}%: in no timeline entry "
+             f"({[(e['overhead_pct'], e['drop_pct']) for e in timeline]})")
+print(f"lowprof status: overhead {overhead}%, drops {drop}%, as the timeline's entry at t={match[0]['t']}")
+PY

@@ -243,6 +243,22 @@ static void test_steady_wake_bytes(void **state)
 	assert_true(throttle_steady_wake_bytes(UINT64_MAX, 1, UINT64_MAX, 4096) >= UINT64_MAX / 2);
 }
 
+/* The overhead is the agent's BPF time and CPU over the host's capacity in
+ * the interval; losses are a share of the samples taken. */
+static void test_overhead_and_drops(void **state)
+{
+	(void)state;
+	/* 3 ms of BPF and 7 ms of CPU in 1 s on 4 CPUs: 10 ms of 4 s = 0.25%. */
+	assert_float_equal(throttle_overhead_pct(3000000, 7000000, 4, 1000000000ull), 0.25, 1e-12);
+	/* A count of 0 CPUs (not read) is one CPU, not a division by zero. */
+	assert_float_equal(throttle_overhead_pct(5000000, 5000000, 0, 1000000000ull), 1.0, 1e-12);
+	/* An empty interval costs nothing. */
+	assert_float_equal(throttle_overhead_pct(5000000, 5000000, 2, 0), 0.0, 0.0);
+	assert_float_equal(throttle_drop_pct(1, 3), 25.0, 1e-12);
+	assert_float_equal(throttle_drop_pct(0, 0), 0.0, 0.0);
+	assert_float_equal(throttle_drop_pct(7, 0), 100.0, 1e-12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_steady),
 		cmocka_unit_test(test_steady_span),
 		cmocka_unit_test(test_steady_wake_bytes),
+		cmocka_unit_test(test_overhead_and_drops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
