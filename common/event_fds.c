@@ -26,6 +26,20 @@ int event_signalfd(void)
 	return fd < 0 ? -errno : fd;
 }
 
+int event_stop_signalfd(void)
+{
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
+		return -errno;
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
 int event_timerfd(unsigned period_ms)
 {
 	struct itimerspec its;

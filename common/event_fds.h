@@ -11,6 +11,10 @@
 
 /* Blocks SIGTERM, SIGINT and SIGHUP and returns a signalfd that reads them. */
 int event_signalfd(void);
+/* Blocks SIGTERM and SIGINT and returns a signalfd of them alone, to poll
+ * (readable while a stop is pending), not to read: a wait that must end when
+ * the program is asked to stop, which its event_signalfd then reads. */
+int event_stop_signalfd(void);
 /* A timerfd that fires every period_ms (first expiry after one period). */
 int event_timerfd(unsigned period_ms);
 struct pollfd;

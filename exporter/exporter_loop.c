@@ -277,6 +277,13 @@ void exporter_print_summary(struct exporter *ex)
 	if (ex->profile == NULL)
 		return;
 	profile_get_totals(ex->profile, &totals);
+	/* Nothing ever came from the loader (it could not start, and the
+	 * supervisor said why): a count of 0 samples and the files to look at
+	 * would read as a run that found nothing to sample. */
+	if (!ex->have_loader_stats && totals.samples == 0) {
+		fprintf(stderr, "lowprof: nothing sampled: the loader never reported\n");
+		return;
+	}
 	fprintf(stderr, "lowprof: %llu samples, %llu lost\n", (unsigned long long)totals.samples,
 		(unsigned long long)lost);
 	n = profile_top_functions(ex->profile, 5, top);

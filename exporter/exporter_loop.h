@@ -115,6 +115,7 @@ struct exporter {
 	struct exporter_caps last_caps;       /* likewise */
 	bool reported_export;
 	int signal_fd;                /* SIGTERM, SIGINT (stop), SIGHUP (write every file now) */
+	int stop_fd;                  /* SIGTERM, SIGINT pending: polled by the symbol source's waits */
 	uint64_t next_write_ns;       /* monotonic: the next end of an --interval */
 	unsigned intervals_spanned;   /* --intervals the one being collected spans (>= 1) */
 	/* The last interval end found more than a trickle (read in full then):

@@ -59,14 +59,15 @@
  * inside the supervisor's readiness deadline). */
 #define KALLSYMS_START_TIMEOUT_MS 10000
 
-/* The loader over LOWPROF_FD_SYMBOLS; without it (a bare exporter run by hand),
- * /proc read directly, which works only with the privilege to read it. */
-static struct proc_source *exporter_proc_source(const struct exporter_options *o)
+/* The loader over LOWPROF_FD_SYMBOLS (a wait for it ends when we are asked to
+ * stop: stop_fd); without it (a bare exporter run by hand), /proc read
+ * directly, which works only with the privilege to read it. */
+static struct proc_source *exporter_proc_source(const struct exporter_options *o, int stop_fd)
 {
 	struct stat st;
 
 	if (fstat(LOWPROF_FD_SYMBOLS, &st) == 0 && S_ISSOCK(st.st_mode))
-		return proc_source_broker_new(LOWPROF_FD_SYMBOLS, SYMBOL_SOURCE_TIMEOUT_MS);
+		return proc_source_broker_new(LOWPROF_FD_SYMBOLS, SYMBOL_SOURCE_TIMEOUT_MS, stop_fd);
 	log_warn("no symbol source socket (fd %d): reading /proc directly", LOWPROF_FD_SYMBOLS);
 	return proc_source_direct_new("/proc", SETTINGS_DEBUG_DIR, o->kallsyms_path);
 }
@@ -81,7 +82,11 @@ void exporter_start(struct exporter *ex, bool seccomp_log)
 	ex->signal_fd = event_signalfd();
 	if (ex->signal_fd < 0)
 		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(-ex->signal_fd));
-	ex->src = exporter_proc_source(&ex->opt);
+	/* A loader that never answers (it could not start) holds no stop up. */
+	ex->stop_fd = event_stop_signalfd();
+	if (ex->stop_fd < 0)
+		fatal(LOWPROF_EXIT_FAILURE, "signalfd: %s", strerror(-ex->stop_fd));
+	ex->src = exporter_proc_source(&ex->opt, ex->stop_fd);
 	if (ex->src == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	/* Before any sandbox: reads the TLS files and resolves the collector's name. */
@@ -293,4 +298,5 @@ void exporter_stop(struct exporter *ex)
 	proc_source_free(ex->src);
 	shm_ring_consumer_detach(&ex->ring);
 	close(ex->signal_fd);
+	close(ex->stop_fd);
 }

@@ -57,9 +57,12 @@ int proc_source_direct_add_file(struct proc_source *src, const char *path,
  * here; not closed by proc_source_free). Each request waits at most
  * timeout_ms for its answer; after a timeout, requests fail at once with
  * -EAGAIN for a second, so a restarting loader costs one wait, not one per
- * lookup. NULL when out of memory.
+ * lookup. stop_fd (-1: none) becoming readable ends a wait as a timeout
+ * does: the process's signalfd, so that a stop asked for while the loader
+ * is silent (it never started) is not held up by the wait; the fd is only
+ * polled, never read. NULL when out of memory.
  */
-struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms);
+struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms, int stop_fd);
 
 void proc_source_free(struct proc_source *src);
 

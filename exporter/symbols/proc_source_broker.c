@@ -28,6 +28,7 @@
 struct proc_source_broker {
 	struct proc_source base; /* first */
 	int sock;
+	int stop_fd; /* -1: none */
 	unsigned timeout_ms;
 	uint32_t next_id;
 	uint64_t unavailable_until_ns;
@@ -116,7 +117,7 @@ static void psb_call_many(struct proc_source_broker *b, Lowprof__Sym__SymRequest
 	pending = sent;
 	deadline = now + (uint64_t)b->timeout_ms * NSEC_PER_MSEC;
 	while (pending > 0) {
-		struct pollfd pfd = {.fd = b->sock, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = b->sock, .events = POLLIN}, {.fd = b->stop_fd, .events = POLLIN}};
 		Lowprof__Sym__SymReply *r = NULL;
 		int rfd = -1;
 
@@ -126,10 +127,18 @@ static void psb_call_many(struct proc_source_broker *b, Lowprof__Sym__SymRequest
 			psb_unavailable(b, "no answer from the loader");
 			return;
 		}
-		rc = poll(&pfd, 1, (int)((deadline - now) / NSEC_PER_MSEC) + 1);
+		rc = poll(pfd, b->stop_fd >= 0 ? 2 : 1, (int)((deadline - now) / NSEC_PER_MSEC) + 1);
 		if (rc < 0 && errno != EINTR)
 			return;
 		if (rc <= 0)
+			continue;
+		if (pfd[1].revents != 0 && pfd[0].revents == 0) {
+			/* Asked to stop: the answers still missing are not waited for. */
+			b->base.stats.timeouts++;
+			psb_unavailable(b, "stopping before the loader answered");
+			return;
+		}
+		if (pfd[0].revents == 0)
 			continue;
 		rc = sym_wire_recv_reply(b->sock, &r, &rfd, err, sizeof(err));
 		if (rc == -EAGAIN)
@@ -344,7 +353,7 @@ static const struct proc_source_ops psb_ops = {
 	.set_timeout = psb_set_timeout,
 };
 
-struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms)
+struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms, int stop_fd)
 {
 	struct proc_source_broker *b = calloc(1, sizeof(*b));
 	int fl;
@@ -353,6 +362,7 @@ struct proc_source *proc_source_broker_new(int sock, unsigned timeout_ms)
 		return NULL;
 	b->base.ops = &psb_ops;
 	b->sock = sock;
+	b->stop_fd = stop_fd;
 	b->timeout_ms = timeout_ms ? timeout_ms : 1000;
 	/* Never block in send: a loader that is not reading must not stop us. */
 	fl = fcntl(sock, F_GETFL);

@@ -139,7 +139,7 @@ static int setup(void **state)
 {
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
-	src = proc_source_broker_new(pair[0], 200);
+	src = proc_source_broker_new(pair[0], 200, -1);
 	assert_non_null(src);
 	return 0;
 }
@@ -285,6 +285,37 @@ static void test_silence_then_backoff(void **state)
 	assert_int_equal(st.timeouts, 2);
 }
 
+/* A stop asked for ends the wait for a loader that does not answer (one that
+ * never started): no wait of the whole timeout, the request fails as after a
+ * timeout, and the stop is left for the program's own signal fd to read. */
+static void test_stop_ends_the_wait(void **state)
+{
+	struct proc_source_stats st;
+	struct proc_source *patient;
+	struct timespec a, b;
+	int stop[2], rc;
+	long ms;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(stop), 0);
+	patient = proc_source_broker_new(pair[0], 10000, stop[0]);
+	assert_non_null(patient);
+	assert_int_equal(write(stop[1], "x", 1), 1);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	WITH_LOADER(ANSWER_NOTHING, proc_source_open_kallsyms(patient), rc);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_int_equal(rc, -EAGAIN);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	assert_true(ms < 5000); /* not the 10 s timeout */
+	proc_source_get_stats(patient, &st);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(read(stop[0], &c, 1), 1); /* polled, not read */
+	proc_source_free(patient);
+	close(stop[0]);
+	close(stop[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +325,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_then_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_ends_the_wait, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
