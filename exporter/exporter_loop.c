@@ -244,6 +244,13 @@ int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_
 	return exporter_parse_counts(msg, len, "pace", keys, EXPORTER_PACE_N, out);
 }
 
+bool exporter_is_restart_message(const char *msg, size_t len)
+{
+	if (len > 0 && msg[len - 1] == '\n')
+		len--;
+	return len == 7 && memcmp(msg, "restart", 7) == 0;
+}
+
 bool exporter_read_supervisor(struct exporter *ex)
 {
 	unsigned pace[EXPORTER_PACE_N];
@@ -258,6 +265,8 @@ bool exporter_read_supervisor(struct exporter *ex)
 			return false; /* nothing more (EAGAIN), or no supervisor at all (EBADF) */
 		if ((size_t)n <= sizeof(msg) && exporter_parse_audit(msg, (size_t)n, ex->audit) == 0)
 			ex->have_audit = true;
+		else if ((size_t)n <= sizeof(msg) && exporter_is_restart_message(msg, (size_t)n))
+			ex->restarting = true;
 		else if ((size_t)n <= sizeof(msg) && exporter_parse_pace(msg, (size_t)n, pace) == 0)
 			exporter_pace_set(ex, (double)pace[EXPORTER_PACE_BUDGET_PPM] / 10000.0,
 					  (double)pace[EXPORTER_PACE_CONTROL_MS] / 1000.0);
@@ -274,7 +283,7 @@ void exporter_print_summary(struct exporter *ex)
 	size_t n, i;
 	uint64_t lost = ex->have_loader_stats ? outputs_lost_samples(&ex->loader) : 0;
 
-	if (ex->profile == NULL)
+	if (ex->profile == NULL || ex->restarting)
 		return;
 	profile_get_totals(ex->profile, &totals);
 	/* Nothing ever came from the loader (it could not start, and the

@@ -80,6 +80,7 @@ struct exporter {
 	unsigned restarts[EXPORTER_RESTARTS_N]; /* from the supervisor, 0 until it says */
 	unsigned audit[EXPORTER_AUDIT_N];       /* from the supervisor, when it audits */
 	bool have_audit;
+	bool restarting;              /* the supervisor said "restart": this stop is not the run's end */
 	/* Pacing the files' writes against the CPU budget (output_pace.h): a slot
 	 * is a control interval, counted from the last roll. */
 	struct output_pace pace;
@@ -174,7 +175,12 @@ int exporter_parse_restarts(const char *msg, size_t len, unsigned out[EXPORTER_R
 int exporter_parse_audit(const char *msg, size_t len, unsigned out[EXPORTER_AUDIT_N]);
 /* "pace budget_ppm=N control_ms=N", likewise. */
 int exporter_parse_pace(const char *msg, size_t len, unsigned out[EXPORTER_PACE_N]);
+/* "restart" (an optional final newline): the stop that follows is a restart
+ * with new settings (a reload), not the run's end. */
+bool exporter_is_restart_message(const char *msg, size_t len);
 
+/* The run's end on stderr: samples, the top functions, where the files are.
+ * Not at a restart (the run goes on), nor when the loader never reported. */
 void exporter_print_summary(struct exporter *ex);
 
 /*

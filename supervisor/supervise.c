@@ -825,6 +825,10 @@ static void supervise_reload_config(struct supervisor *sv)
 		if (supervise_args_differ(old_argv[i], old_argc[i], c->argv, c->argc) && c->pid != 0) {
 			log_info("reload: restarting the %s with the new settings", c->name);
 			c->reloading = true;
+			/* The exporter ends its files as at any stop, but the run goes
+			 * on: no end-of-run report from it. */
+			if (i == COMP_EXPORTER)
+				component_send(c, "restart");
 			kill(c->pid, SIGTERM);
 		}
 		while (old_argc[i] > 0)

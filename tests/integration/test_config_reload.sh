@@ -52,7 +52,12 @@ sleep 2
 for c in loader controller exporter; do
 	grep -q "$c.*running" "$work/status" || fail "$c not running after the reloads: $(cat "$work/status")"
 done
+# The exporter restarted for the reload said nothing of a run's end: the one
+# end-of-run report is the last lines.
 wait "$sup" || fail "lowprof exited $?: $(cat "$work/err")"
+[ "$(grep -c "flame graph:" "$work/err")" -eq 1 ] ||
+	fail "an end-of-run report before the run's end: $(cat "$work/err")"
+tail -1 "$work/err" | grep -q "flame graph:" || fail "the run's end has no report: $(cat "$work/err")"
 [ -s "$out/profile.pb.gz" ] && [ -s "$out/flamegraph.svg" ] || fail "no profile written"
 grep -q '"restarts"' "$out/summary.json" || true
 echo PASS

@@ -227,6 +227,12 @@ static void test_restarts_message(void **state)
 		assert_int_equal(exporter_parse_pace("pace budget_ppm=1.5 control_ms=1000", 35, p), -1);
 		assert_int_equal(exporter_parse_pace("pace control_ms=1000 budget_ppm=15000", 37, p), -1);
 	}
+	/* A reload's restart: the word alone. */
+	assert_true(exporter_is_restart_message("restart", 7));
+	assert_true(exporter_is_restart_message("restart\n", 8));
+	assert_false(exporter_is_restart_message("restarts", 8));
+	assert_false(exporter_is_restart_message("restarts loader=1 controller=0 exporter=0", 41));
+	assert_false(exporter_is_restart_message("restar", 6));
 }
 
 static void test_state_file(void **state)
