@@ -456,58 +456,73 @@ static int ft_scan_cmp(const void *a, const void *b)
 	return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
 }
 
-/* The start-up queue: every executable file of every running process, once,
- * ordered by how many processes map it. */
-static void ft_scan_processes(struct file_tables *ft, const char *proc_root)
+/* The executable files process pid maps into the start-up queue, each once
+ * (counted per process that maps it). m, *line, *cap: the caller's buffers. */
+static void ft_scan_process(struct file_tables *ft, const char *proc_root, pid_t pid,
+			    struct mapped_file *m, char **line, size_t *cap)
+{
+	char path[300];
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return;
+	while (getline(line, cap, f) > 0) {
+		uint32_t kdev;
+
+		if (!mapped_file_parse_line(*line, m) || !mapped_file_executable(m))
+			continue;
+		kdev = (uint32_t)m->major << 20 | m->minor;
+		for (i = 0; i < ft->nscan; i++) {
+			if (ft->scan[i].id.ino == m->ino && ft->scan[i].id.dev == kdev)
+				break;
+		}
+		if (i < ft->nscan) {
+			ft->scan[i].count++;
+		} else if (ft->nscan < FT_SCAN_MAX) {
+			ft->scan[i].pid = pid;
+			ft->scan[i].start = m->start;
+			ft->scan[i].end = m->end;
+			ft->scan[i].id.ino = m->ino;
+			ft->scan[i].id.dev = kdev;
+			ft->scan[i].count = 1;
+			ft->nscan++;
+		}
+	}
+	fclose(f);
+}
+
+/* The start-up queue: every executable file of every running process (with
+ * npids > 0, of those processes alone: -p samples no other), once, ordered
+ * by how many processes map it. */
+static void ft_scan_processes(struct file_tables *ft, const char *proc_root, const pid_t *pids,
+			      size_t npids)
 {
 	struct mapped_file *m = malloc(sizeof(*m));
-	char path[300], *line = NULL;
+	char *line = NULL;
 	struct dirent *de;
 	size_t cap = 0, i;
-	DIR *d;
+	DIR *d = NULL;
 
 	ft->scan = calloc(FT_SCAN_MAX, sizeof(*ft->scan));
-	d = opendir(proc_root);
-	if (m == NULL || ft->scan == NULL || d == NULL) {
+	if (npids == 0)
+		d = opendir(proc_root);
+	if (m == NULL || ft->scan == NULL || (npids == 0 && d == NULL)) {
 		if (d != NULL)
 			closedir(d);
 		free(m);
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		FILE *f;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/maps", proc_root, de->d_name);
-		f = fopen(path, "re");
-		if (f == NULL)
-			continue;
-		while (getline(&line, &cap, f) > 0) {
-			uint32_t kdev;
-
-			if (!mapped_file_parse_line(line, m) || !mapped_file_executable(m))
-				continue;
-			kdev = (uint32_t)m->major << 20 | m->minor;
-			for (i = 0; i < ft->nscan; i++) {
-				if (ft->scan[i].id.ino == m->ino && ft->scan[i].id.dev == kdev)
-					break;
-			}
-			if (i < ft->nscan) {
-				ft->scan[i].count++;
-			} else if (ft->nscan < FT_SCAN_MAX) {
-				ft->scan[i].pid = (pid_t)atoi(de->d_name);
-				ft->scan[i].start = m->start;
-				ft->scan[i].end = m->end;
-				ft->scan[i].id.ino = m->ino;
-				ft->scan[i].id.dev = kdev;
-				ft->scan[i].count = 1;
-				ft->nscan++;
-			}
-		}
-		fclose(f);
+	for (i = 0; i < npids; i++)
+		ft_scan_process(ft, proc_root, pids[i], m, &line, &cap);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (isdigit((unsigned char)de->d_name[0]))
+			ft_scan_process(ft, proc_root, (pid_t)atoi(de->d_name), m, &line, &cap);
 	}
-	closedir(d);
+	if (d != NULL)
+		closedir(d);
 	free(line);
 	free(m);
 	qsort(ft->scan, ft->nscan, sizeof(*ft->scan), ft_scan_cmp);
@@ -718,14 +733,14 @@ unsigned file_tables_unwind_mode(const struct file_tables *ft, unsigned wanted)
 }
 
 void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
-		       struct file_registry *reg)
+		       struct file_registry *reg, const pid_t *pids, size_t npids)
 {
 	struct throttle t;
 	char err[512];
 
 	/* With --unwind fp too: the files sampled frames lie in are opened and
 	 * registered for the exporter, only no table is built. */
-	if (file_tables_init(ft, sess->skel, reg, sess->pin_dir, err, sizeof(err)) == 0) {
+	if (file_tables_init(ft, sess->skel, reg, sess->pin_dir, pids, npids, err, sizeof(err)) == 0) {
 		ft->active = true;
 		ft->busy = ft->nscan > 0;
 		log_debug("unwind tables (--unwind=%s): %.0f MiB for tables, %zu files of running "
@@ -752,7 +767,7 @@ static int ft_on_event(void *ctx, void *data, size_t size)
 }
 
 int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct file_registry *reg,
-		     const char *pin_dir, char *err, size_t errlen)
+		     const char *pin_dir, const pid_t *pids, size_t npids, char *err, size_t errlen)
 {
 	char cerr[256];
 
@@ -776,7 +791,7 @@ int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct fi
 	else
 		log_warn("no unwind table parser (%s): frame pointers only", cerr);
 	ft->scan_start_ns = mono_ns();
-	ft_scan_processes(ft, "/proc");
+	ft_scan_processes(ft, "/proc", pids, npids);
 	return 0;
 }
 

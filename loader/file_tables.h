@@ -99,17 +99,19 @@ void file_tables_configure(struct file_tables *ft, unsigned choice);
 unsigned file_tables_unwind_mode(const struct file_tables *ft, unsigned wanted);
 /*
  * After bpf_session_start: map the tables, start (or adopt) the parser,
- * queue the running processes' files. reg (may be NULL) receives every file
- * opened. On failure the session is switched to frame pointers and sampling
- * goes on; nothing to do for --unwind=fp.
+ * queue the running processes' files: of every process, or with npids > 0
+ * (-p) of those alone, the only ones sampled. reg (may be NULL) receives
+ * every file opened. On failure the session is switched to frame pointers
+ * and sampling goes on; nothing to do for --unwind=fp.
  */
 void file_tables_start(struct file_tables *ft, struct bpf_session *sess,
-		       struct file_registry *reg);
+		       struct file_registry *reg, const pid_t *pids, size_t npids);
 /* The parts of start, for tests. pin_dir: the session's pin directory
  * (NULL: none), where a previous loader's tables are taken over from and
- * this one's chunks are pinned. 0, or -1 with err. */
+ * this one's chunks are pinned. The start-up queue: as file_tables_start's.
+ * 0, or -1 with err. */
 int file_tables_init(struct file_tables *ft, struct lowprof_bpf *skel, struct file_registry *reg,
-		     const char *pin_dir, char *err, size_t errlen);
+		     const char *pin_dir, const pid_t *pids, size_t npids, char *err, size_t errlen);
 /* Pending files, then the start-up queue, until the tick's time budget.
  * Sets ft->busy when work is left. */
 void file_tables_tick(struct file_tables *ft);

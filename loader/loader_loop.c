@@ -227,7 +227,7 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	if (rc != 0)
 		return rc;
 	l->draining = true;
-	file_tables_start(&l->pt, &l->sess, l->files);
+	file_tables_start(&l->pt, &l->sess, l->files, l->opt.pids, l->opt.npids);
 	loader_control_start(l);
 	loader_symbols_start(l);
 	log_info("sampling %zu CPUs at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
