@@ -11,33 +11,36 @@
 
 #include "common/log.h"
 
+/* Blocks the signals of mask and returns a signalfd that reads them. */
+static int event_signalfd_of(const sigset_t *mask)
+{
+	int fd;
+
+	if (sigprocmask(SIG_BLOCK, mask, NULL) != 0)
+		return -errno;
+	fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
 int event_signalfd(void)
 {
 	sigset_t mask;
-	int fd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
-		return -errno;
-	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return fd < 0 ? -errno : fd;
+	return event_signalfd_of(&mask);
 }
 
 int event_stop_signalfd(void)
 {
 	sigset_t mask;
-	int fd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
-		return -errno;
-	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return fd < 0 ? -errno : fd;
+	return event_signalfd_of(&mask);
 }
 
 int event_timerfd(unsigned period_ms)
