@@ -52,6 +52,15 @@ static int bpf_session_fill_pids(struct bpf_session *s, const struct bpf_session
 	return 0;
 }
 
+int bpf_session_forget_pid(struct bpf_session *s, pid_t tgid)
+{
+	__u32 key = (__u32)tgid;
+
+	if (bpf_map__delete_elem(s->skel->maps.target_pids, &key, sizeof(key), 0) != 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 static int bpf_session_attach(struct bpf_session *s, char *err, size_t errlen)
 {
 	size_t i;

@@ -72,6 +72,9 @@ int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config 
  */
 int bpf_session_apply(struct bpf_session *s, const struct throttle *t,
 		      char *err, size_t errlen);
+/* A -p target's thread group out of the target_pids map (it exited): its pid,
+ * reused, is not sampled. 0 (also when it was not there) or -errno. */
+int bpf_session_forget_pid(struct bpf_session *s, pid_t tgid);
 /* Sum the per-CPU counters. */
 int bpf_session_read_stats(struct bpf_session *s, struct lowprof_cpu_stats *sum);
 /* Bytes written to the BPF ring buffer and not yet consumed (0 if unknown). */

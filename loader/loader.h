@@ -21,6 +21,7 @@
 #include "loader/loader_options.h"
 #include "loader/file_tables.h"
 #include "loader/symbol_broker.h"
+#include "loader/target_pids.h"
 #include "measure/agent_cpu.h"
 #include "measure/host_load.h"
 
@@ -38,6 +39,7 @@ struct loader {
 	struct control_server cs;
 	struct symbol_broker sb;      /* the exporter's symbol sources; sb.mon.fd -1: none */
 	struct seen_pids seen;        /* the pids sampled lately: the only ones sb answers about */
+	struct target_pids targets;   /* -p: each target's pidfd; an exited one leaves the map */
 	struct file_registry *files;  /* files behind sampled frames: tables and sb's file answers */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
 	int tfd;                      /* the drain timer: one-shot, re-armed for the next work */

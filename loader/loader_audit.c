@@ -220,6 +220,21 @@ void loader_audit_apply(const struct audit_actor *who, const struct bpf_session 
 		loader_audit_ioctl(who, s, "PERF_EVENT_IOC_ENABLE", NULL, 0, !now->paused, errnum);
 }
 
+void loader_audit_pid_forgotten(pid_t tgid, int errnum)
+{
+	struct audit_actor me;
+	struct audit_rec r;
+
+	if (!audit_log_enabled())
+		return;
+	audit_actor_self(&me);
+	audit_rec_begin(&r, "map_delete", &me);
+	audit_rec_str(&r, "map", "target_pids");
+	audit_rec_u64(&r, "key", (uint64_t)(__u32)tgid);
+	audit_rec_str(&r, "why", "process exited");
+	audit_rec_end(&r, errnum < 0 ? -errnum : errnum);
+}
+
 void loader_audit_session_stop(const struct bpf_session *s, bool unpin)
 {
 	struct audit_actor me;

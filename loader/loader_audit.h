@@ -29,6 +29,9 @@ void loader_audit_apply(const struct audit_actor *who, const struct bpf_session 
 			const struct throttle *thr_before,
 			const struct throttle *want, int errnum);
 
+/* A -p target that exited, out of target_pids (errnum: the delete's, 0 ok). */
+void loader_audit_pid_forgotten(pid_t tgid, int errnum);
+
 /* Before the loader stops: disable of every event and each detach. */
 void loader_audit_session_stop(const struct bpf_session *s, bool unpin);
 

@@ -221,6 +221,8 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	l->files = file_registry_new(LOADER_FILES_MAX);
 	if (l->files == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
+	/* The -p targets held before their pids go into the map (target_pids.h). */
+	target_pids_open(&l->targets, l->opt.pids, l->opt.npids);
 	loader_session_start(l, &set);
 	rc = drain_init(&l->dr, bpf_session_ringbuf_fd(&l->sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
 			errlen);
@@ -281,6 +283,7 @@ static void loader_tick(struct loader *l, bool asked)
 
 	loader_drain(l, false);
 	file_tables_tick(&l->pt);
+	(void)target_pids_check(&l->targets, &l->sess);
 	now = mono_ns();
 	/* Not right after an entry the timer made: no interval of a few milliseconds. */
 	if (asked && now - l->tl_base.monotonic_ns >= l->control_interval_ns / 2)
@@ -352,10 +355,11 @@ static void loader_arm_timer(struct loader *l)
 
 int loader_run(struct loader *l)
 {
-	struct pollfd pfd[6] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
+	struct pollfd pfd[7] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
 				{.events = POLLIN}, {.events = POLLIN},
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
-				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN}};
+				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN},
+				{.events = POLLIN}};
 	uint64_t stats_served;
 	bool asked, was_quiet, was_long;
 
@@ -366,7 +370,10 @@ int loader_run(struct loader *l)
 		pfd[2].revents = 0;
 		pfd[3].fd = l->sb.mon.fd;
 		pfd[3].revents = 0;
-		if (event_poll(pfd, 6, -1) < 0)
+		/* -p: a target's exit (-1 once none is left). */
+		pfd[6].fd = target_pids_wakeup_fd(&l->targets);
+		pfd[6].revents = 0;
+		if (event_poll(pfd, 7, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
 		was_quiet = l->quiet;
@@ -380,6 +387,9 @@ int loader_run(struct loader *l)
 		if (pfd[2].revents != 0)
 			control_server_handle(&l->cs, mono_ns());
 		asked = l->cs.stats_served != stats_served;
+		/* Its pid out of the map before the kernel can give it to another. */
+		if (pfd[6].revents != 0)
+			(void)target_pids_check(&l->targets, &l->sess);
 		/* Before the drain tick: the exporter waits for each reply. */
 		if (pfd[3].revents != 0)
 			symbol_broker_handle(&l->sb, mono_ns());
@@ -430,6 +440,7 @@ void loader_stop(struct loader *l, bool clean)
 	control_server_close(&l->cs);
 	symbol_broker_close(&l->sb);
 	seen_pids_fini(&l->seen);
+	target_pids_close(&l->targets);
 	file_registry_free(l->files);
 	l->files = NULL;
 	host_load_source_close(&l->host);
