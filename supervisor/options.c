@@ -1,6 +1,7 @@
 #include "supervisor/options.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -257,13 +258,60 @@ mkdir_failed:
 	return -1;
 }
 
+/* The process (thread group) pid belongs to: pid itself for a process, its
+ * process for one of its threads; 0 if unknown. */
+static pid_t options_tgid_of(pid_t pid)
+{
+	char path[64], line[128];
+	long tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	}
+	fclose(f);
+	return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : 0;
+}
+
+/* Whether tid is said for the first time: the command line is read more
+ * than once (before and after the configuration file), its notice once. */
+static bool options_first_mention(pid_t tid)
+{
+	static pid_t said[16];
+	static size_t nsaid;
+	size_t i;
+
+	for (i = 0; i < nsaid; i++) {
+		if (said[i] == tid)
+			return false;
+	}
+	if (nsaid < sizeof(said) / sizeof(said[0]))
+		said[nsaid++] = tid;
+	return true;
+}
+
+/* A pid that runs; a thread's id (`top -H`, a busy thread) stands for its
+ * process: the BPF program samples thread groups, so a thread's own id
+ * would match no sample, and a -p run of it would record nothing. */
 static int options_check_pid(const struct option_spec *spec, const char *value, void *slot,
 			     char *err, size_t errlen)
 {
-	pid_t pid = *(const pid_t *)slot;
+	pid_t pid = *(const pid_t *)slot, tgid;
 
 	if (kill(pid, 0) != 0 && errno != EPERM)
 		return errbuf_fail(-ESRCH, err, errlen, "no process with pid %d", (int)pid);
+	tgid = options_tgid_of(pid);
+	if (tgid > 0 && tgid != pid) {
+		if (options_first_mention(pid))
+			fprintf(stderr, "lowprof: %d is a thread of process %d: profiling the process\n",
+				(int)pid, (int)tgid);
+		*(pid_t *)slot = tgid;
+	}
 	return 0;
 }
 

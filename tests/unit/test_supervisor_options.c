@@ -1,6 +1,7 @@
 /* lowprof's command line: every bad value is refused with status 2 and a
  * message naming the problem; good values land in the options. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -95,6 +97,36 @@ static void test_good_values(void **state)
 	assert_int_equal(o.ringbuf_kb, 64);
 	assert_int_equal(o.interval_s, 3);
 	assert_int_equal(o.max_depth, 16);
+}
+
+static void *spin_thread(void *arg)
+{
+	*(volatile pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	pause();
+	return NULL;
+}
+
+/* A thread's id (as `top -H` shows a busy thread) stands for its process:
+ * the BPF program samples thread groups, so the thread's own id would
+ * match nothing. */
+static void test_thread_id_is_its_process(void **state)
+{
+	volatile pid_t tid = 0;
+	struct supervisor_options o;
+	char err[256], arg[16];
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, spin_thread, (void *)&tid), 0);
+	while (tid == 0)
+		usleep(1000);
+	assert_int_not_equal(tid, getpid());
+	snprintf(arg, sizeof(arg), "%d", (int)tid);
+	assert_int_equal(parse(&o, err, sizeof(err), "-p", arg, NULL), 0);
+	assert_int_equal(o.npids, 1);
+	assert_int_equal(o.pids[0], getpid());
+	pthread_cancel(t);
+	pthread_join(t, NULL);
 }
 
 static void test_help_and_version(void **state)
@@ -213,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_good_values),
+		cmocka_unit_test(test_thread_id_is_its_process),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_bad_duration),
 		cmocka_unit_test(test_bad_frequency),
