@@ -46,7 +46,7 @@ void target_pids_open(struct target_pids *t, const pid_t *pids, size_t n)
 	t->live = n;
 }
 
-/* The target at i exited: out of the map, said, forgotten. */
+/* The target at i exited: out of the map, said, forgotten (pid 0, no pidfd). */
 static void target_pids_forget(struct target_pids *t, size_t i, struct bpf_session *sess)
 {
 	int rc = bpf_session_forget_pid(sess, t->pid[i]);
@@ -60,6 +60,7 @@ static void target_pids_forget(struct target_pids *t, size_t i, struct bpf_sessi
 	if (t->pidfd[i] >= 0)
 		close(t->pidfd[i]);
 	t->pidfd[i] = -1;
+	t->pid[i] = 0;
 	t->live--;
 	if (t->live == 0)
 		log_warn("every process given with -p has exited: nothing more will be sampled");
@@ -76,7 +77,6 @@ size_t target_pids_check(struct target_pids *t, struct bpf_session *sess)
 		if (t->pidfd[i] == -1 && t->pid[i] != 0) {
 			/* Exited before its pidfd could be opened. */
 			target_pids_forget(t, i, sess);
-			t->pid[i] = 0;
 			continue;
 		}
 		if (t->pidfd[i] < 0)
@@ -89,10 +89,8 @@ size_t target_pids_check(struct target_pids *t, struct bpf_session *sess)
 	if (n == 0 || poll(pfd, (nfds_t)n, 0) <= 0)
 		return t->live;
 	for (i = 0; i < n; i++) {
-		if (pfd[i].revents != 0) {
+		if (pfd[i].revents != 0)
 			target_pids_forget(t, idx[i], sess);
-			t->pid[idx[i]] = 0;
-		}
 	}
 	return t->live;
 }
