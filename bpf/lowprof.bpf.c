@@ -256,13 +256,45 @@ struct {
 	__type(value, struct guard_procs);
 } guard_procs SEC(".maps");
 
-/* Thread group ids to profile when config.filter_pids is set (-p). */
+/* Thread group ids to profile when config.filter_pids is set (-p), each
+ * with its start time in clock ticks after boot (0: not known). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } target_pids SEC(".maps");
+
+/* The current thread group's start time in clock ticks after boot, as
+ * /proc/PID/stat shows it in the loader's time namespace. Global, verified
+ * once (a load through the task's trusted pointer; see
+ * lowprof_current_has_mm). */
+__noinline __u64 lowprof_current_start_ticks(__u64 ns_per_tick, __s64 boottime_offset_ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (ns_per_tick == 0)
+		return 0;
+	return (task->group_leader->start_boottime + boottime_offset_ns) / ns_per_tick;
+}
+
+/*
+ * Is tgid a -p target, and the very process that was given, not one that
+ * got its pid after it exited? The supervisor read the target's start time
+ * when it checked the command line; here the current thread group's is
+ * compared with it, at every sample, so no moment lets a reused pid through:
+ * not the one before the loader holds the target, not a loader's restart
+ * while its pinned program runs on.
+ */
+static __always_inline bool target_pid_matches(const struct lowprof_config *cfg, __u32 tgid)
+{
+	__u64 *start = bpf_map_lookup_elem(&target_pids, &tgid);
+
+	if (!start)
+		return false;
+	return *start == 0 || cfg->ns_per_tick == 0 ||
+	       lowprof_current_start_ticks(cfg->ns_per_tick, cfg->boottime_offset_ns) == *start;
+}
 
 #include "bpf/unwind_dwarf.bpf.h"
 
@@ -430,7 +462,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 		st->idle++;
 		goto out;
 	}
-	if (cfg->filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid)) {
+	if (cfg->filter_pids && !target_pid_matches(cfg, tgid)) {
 		st->filtered++;
 		goto out;
 	}

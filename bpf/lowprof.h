@@ -137,6 +137,12 @@ struct lowprof_config {
 	__u32 filter_pids;    /* 1: only tgids present in the target_pids map */
 	__u64 period_ns;      /* perf event period in force (1e9 / frequency) */
 	__u64 budget_ns_per_window; /* per-CPU BPF time allowed per guard window; 0 = no guard */
+	/* A -p target's start time is compared in clock ticks after boot, as
+	 * /proc/PID/stat gives it: (start_boottime + boottime_offset_ns) /
+	 * ns_per_tick, the offset being the loader's time namespace's, in which
+	 * the ticks were read. ns_per_tick 0: pids alone. */
+	__u64 ns_per_tick;
+	__s64 boottime_offset_ns;
 };
 
 /* Per-CPU counters; user space sums them over CPUs. Monotonic. */

@@ -133,7 +133,7 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 
 	if (tid == 0)
 		return false;
-	if (cfg->filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))
+	if (cfg->filter_pids && !target_pid_matches(cfg, tgid))
 		return false;
 	if (oc->prob_ppm < LOWPROF_OFFCPU_PPM_ONE &&
 	    bpf_get_prandom_u32() % LOWPROF_OFFCPU_PPM_ONE >= oc->prob_ppm)

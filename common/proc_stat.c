@@ -68,3 +68,26 @@ bool proc_exe_is(pid_t pid, const char *name, char *exe, size_t len)
 		       strncmp(base, name, blen - PROC_EXE_DELETED_LEN) == 0;
 	return strcmp(base, name) == 0;
 }
+
+int proc_stat_starttime_unit(unsigned long long *ns_per_tick, long long *boot_offset_ns)
+{
+	char line[128];
+	long hz = sysconf(_SC_CLK_TCK);
+	long long sec, nsec;
+	FILE *f;
+
+	if (hz <= 0 || hz > 1000000000L)
+		return -EINVAL;
+	*ns_per_tick = 1000000000ULL / (unsigned long long)hz;
+	*boot_offset_ns = 0;
+	/* "boottime <secs> <nsecs>" (a kernel without time namespaces has no file) */
+	f = fopen("/proc/self/timens_offsets", "re");
+	if (f == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "boottime %lld %lld", &sec, &nsec) == 2)
+			*boot_offset_ns = sec * 1000000000LL + nsec;
+	}
+	fclose(f);
+	return 0;
+}

@@ -18,6 +18,14 @@
 int proc_stat_field(pid_t pid, int field, unsigned long long *out);
 
 /*
+ * The unit of PROC_STAT_STARTTIME in the kernel's terms: a task's start time
+ * (start_boottime, ns) shows as (start_boottime + *boot_offset_ns) /
+ * *ns_per_tick, the offset being our time namespace's boot time offset
+ * (/proc/self/timens_offsets; 0 without one). 0, or -errno.
+ */
+int proc_stat_starttime_unit(unsigned long long *ns_per_tick, long long *boot_offset_ns);
+
+/*
  * Does pid run a program called name (the last component of /proc/PID/exe,
  * which only an exec changes; "NAME (deleted)", the program replaced on disk
  * since it started, counts as NAME)? The target, or why unknown, goes into exe.

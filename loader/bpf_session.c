@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/proc_stat.h"
 #include "loader/bpf_pins.h"
 #include "loader/offcpu.h"
 #include "settings/defaults.h"
@@ -37,14 +38,14 @@ int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config 
 static int bpf_session_fill_pids(struct bpf_session *s, const struct bpf_session_settings *set,
 				 char *err, size_t errlen)
 {
-	__u8 one = 1;
 	size_t i;
 
 	for (i = 0; i < set->npids; i++) {
 		__u32 tgid = (__u32)set->pids[i];
+		__u64 start = set->pid_starts != NULL ? set->pid_starts[i] : 0;
 
-		if (bpf_map__update_elem(s->skel->maps.target_pids, &tgid, sizeof(tgid), &one,
-					 sizeof(one), BPF_ANY) != 0) {
+		if (bpf_map__update_elem(s->skel->maps.target_pids, &tgid, sizeof(tgid), &start,
+					 sizeof(start), BPF_ANY) != 0) {
 			snprintf(err, errlen, "target_pids update for pid %u: %s", tgid, strerror(errno));
 			return -errno;
 		}
@@ -153,6 +154,18 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 	cfg.max_depth = set->max_depth;
 	cfg.sample_divisor = 1;
 	cfg.filter_pids = set->npids > 0;
+	if (set->pid_starts != NULL) {
+		unsigned long long ns_per_tick;
+		long long offset;
+
+		rc = proc_stat_starttime_unit(&ns_per_tick, &offset);
+		if (rc != 0) {
+			snprintf(err, errlen, "the unit of a process's start time: %s", strerror(-rc));
+			goto fail;
+		}
+		cfg.ns_per_tick = ns_per_tick;
+		cfg.boottime_offset_ns = offset;
+	}
 	cfg.period_ns = perf_events_period_ns(set->frequency_hz);
 	cfg.budget_ns_per_window = set->budget_ns_per_window;
 	rc = bpf_session_write_config(s, &cfg);

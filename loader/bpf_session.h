@@ -26,6 +26,7 @@ struct bpf_session_settings {
 	unsigned unwind_mode;  /* enum lowprof_unwind_mode */
 	const pid_t *pids;     /* only these thread groups; NULL/0 = all */
 	size_t npids;
+	const size_t *pid_starts; /* each one's start time in clock ticks (see target_pids.h), or NULL */
 	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
 	unsigned unwind_table_mb;   /* size of the DWARF unwind row array (loader/unwind_maps.h) */
 	const char *pin_dir;        /* bpffs directory to pin into and adopt from; NULL: no pins */

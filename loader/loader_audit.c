@@ -12,9 +12,11 @@ static void loader_audit_config_json(const struct lowprof_config *c, char *buf, 
 {
 	snprintf(buf, len,
 		 "{\"unwind_mode\":%u,\"max_depth\":%u,\"sample_divisor\":%u,\"filter_pids\":%u,"
-		 "\"period_ns\":%llu,\"budget_ns_per_window\":%llu}",
+		 "\"period_ns\":%llu,\"budget_ns_per_window\":%llu,\"ns_per_tick\":%llu,"
+		 "\"boottime_offset_ns\":%lld}",
 		 c->unwind_mode, c->max_depth, c->sample_divisor, c->filter_pids,
-		 (unsigned long long)c->period_ns, (unsigned long long)c->budget_ns_per_window);
+		 (unsigned long long)c->period_ns, (unsigned long long)c->budget_ns_per_window,
+		 (unsigned long long)c->ns_per_tick, (long long)c->boottime_offset_ns);
 }
 
 /* "[0,1]": the CPUs of the session's perf events. */
@@ -96,8 +98,8 @@ static void loader_audit_maps(const struct audit_actor *me, struct bpf_object *o
 	}
 }
 
-void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids, size_t npids,
-				int errnum, const char *err)
+void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids,
+				const size_t *pid_starts, size_t npids, int errnum, const char *err)
 {
 	struct lowprof_config zero;
 	struct audit_actor me;
@@ -143,7 +145,7 @@ void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids, 
 		audit_rec_str(&r, "map", "target_pids");
 		audit_rec_u64(&r, "key", tgid);
 		audit_rec_raw(&r, "old", "null");
-		audit_rec_u64(&r, "new", 1);
+		audit_rec_u64(&r, "new", pid_starts != NULL ? pid_starts[i] : 0); /* start time */
 		audit_rec_end(&r, 0);
 	}
 	for (i = 0; i < s->events.count; i++) {

@@ -15,8 +15,8 @@
 /* After bpf_session_start: object open and load, each program (name, type,
  * instructions, tag) and map, the initial map updates, each attach, enable.
  * errnum/err: the start's result (a failed start is audited too). */
-void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids, size_t npids,
-				int errnum, const char *err);
+void loader_audit_session_start(const struct bpf_session *s, const pid_t *pids,
+				const size_t *pid_starts, size_t npids, int errnum, const char *err);
 
 /*
  * A throttle change by who: before and after are the session's config and

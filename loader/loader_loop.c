@@ -177,6 +177,7 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	set->unwind_table_mb = l->opt.unwind == LOADER_UNWIND_FP ? 0 : l->opt.unwind_table_mb;
 	set->pids = l->opt.pids;
 	set->npids = l->opt.npids;
+	set->pid_starts = l->opt.npid_starts > 0 ? l->opt.pid_starts : NULL;
 	offcpu_settings_from_options(&l->opt, &set->offcpu);
 	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
 	if (l->opt.cpu_budget_pct < 100.0)
@@ -192,7 +193,7 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	cpu0 = loader_cpu_ns();
 	rc = bpf_session_start(&l->sess, set, err, sizeof(err));
 	l->bpf_load_ns = loader_cpu_ns() - cpu0;
-	loader_audit_session_start(&l->sess, set->pids, set->npids, rc, err);
+	loader_audit_session_start(&l->sess, set->pids, set->pid_starts, set->npids, rc, err);
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
 	if (l->sess.adopted_links > 0)
@@ -222,8 +223,11 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	if (l->files == NULL)
 		fatal(LOWPROF_EXIT_FAILURE, "out of memory");
 	/* The -p targets held before their pids go into the map (target_pids.h). */
-	target_pids_open(&l->targets, l->opt.pids, l->opt.npids);
+	target_pids_open(&l->targets, l->opt.pids, l->opt.npid_starts > 0 ? l->opt.pid_starts : NULL,
+			 l->opt.npids);
 	loader_session_start(l, &set);
+	/* Those gone already out of the map now: it may be a pinned one, adopted. */
+	(void)target_pids_check(&l->targets, &l->sess);
 	rc = drain_init(&l->dr, bpf_session_ringbuf_fd(&l->sess), LOWPROF_FD_SHM, LOWPROF_FD_EVENT, err,
 			errlen);
 	if (rc != 0)

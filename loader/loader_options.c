@@ -1,6 +1,7 @@
 #include "loader/loader_options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ipc/lowprof_fds.h"
@@ -37,6 +38,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		{.name = "stats-ms", .kind = OPTION_UINT, .dest = &out->stats_ms,
 		 .min = SETTINGS_STATS_MIN_MS, .max = SETTINGS_STATS_MAX_MS, .unit = " ms"},
 		SETTINGS_OPT_PID(out->pids, &out->npids, NULL),
+		{.name = "pid-start", .kind = OPTION_SIZE, .dest = out->pid_starts,
+		 .count = &out->npid_starts, .max_count = SETTINGS_MAX_PIDS, .min = 1, .max = 1e15},
 		SETTINGS_OPT_CPU_BUDGET(&out->cpu_budget_pct),
 		SETTINGS_OPT_CONTROL_INTERVAL_S(&out->control_interval_s),
 		SETTINGS_OPT_NO_THROTTLE(&out->no_throttle),
@@ -75,5 +78,12 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	out->off_cpu_prob_pct = SETTINGS_OFFCPU_PROBABILITY_PCT;
 	out->liveness_timeout_s = SETTINGS_LIVENESS_TIMEOUT_S;
 	out->interval_s = SETTINGS_INTERVAL_S;
-	return option_table_parse(&parser, argc, argv, err, errlen) != 0 ? LOWPROF_EXIT_USAGE : 0;
+	if (option_table_parse(&parser, argc, argv, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
+	if (out->npid_starts != 0 && out->npid_starts != out->npids) {
+		snprintf(err, errlen, "%zu --pid-start for %zu --pid: one each, in the same order",
+			 out->npid_starts, out->npids);
+		return LOWPROF_EXIT_USAGE;
+	}
+	return 0;
 }

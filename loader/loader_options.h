@@ -30,6 +30,11 @@ struct loader_options {
 	const char *pin_dir;        /* --pin-dir: bpffs directory of this run's pins; NULL: none */
 	pid_t pids[SETTINGS_MAX_PIDS];
 	size_t npids;
+	/* --pid-start, one per --pid in its order (or none): each target's start
+	 * time in clock ticks after boot, as the supervisor read it when it
+	 * checked the command line; with the pid it names the process given. */
+	size_t pid_starts[SETTINGS_MAX_PIDS];
+	size_t npid_starts;
 	int controller_uid;         /* --controller-uid: the only uid the control socket accepts; -1: any */
 	int exporter_uid;           /* --exporter-uid: the only uid the symbol socket serves; -1: any */
 	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */

@@ -9,10 +9,24 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/proc_stat.h"
 #include "loader/bpf_session.h"
 #include "loader/loader_audit.h"
 
-void target_pids_open(struct target_pids *t, const pid_t *pids, size_t n)
+/* Is the process pidfd names the one that started at start (clock ticks)?
+ * Its start time read, then the pidfd seen not yet exited, so that what was
+ * read was its own and not a successor's. */
+static bool target_pids_same_process(int pidfd, pid_t pid, size_t start)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	unsigned long long now;
+
+	if (proc_stat_field(pid, PROC_STAT_STARTTIME, &now) != 0 || now != start)
+		return false;
+	return poll(&p, 1, 0) == 0;
+}
+
+void target_pids_open(struct target_pids *t, const pid_t *pids, const size_t *starts, size_t n)
 {
 	size_t i;
 
@@ -34,6 +48,11 @@ void target_pids_open(struct target_pids *t, const pid_t *pids, size_t n)
 		t->pidfd[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
 		if (t->pidfd[i] < 0 && errno != ESRCH)
 			t->pidfd[i] = -2;
+		if (t->pidfd[i] >= 0 && starts != NULL &&
+		    !target_pids_same_process(t->pidfd[i], pids[i], starts[i])) {
+			close(t->pidfd[i]); /* gone, perhaps its pid given out again */
+			t->pidfd[i] = -1;
+		}
 		if (t->pidfd[i] >= 0 && t->epfd >= 0) {
 			struct epoll_event ev = {.events = EPOLLIN};
 

@@ -12,6 +12,14 @@
  * the loader's loop, so the pid is forgotten as the process exits, before
  * the kernel has cycled through the pid space to give it out again. The
  * loader says which target exited, and when none is left.
+ *
+ * The map's values close the moments no pidfd covers (from the command
+ * line's check to the loader's start, and a loader's restart while its
+ * pinned program runs on): each holds its target's start time, read by the
+ * supervisor at the check, and the program samples only the thread group
+ * whose start time it is (bpf/lowprof.bpf.c, target_pid_matches). A target
+ * whose pid names another process by the time the loader opens it counts
+ * as exited.
  */
 #ifndef LOWPROF_LOADER_TARGET_PIDS_H
 #define LOWPROF_LOADER_TARGET_PIDS_H
@@ -33,8 +41,10 @@ struct target_pids {
 };
 
 /* Open a pidfd for each of the n pids (before they go into the map: one
- * that has exited already is forgotten at the first check). n is 0 without -p. */
-void target_pids_open(struct target_pids *t, const pid_t *pids, size_t n);
+ * that has exited already is forgotten at the first check). starts: each
+ * one's start time (--pid-start), or NULL: a pid that names another process
+ * now has exited. n is 0 without -p. */
+void target_pids_open(struct target_pids *t, const pid_t *pids, const size_t *starts, size_t n);
 /* Poll the pidfds (one system call, no wait); every target that exited
  * leaves the session's target_pids map and is said so. Returns how many
  * targets are left. Nothing to do without -p. */

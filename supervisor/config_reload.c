@@ -72,6 +72,10 @@ struct supervisor_options *config_reload_load(struct supervisor_options *cur, bo
 		free(next);
 		return NULL;
 	}
+	/* The processes -p named at start stay the run's (a pid given again
+	 * may name another process by now). */
+	memcpy(next->targets, cur->targets, sizeof(next->targets));
+	next->ntargets = cur->ntargets;
 	n = supervisor_options_specs(cur, old_specs);
 	supervisor_options_specs(next, new_specs);
 	for (i = 0; i < n; i++) {

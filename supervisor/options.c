@@ -13,6 +13,7 @@
 
 #include "common/errbuf.h"
 #include "common/number_parse.h"
+#include "common/proc_stat.h"
 #include "ipc/lowprof_fds.h"
 #include "settings/config_file.h"
 #include "settings/option_specs.h"
@@ -278,40 +279,31 @@ static pid_t options_tgid_of(pid_t pid)
 	return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : 0;
 }
 
-/* Whether tid is said for the first time: the command line is read more
- * than once (before and after the configuration file), its notice once. */
-static bool options_first_mention(pid_t tid)
+/* Each -p pid into a target: a pid that runs, with its start time; a
+ * thread's id (`top -H`, a busy thread) stands for its process: the BPF
+ * program samples thread groups, so a thread's own id would match no
+ * sample, and a -p run of it would record nothing. */
+static int options_resolve_pids(struct supervisor_options *o, char *err, size_t errlen)
 {
-	static pid_t said[16];
-	static size_t nsaid;
 	size_t i;
 
-	for (i = 0; i < nsaid; i++) {
-		if (said[i] == tid)
-			return false;
-	}
-	if (nsaid < sizeof(said) / sizeof(said[0]))
-		said[nsaid++] = tid;
-	return true;
-}
+	for (i = 0; i < o->npids; i++) {
+		pid_t pid = o->pids[i], tgid;
+		struct options_target *t = &o->targets[i];
 
-/* A pid that runs; a thread's id (`top -H`, a busy thread) stands for its
- * process: the BPF program samples thread groups, so a thread's own id
- * would match no sample, and a -p run of it would record nothing. */
-static int options_check_pid(const struct option_spec *spec, const char *value, void *slot,
-			     char *err, size_t errlen)
-{
-	pid_t pid = *(const pid_t *)slot, tgid;
-
-	if (kill(pid, 0) != 0 && errno != EPERM)
-		return errbuf_fail(-ESRCH, err, errlen, "no process with pid %d", (int)pid);
-	tgid = options_tgid_of(pid);
-	if (tgid > 0 && tgid != pid) {
-		if (options_first_mention(pid))
+		if (kill(pid, 0) != 0 && errno != EPERM)
+			return errbuf_fail(-ESRCH, err, errlen, "no process with pid %d", (int)pid);
+		tgid = options_tgid_of(pid);
+		if (tgid > 0 && tgid != pid) {
 			fprintf(stderr, "lowprof: %d is a thread of process %d: profiling the process\n",
 				(int)pid, (int)tgid);
-		*(pid_t *)slot = tgid;
+			pid = tgid;
+		}
+		t->pid = pid;
+		if (proc_stat_field(pid, PROC_STAT_STARTTIME, &t->start) != 0)
+			return errbuf_fail(-ESRCH, err, errlen, "no process with pid %d", (int)o->pids[i]);
 	}
+	o->ntargets = o->npids;
 	return 0;
 }
 
@@ -343,7 +335,7 @@ size_t supervisor_options_specs(struct supervisor_options *o, struct option_spec
 		{.name = "frequency", .short_name = 'F', .kind = OPTION_UINT, .dest = &o->frequency_hz,
 		 .min = 1, .max = options_max_sample_rate(o->max_sample_rate_path), .label = "frequency",
 		 .unit = " Hz (kernel.perf_event_max_sample_rate)"},
-		SETTINGS_OPT_PID(o->pids, &o->npids, options_check_pid),
+		SETTINGS_OPT_PID(o->pids, &o->npids, NULL),
 		SETTINGS_OPT_RINGBUF_KB(&o->ringbuf_kb),
 		SETTINGS_OPT_INTERVAL(&o->interval_s),
 		SETTINGS_OPT_WINDOW(&o->window),
@@ -513,6 +505,8 @@ int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o
 
 	if (rc != 0 || o->show_help || o->show_version)
 		return rc;
+	if (options_resolve_pids(o, err, errlen) != 0)
+		return LOWPROF_EXIT_USAGE;
 	if (options_check_output_dir(o->output_dir, err, errlen) != 0)
 		return LOWPROF_EXIT_USAGE;
 	return 0;

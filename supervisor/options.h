@@ -15,8 +15,18 @@ struct supervisor_options {
 	double duration_s;        /* 0: until signalled */
 	const char *output_dir;
 	unsigned frequency_hz;
-	pid_t pids[SETTINGS_MAX_PIDS];
+	pid_t pids[SETTINGS_MAX_PIDS]; /* -p as given */
 	size_t npids;
+	/* The processes -p names, resolved once, at start (supervisor_options_parse;
+	 * a reload keeps them): a thread's id stands for its process, and each
+	 * gets its start time, in clock ticks after boot, which with the pid names
+	 * that process for the whole run, whoever gets the pid once it has exited
+	 * (loader/target_pids.h). */
+	struct options_target {
+		pid_t pid;
+		unsigned long long start;
+	} targets[SETTINGS_MAX_PIDS];
+	size_t ntargets;
 	unsigned ringbuf_kb;
 	unsigned interval_s;
 	struct settings_window window; /* --window, --max-stacks, --archive*: for the exporter */
@@ -76,8 +86,9 @@ struct options_retired {
 
 void supervisor_options_defaults(struct supervisor_options *o);
 /*
- * Parse and validate everything (including that each pid exists and that the
- * output directory can be created and written) before anything is loaded.
+ * Parse and validate everything (including that each pid exists, resolved
+ * into targets, and that the output directory can be created and written)
+ * before anything is loaded.
  * Returns 0, or LOWPROF_EXIT_USAGE with a one-line reason in err.
  */
 int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,

@@ -157,8 +157,10 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ld, "--off-cpu-min-us=%u", o->off_cpu_min_us);
 		component_add_arg(ld, "--off-cpu-probability=%g", o->off_cpu_prob_pct);
 	}
-	for (i = 0; i < o->npids; i++)
-		component_add_arg(ld, "--pid=%d", (int)o->pids[i]);
+	for (i = 0; i < o->ntargets; i++) {
+		component_add_arg(ld, "--pid=%d", (int)o->targets[i].pid);
+		component_add_arg(ld, "--pid-start=%llu", o->targets[i].start);
+	}
 	component_add_fd(ld, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);

@@ -117,6 +117,31 @@ wait_profiling() {
 	done
 }
 
+# take_pid PID PROGRAM [ARG...]: what an attacker does once a process has
+# exited: get its pid for a process of one's own, here PROGRAM (as root,
+# through /proc/sys/kernel/ns_last_pid; a local user gets there by forking
+# until the pid comes round). A few tries: the host forks too. Tracked.
+take_pid() {
+	python3 - "$@" <<'PY' || fail "could not give pid $1 to $2"
+import os, sys, time
+want, argv = int(sys.argv[1]), sys.argv[2:]
+for _ in range(50):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    pid = os.fork()
+    if pid == 0:
+        if os.getpid() == want:
+            os.execv(argv[0], argv)
+        os._exit(0)
+    if pid == want:
+        sys.exit(0)
+    os.waitpid(pid, 0)
+    time.sleep(0.01)
+sys.exit(1)
+PY
+	track "$1"
+}
+
 # The bpffs pin directory of the run whose supervisor is $1 ("PID-START").
 pin_dir_of() {
 	ls -d /sys/fs/bpf/lowprof/"$1"-* 2>/dev/null | head -n 1

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/proc_stat.h"
 #include "supervisor/options.h"
 
 static char tmpdir[64];
@@ -81,6 +82,7 @@ static void test_good_values(void **state)
 {
 	struct supervisor_options o;
 	char err[256], pid[16];
+	unsigned long long start;
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	assert_int_equal(parse(&o, err, sizeof(err), "-d", "2.5", "-F", "99", "-p", pid, "--pid", "1",
@@ -94,6 +96,14 @@ static void test_good_values(void **state)
 	assert_int_equal(o.npids, 2);
 	assert_int_equal(o.pids[0], getpid());
 	assert_int_equal(o.pids[1], 1);
+	/* Each target named by its pid and start time (/proc/PID/stat's 22nd field). */
+	assert_int_equal(o.ntargets, 2);
+	assert_int_equal(o.targets[0].pid, getpid());
+	assert_int_equal(o.targets[1].pid, 1);
+	assert_int_equal(proc_stat_field(getpid(), PROC_STAT_STARTTIME, &start), 0);
+	assert_true(o.targets[0].start == start);
+	assert_int_equal(proc_stat_field(1, PROC_STAT_STARTTIME, &start), 0);
+	assert_true(o.targets[1].start == start);
 	assert_int_equal(o.ringbuf_kb, 64);
 	assert_int_equal(o.interval_s, 3);
 	assert_int_equal(o.max_depth, 16);
@@ -123,8 +133,9 @@ static void test_thread_id_is_its_process(void **state)
 	assert_int_not_equal(tid, getpid());
 	snprintf(arg, sizeof(arg), "%d", (int)tid);
 	assert_int_equal(parse(&o, err, sizeof(err), "-p", arg, NULL), 0);
-	assert_int_equal(o.npids, 1);
-	assert_int_equal(o.pids[0], getpid());
+	assert_int_equal(o.ntargets, 1);
+	assert_int_equal(o.targets[0].pid, getpid());
+	assert_int_equal(o.pids[0], tid); /* as given, what a reload compares */
 	pthread_cancel(t);
 	pthread_join(t, NULL);
 }
