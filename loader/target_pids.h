@@ -11,7 +11,8 @@
  * a reused one can be sampled: the pidfds are in one epoll set that wakes
  * the loader's loop, so the pid is forgotten as the process exits, before
  * the kernel has cycled through the pid space to give it out again. The
- * loader says which target exited, and when none is left.
+ * loader says which target exited (the supervisor, watching the same
+ * processes, stops lowprof once none is left).
  *
  * The map's values close the moments no pidfd covers (from the command
  * line's check to the loader's start, and a loader's restart while its
@@ -28,22 +29,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "settings/defaults.h"
+#include "common/pid_watch.h"
 
 struct bpf_session;
 
 struct target_pids {
-	pid_t pid[SETTINGS_MAX_PIDS];
-	int pidfd[SETTINGS_MAX_PIDS]; /* -1: exited and forgotten */
-	size_t n;
-	size_t live;
-	int epfd; /* every open pidfd; -1 without -p */
+	struct pid_watch watch;
+	size_t *exited; /* target_pids_check's scratch: room for every target */
 };
 
-/* Open a pidfd for each of the n pids (before they go into the map: one
- * that has exited already is forgotten at the first check). starts: each
- * one's start time (--pid-start), or NULL: a pid that names another process
- * now has exited. n is 0 without -p. */
+/* Hold each of the n pids (before they go into the map: one that has
+ * exited already is forgotten at the first check). starts: each one's
+ * start time (--pid-start), or NULL: the pids alone. n is 0 without -p. */
 void target_pids_open(struct target_pids *t, const pid_t *pids, const size_t *starts, size_t n);
 /* Poll the pidfds (one system call, no wait); every target that exited
  * leaves the session's target_pids map and is said so. Returns how many

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/pid_watch.h"
 #include "common/mono_clock.h"
 #include "ipc/lowprof_fds.h"
 #include "ipc/shm_ring.h"
@@ -93,6 +94,10 @@ struct supervisor {
 	int64_t polled_ms;       /* when poll last returned (with wake_due_ms: detects our own stalls) */
 	int64_t audit_sent_ms;   /* the audit counters last sent to the exporter */
 	uint64_t audit_sent[4];  /* ... and what they were */
+	/* The processes -p named: once every one has exited, lowprof stops, as
+	 * `perf record -p` does (the loader takes each out of the BPF map). */
+	struct pid_watch targets;
+	size_t *targets_exited; /* pid_watch_exited's output */
 	bool sd_ready_sent;
 	bool stopping;
 	int status;              /* exit status of lowprof */
@@ -952,6 +957,18 @@ static void supervise_read_running(struct supervisor *sv, int64_t now)
 	}
 }
 
+/* Have all the processes given with -p exited (said once)? Never without -p. */
+static bool supervise_targets_gone(struct supervisor *sv)
+{
+	if (sv->targets.n == 0 || sv->targets.live == 0)
+		return false;
+	(void)pid_watch_exited(&sv->targets, sv->targets_exited);
+	if (sv->targets.live > 0)
+		return false;
+	log_info("every process given with -p has exited: stopping");
+	return true;
+}
+
 static bool supervise_essential_failed(const struct supervisor *sv)
 {
 	const struct component *ld = &sv->comp[COMP_LOADER];
@@ -962,13 +979,15 @@ static bool supervise_essential_failed(const struct supervisor *sv)
 
 static void supervise_loop(struct supervisor *sv)
 {
-	struct pollfd pfd[3 + COMP_COUNT];
+	struct pollfd pfd[4 + COMP_COUNT];
 	int64_t now;
 	int i, timeout;
 
 	while (!sv->stopping) {
 		now = supervise_now_ms();
 		if (sv->end_ms >= 0 && now >= sv->end_ms)
+			return;
+		if (supervise_targets_gone(sv))
 			return;
 		if (sv->sampling_since_ms < 0 && now - sv->started_ms > READY_TIMEOUT_MS) {
 			log_error("the loader and exporter were not ready after %d s", READY_TIMEOUT_MS / 1000);
@@ -993,9 +1012,12 @@ static void supervise_loop(struct supervisor *sv)
 		}
 		pfd[2 + COMP_COUNT].fd = sv->audit.sock;
 		pfd[2 + COMP_COUNT].events = POLLIN;
+		/* A -p target's exit wakes us (supervise_targets_gone at the top). */
+		pfd[3 + COMP_COUNT].fd = pid_watch_fd(&sv->targets);
+		pfd[3 + COMP_COUNT].events = POLLIN;
 		timeout = supervise_timeout(sv, now);
 		sv->wake_due_ms = now + timeout;
-		if (poll(pfd, 3 + COMP_COUNT, timeout) < 0 && errno != EINTR) {
+		if (poll(pfd, 4 + COMP_COUNT, timeout) < 0 && errno != EINTR) {
 			log_error("poll: %s", strerror(errno));
 			sv->status = LOWPROF_EXIT_FAILURE;
 			return;
@@ -1079,6 +1101,15 @@ int supervise_run(const struct supervisor_options *opt)
 	sv.started_ms = supervise_now_ms();
 	if (supervise_setup(&sv) != 0)
 		return LOWPROF_EXIT_FAILURE;
+	/* Held before the sandbox, which has no pidfd_open: the processes
+	 * resolved at the command line's check, by pid and start time. */
+	sv.targets_exited = calloc(opt->ntargets + 1, sizeof(*sv.targets_exited));
+	if (sv.targets_exited == NULL || pid_watch_init(&sv.targets, opt->ntargets) != 0) {
+		log_error("out of memory");
+		return LOWPROF_EXIT_FAILURE;
+	}
+	for (i = 0; i < (int)opt->ntargets; i++)
+		pid_watch_add(&sv.targets, opt->targets[i].pid, opt->targets[i].start);
 	if (supervise_harden(opt->seccomp_log, path, sizeof(path)) != 0) {
 		log_error("sandboxing the supervisor: %s", path);
 		return LOWPROF_EXIT_CONFIG;
@@ -1100,6 +1131,8 @@ int supervise_run(const struct supervisor_options *opt)
 	supervise_stop_component(&sv, COMP_EXPORTER, EXPORTER_STOP_TIMEOUT_MS);
 	for (i = 0; i < COMP_COUNT; i++)
 		component_free_args(&sv.comp[i]);
+	pid_watch_close(&sv.targets);
+	free(sv.targets_exited);
 	if (sv.reloaded != NULL) {
 		supervisor_options_free(sv.reloaded);
 		free(sv.reloaded);

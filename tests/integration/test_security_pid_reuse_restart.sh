@@ -16,7 +16,11 @@ work_dir pid-reuse-restart
 sleep 60 &
 target=$!
 track "$target"
-"$BIN/lowprof" --pid "$target" --duration 14 --frequency 99 --no-throttle --output "$work/out" \
+# A second target that outlives the run: lowprof stops once all have exited.
+sleep 60 &
+keeper=$!
+track "$keeper"
+"$BIN/lowprof" --pid "$target" --pid "$keeper" --duration 14 --frequency 99 --no-throttle --output "$work/out" \
 	--run-dir "$work/run" 2>"$work/err" &
 sup=$!
 track "$sup"
