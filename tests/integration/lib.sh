@@ -106,15 +106,21 @@ busy_cpu() {
 	track "$busy"
 }
 
+# wait_line FILE PATTERN SECONDS WHY: until a line of FILE matches PATTERN
+# (grep's), at most SECONDS; else fail with WHY and FILE's text.
+wait_line() {
+	i=0
+	while ! grep -q -- "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -le $(($3 * 10)) ] || fail "$4: $(cat "$1")"
+		sleep 0.1
+	done
+}
+
 # wait_profiling FILE: until lowprof's stderr in FILE says it samples
 # ("profiling for ..." or "profiling until ..."; at most 30 s).
 wait_profiling() {
-	i=0
-	while ! grep -q "profiling [fu]" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ "$i" -le 300 ] || fail "lowprof did not start: $(cat "$1")"
-		sleep 0.1
-	done
+	wait_line "$1" "profiling [fu]" 30 "lowprof did not start"
 }
 
 # take_pid PID PROGRAM [ARG...]: what an attacker does once a process has

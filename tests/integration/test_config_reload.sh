@@ -19,12 +19,7 @@ wait_profiling "$work/err"
 
 # wait_log TEXT: until lowprof's stderr has TEXT (at most 15 s).
 wait_log() {
-	i=0
-	while ! grep -q -- "$1" "$work/err"; do
-		i=$((i + 1))
-		[ "$i" -le 150 ] || fail "no '$1' in: $(cat "$work/err")"
-		sleep 0.1
-	done
+	wait_line "$work/err" "$1" 15 "no '$1'"
 }
 
 ctl=$(child_pid lowprof-controller)

@@ -37,22 +37,12 @@ wait_profiling "$work/err"
 sleep 2
 echo x >"$work/stop"
 wait "$first" || true
-i=0
-while ! grep -q "process $first (-p) exited" "$work/err"; do
-	i=$((i + 1))
-	[ "$i" -le 50 ] || fail "the loader did not see the first target exit: $(cat "$work/err")"
-	sleep 0.1
-done
+wait_line "$work/err" "process $first (-p) exited" 5 "the loader did not see the first target exit"
 kill -0 "$sup" 2>/dev/null || fail "lowprof stopped with a target still running: $(cat "$work/err")"
 
 printf 'cpu-budget = 3\n' >"$conf"
 kill -HUP "$sup"
-i=0
-while ! grep -q "reload: cpu-budget = 3 (was 1.5)" "$work/err"; do
-	i=$((i + 1))
-	[ "$i" -le 100 ] || fail "the reload was not applied after a target exited: $(cat "$work/err")"
-	sleep 0.1
-done
+wait_line "$work/err" "reload: cpu-budget = 3 (was 1.5)" 10 "the reload was not applied after a target exited"
 
 kill "$second"
 wait "$second" 2>/dev/null || true

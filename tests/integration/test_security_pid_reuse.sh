@@ -20,12 +20,7 @@ sup=$!
 track "$sup"
 wait_profiling "$work/err"
 wait "$target" || true
-i=0
-while ! grep -q "process $target (-p) exited" "$work/err"; do
-	i=$((i + 1))
-	[ "$i" -le 50 ] || fail "the loader did not see the target exit: $(cat "$work/err")"
-	sleep 0.1
-done
+wait_line "$work/err" "process $target (-p) exited" 5 "the loader did not see the target exit"
 # A busy process with the target's pid.
 take_pid "$target" "$BIN/spin_workload" 4
 # Sampled for 4 s at 99 Hz on a CPU of its own if the pid were still a target.

@@ -37,12 +37,7 @@ take_pid "$target" "$BIN/spin_workload" 30 # outlives the run
 # The loader's pinned program runs on meanwhile, with the pid in its map.
 sleep 2
 kill -CONT "$sup"
-i=0
-while ! grep -q "process $target (-p) exited" "$work/err"; do
-	i=$((i + 1))
-	[ "$i" -le 100 ] || fail "the restarted loader did not see that the target is gone: $(cat "$work/err")"
-	sleep 0.1
-done
+wait_line "$work/err" "process $target (-p) exited" 10 "the restarted loader did not see that the target is gone"
 wait "$sup" || fail "lowprof exited $?: $(cat "$work/err")"
 if grep -q "spin_workload" "$work/out/profile.folded"; then
 	fail "the process that took the exited target's pid $target was profiled: $(grep -c spin_workload "$work/out/profile.folded") stacks"
