@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "loader/target_pids.h"
 
 #include <stdlib.h>

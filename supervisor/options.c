@@ -101,7 +101,7 @@ void supervisor_options_usage(FILE *out)
 		"  -F, --frequency HZ      samples per second per CPU (default %u; at most the\n"
 		"                          kernel's perf_event_max_sample_rate)\n"
 		"  -p, --pid PID           profile only this process; repeat for more\n"
-		"                          (default: every process)\n"
+		"                          (default: every process); stops once all exited\n"
 		"      --ringbuf-kb N      BPF ring buffer size in KiB, a power of two\n"
 		"                          (default %u)\n"
 		"      --interval SECONDS  rewrite the output files this often (default %u;\n"
