@@ -7,10 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/proc_stat.h"
+
+/* Room for max pidfds beside the fds the process has: the soft limit on
+ * open files raised toward the hard one (1024, the usual soft limit, is
+ * what -p allows, and the process has its own fds too). Every loop here
+ * polls; none uses select, which fds past 1024 would break. */
+static void pid_watch_make_room(size_t max)
+{
+	struct rlimit r;
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY)
+		return;
+	want = r.rlim_cur + (rlim_t)max;
+	if (r.rlim_max != RLIM_INFINITY && want > r.rlim_max)
+		want = r.rlim_max;
+	if (want > r.rlim_cur) {
+		r.rlim_cur = want;
+		(void)setrlimit(RLIMIT_NOFILE, &r); /* else the last ones are kept by number */
+	}
+}
 
 int pid_watch_init(struct pid_watch *w, size_t max)
 {
@@ -18,6 +39,7 @@ int pid_watch_init(struct pid_watch *w, size_t max)
 	w->epfd = -1;
 	if (max == 0)
 		return 0;
+	pid_watch_make_room(max);
 	w->pid = calloc(max, sizeof(*w->pid));
 	w->pidfd = calloc(max, sizeof(*w->pidfd));
 	w->said = calloc(max, sizeof(*w->said));

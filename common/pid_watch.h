@@ -24,7 +24,8 @@ struct pid_watch {
 	int epfd;      /* every open pidfd; -1 when none */
 };
 
-/* Room for max processes, none held yet. 0, or -ENOMEM. */
+/* Room for max processes, none held yet; the soft limit on open files
+ * raised by max (up to the hard limit) for their pidfds. 0, or -ENOMEM. */
 int pid_watch_init(struct pid_watch *w, size_t max);
 /*
  * Hold pid, the process that started at start (0: the pid alone). One gone

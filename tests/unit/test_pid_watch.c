@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,12 +120,40 @@ static void test_bounds(void **state)
 	pid_watch_close(&w);
 }
 
+/* -p takes up to 1024 pids, the usual soft limit on open files: each is
+ * held by a pidfd all the same (the limit raised toward the hard one), not
+ * kept by number with its exit never seen. */
+static void test_room_for_every_pidfd(void **state)
+{
+	struct rlimit r, low;
+	struct pid_watch w;
+	size_t i, held = 0, out[100];
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &r), 0);
+	if (r.rlim_max != RLIM_INFINITY && r.rlim_max < 200)
+		skip();
+	low = r;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(pid_watch_init(&w, 100), 0);
+	for (i = 0; i < 100; i++)
+		pid_watch_add(&w, getpid(), start_of(getpid()));
+	for (i = 0; i < w.n; i++)
+		held += w.pidfd[i] >= 0;
+	assert_int_equal(held, 100);
+	assert_int_equal(pid_watch_exited(&w, out), 0);
+	pid_watch_close(&w);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &r), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exit_said_once),
 		cmocka_unit_test(test_start_time_names_the_process),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_room_for_every_pidfd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
