@@ -18,19 +18,21 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define GUARD_WINDOW_NS 100000000ULL /* the budget guard's accounting window: 100 ms */
 /*
- * One process's share of a CPU's guard window: once a process's samples on
- * a CPU have cost budget / GUARD_PROC_SHARE_DIV in the window, its further
- * samples there go without the user stack until the window ends. A process
- * can make its own samples expensive (stacks 128 frames deep without frame
- * pointers, a row search in every frame): without a share it would spend the
- * whole budget and every other process on that CPU would lose its stacks.
- * Half leaves the other half to everyone else on the CPU, and a process
- * alone there still gets half of what the budget allows.
+ * One owner's share of a CPU's guard window: once the samples of an owner's
+ * processes on a CPU have cost budget / GUARD_PROC_SHARE_DIV in the window,
+ * its further samples there go without the user stack until the window ends.
+ * A process can make its own samples expensive (stacks 128 frames deep
+ * without frame pointers, a row search in every frame): without a share it
+ * would spend the whole budget and every other process on that CPU would
+ * lose its stacks. Half leaves the other half to everyone else on the CPU,
+ * and an owner alone there still gets half of what the budget allows.
+ * The owner is a user, not a process (guard_owner): a share per process gave
+ * a user who forks k processes k halves.
  */
 #define GUARD_PROC_SHARE_DIV 2
-/* Processes a CPU tells apart per window (a power of two); the last slot is
+/* Owners a CPU tells apart per window (a power of two); the last slot is
  * shared by any further ones. A window holds about 100 samples per CPU at
- * -F 999, of a few processes. */
+ * -F 999, of a few owners. */
 #define GUARD_PROC_SLOTS 16
 
 struct {
@@ -229,17 +231,16 @@ struct {
 	__type(value, struct scratch_sample);
 } scratch SEC(".maps");
 
-/* What one process's samples cost on this CPU in the current guard window. */
+/* What one owner's samples cost on this CPU in the current guard window. */
 struct guard_proc {
 	__u64 window_start_ns; /* the window it counts; another one's: a free slot */
 	__u64 run_ns;
-	__u32 tgid;
-	__u32 reserved;
+	__u64 owner; /* guard_owner */
 };
 
 /* Slots are taken in order within a window and all fall free when it ends,
- * so the window's processes are a prefix: a lookup stops at the first free.
- * The last slot counts every process past the others, together. */
+ * so the window's owners are a prefix: a lookup stops at the first free.
+ * The last slot counts every owner past the others, together. */
 struct guard_procs {
 	struct guard_proc slot[GUARD_PROC_SLOTS];
 	/* 1 + the slot the running sample is charged to at its end; 0: none.
@@ -326,8 +327,8 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 struct guard_proc_search {
 	struct guard_procs *t;
 	__u64 window_start_ns;
-	__u32 tgid;
-	__u32 idx; /* the process's slot, or the first free one */
+	__u64 owner;
+	__u32 idx; /* the owner's slot, or the first free one */
 };
 
 /* A bpf_loop step: the verifier checks it once, not once per slot. */
@@ -336,19 +337,38 @@ static long guard_proc_search_cb(__u64 i, void *ctx)
 	struct guard_proc_search *q = ctx;
 	struct guard_proc *e = &q->t->slot[i & (GUARD_PROC_SLOTS - 1)];
 
-	if (e->window_start_ns != q->window_start_ns || e->tgid == q->tgid) {
+	if (e->window_start_ns != q->window_start_ns || e->owner == q->owner) {
 		q->idx = i;
 		return 1;
 	}
 	return 0;
 }
 
+/* An owner that is a user, not a process (guard_owner): above every tgid. */
+#define GUARD_OWNER_USER (1ULL << 32)
+
 /*
- * 1 while tgid has spent less than share_ns of this CPU's window (which
- * guard_allows_unwind started at window_start_ns), else 0; 1 without a
- * share (no guard). The sample's cost is then charged to tgid by
- * guard_proc_charge. Global functions, not inlined: the verifier checks each
- * once on its own, and its callers see one unknown result, not each path.
+ * Whose share of the guard the current task's samples are charged to. A
+ * user's processes share one, whatever their number: the real uid, which an
+ * unprivileged process cannot change (a setuid program keeps its caller's;
+ * a user namespace maps only its creator's own uid, unless newuidmap grants
+ * it subordinate ones). Root's processes have a share each: root is no
+ * attacker of its own daemons, and they are many.
+ */
+static __always_inline __u64 guard_owner(__u32 tgid)
+{
+	__u32 uid = (__u32)bpf_get_current_uid_gid();
+
+	return uid ? GUARD_OWNER_USER | uid : tgid;
+}
+
+/*
+ * 1 while the current task's owner (guard_owner; tgid is its process) has
+ * spent less than share_ns of this CPU's window (which guard_allows_unwind
+ * started at window_start_ns), else 0; 1 without a share (no guard). The
+ * sample's cost is then charged to that owner by guard_proc_charge. Global
+ * functions, not inlined: the verifier checks each once on its own, and its
+ * callers see one unknown result, not each path.
  */
 __noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tgid)
 {
@@ -362,7 +382,7 @@ __noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tg
 	if (!q.t)
 		return 1;
 	q.window_start_ns = window_start_ns;
-	q.tgid = tgid;
+	q.owner = guard_owner(tgid);
 	q.idx = GUARD_PROC_SLOTS - 1;
 	bpf_loop(GUARD_PROC_SLOTS - 1, guard_proc_search_cb, &q, 0);
 	q.idx &= GUARD_PROC_SLOTS - 1;
@@ -370,13 +390,13 @@ __noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tg
 	if (e->window_start_ns != window_start_ns) {
 		e->window_start_ns = window_start_ns;
 		e->run_ns = 0;
-		e->tgid = tgid;
+		e->owner = q.owner;
 	}
 	q.t->charge = q.idx + 1;
 	return e->run_ns < share_ns;
 }
 
-/* Add the sample's BPF time to the process guard_proc_allows looked up. */
+/* Add the sample's BPF time to the owner guard_proc_allows looked up. */
 __noinline int guard_proc_charge(__u64 elapsed)
 {
 	struct guard_procs *t;
@@ -524,7 +544,7 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 out:
 	elapsed = bpf_ktime_get_ns() - start;
 	st->run_time_ns += elapsed;
-	/* A sample its process's share refused is not charged to the window:
+	/* A sample its owner's share refused is not charged to the window:
 	 * it would spend the other processes' half (a few us each, its kernel
 	 * stack and record, taken as often as the attacker is sampled). Like a
 	 * sample taken once the window is spent, its cost is bounded by the

@@ -11,7 +11,7 @@
  *    the probability the switch-out was taken with; either way the entry
  *    goes;
  *  - the task going out (prev, the current task): with probability prob_ppm,
- *    and while the budget guard (and its process's share of it) allows it,
+ *    and while the budget guard (and its owner's share of it) allows it,
  *    its kernel and user stacks, the time and the probability are stashed
  *    under its tid.
  * The stack must be taken at switch-out: only then is the task current (its
@@ -119,7 +119,7 @@ drop:
 
 /* The task going out (current): record its stacks, maybe. Returns whether
  * it went as far as taking them (work beyond the floor); *capped tells a
- * refusal by the process's share. */
+ * refusal by the owner's share. */
 static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_config *cfg,
 					      const struct lowprof_offcpu_config *oc,
 					      struct lowprof_cpu_stats *st,
@@ -143,7 +143,7 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 		os->guard_skipped++;
 		return false;
 	}
-	/* The sampler's per-process share covers switch-outs too (a switch storm
+	/* The sampler's per-owner share covers switch-outs too (a switch storm
 	 * with deep stacks is one more way to spend the window). */
 	if (!guard_proc_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV,
 			       tgid)) {
@@ -227,7 +227,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 		os->floor_run_ns += elapsed;
 	}
 	st->run_time_ns += elapsed;
-	/* As the sampler: a switch-out its process's share refused does not
+	/* As the sampler: a switch-out its owner's share refused does not
 	 * spend the other processes' half of the window. */
 	if (!capped)
 		st->window_run_ns += elapsed;
