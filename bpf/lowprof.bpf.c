@@ -26,8 +26,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * would spend the whole budget and every other process on that CPU would
  * lose its stacks. Half leaves the other half to everyone else on the CPU,
  * and an owner alone there still gets half of what the budget allows.
- * The owner is a user, not a process (guard_owner): a share per process gave
- * a user who forks k processes k halves.
+ * The owner is a user, or for root's processes a cgroup (guard_owner), not
+ * a process: a share per process gave whoever forks k processes k halves.
  */
 #define GUARD_PROC_SHARE_DIV 2
 /* Owners a CPU tells apart per window (a power of two); the last slot is
@@ -344,22 +344,37 @@ static long guard_proc_search_cb(__u64 i, void *ctx)
 	return 0;
 }
 
-/* An owner that is a user, not a process (guard_owner): above every tgid. */
-#define GUARD_OWNER_USER (1ULL << 32)
+/* guard_owner's kinds, in the owner's top two bits above its id: a tgid or
+ * a uid is 32 bits, a cgroup id a 64-bit kernfs id whose top half is a
+ * generation count that never reaches them. */
+#define GUARD_OWNER_USER (1ULL << 62)
+#define GUARD_OWNER_CGROUP (2ULL << 62)
+/* The id of the cgroup v2 hierarchy's root: processes there (or where no v2
+ * hierarchy is used) are told apart by process. */
+#define GUARD_ROOT_CGROUP_ID 1
 
 /*
  * Whose share of the guard the current task's samples are charged to. A
  * user's processes share one, whatever their number: the real uid, which an
  * unprivileged process cannot change (a setuid program keeps its caller's;
  * a user namespace maps only its creator's own uid, unless newuidmap grants
- * it subordinate ones). Root's processes have a share each: root is no
- * attacker of its own daemons, and they are many.
+ * it subordinate ones). Root's processes share one per cgroup (v2): a
+ * service, a login session, a container whose root is the host's, which
+ * its runtime gives a read-only cgroup file system so that it cannot split
+ * itself. Root's processes in the root cgroup (kernel threads; every
+ * process of a host without a cgroup v2 tree) have a share each.
  */
 static __always_inline __u64 guard_owner(__u32 tgid)
 {
 	__u32 uid = (__u32)bpf_get_current_uid_gid();
+	__u64 cgroup;
 
-	return uid ? GUARD_OWNER_USER | uid : tgid;
+	if (uid)
+		return GUARD_OWNER_USER | uid;
+	cgroup = bpf_get_current_cgroup_id();
+	if (cgroup > GUARD_ROOT_CGROUP_ID)
+		return GUARD_OWNER_CGROUP | cgroup;
+	return tgid;
 }
 
 /*

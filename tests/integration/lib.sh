@@ -123,6 +123,40 @@ wait_profiling() {
 	wait_line "$1" "profiling [fu]" 30 "lowprof did not start"
 }
 
+# new_cgroup: a fresh cgroup (v2) in $cgroup, for processes the test wants
+# apart from its own (the BPF guard shares root's processes by cgroup);
+# removed at exit, its processes killed first. Where no v2 hierarchy is
+# mounted, one is mounted under $work for the test.
+new_cgroup() {
+	cg_root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	if [ -z "$cg_root" ]; then
+		cg_root="$work/cgroup2"
+		mkdir "$cg_root"
+		mount -t cgroup2 none "$cg_root" || fail "cannot mount a cgroup v2 hierarchy"
+	fi
+	cgroup=$(mktemp -d "$cg_root/lowprof-test.XXXXXX") ||
+		fail "cannot make a cgroup under $cg_root"
+	on_exit "cgroup_remove '$cgroup' '$work/cgroup2'"
+}
+
+# cgroup_remove DIR MOUNT: kill DIR's processes, remove it, and unmount MOUNT
+# if this test mounted it.
+cgroup_remove() {
+	for p in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	i=0
+	while ! rmdir "$1" 2>/dev/null && [ "$i" -lt 50 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	! mountpoint -q "$2" 2>/dev/null || umount "$2"
+}
+
+# in_cgroup DIR PROGRAM [ARG...]: exec PROGRAM in cgroup DIR (started with &,
+# the job's pid is PROGRAM's).
+in_cgroup() {
+	exec sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$@"
+}
+
 # take_pid PID PROGRAM [ARG...]: what an attacker does once a process has
 # exited: get its pid for a process of one's own, here PROGRAM (as root,
 # through /proc/sys/kernel/ns_last_pid; a local user gets there by forking

@@ -1,8 +1,8 @@
 #!/bin/sh
-# The per-process share of the guard on the switch path (docs/SECURITY.md,
+# The per-owner share of the guard on the switch path (docs/SECURITY.md,
 # "In BPF: what one process can cost the others"): a switch storm (two
 # threads bouncing a byte on CPU 0, a stack taken at every switch-out under
-# --no-throttle, probability 100%) spends its process's half of CPU 0's
+# --no-throttle, probability 100%) spends its owner's half of CPU 0's
 # guard window and is then refused there (guard_proc_capped), while a victim
 # on the same CPU, spinning 10 ms and sleeping 10 ms, keeps its off-CPU time:
 # the storm cannot spend the whole window on its own stacks. The budget
@@ -19,7 +19,10 @@ work_dir offcpushare
 sup=$!
 track "$sup"
 wait_offcpu_link
-taskset -c 0 "$BIN/switch_storm" 8 >/dev/null &
+# Root's processes share by cgroup: the storm gets one of its own, apart
+# from the victim's (the test's: on a systemd host, the login session).
+new_cgroup
+in_cgroup "$cgroup" taskset -c 0 "$BIN/switch_storm" 8 >/dev/null &
 storm=$!
 track "$storm"
 sleep 0.5
