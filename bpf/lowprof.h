@@ -160,8 +160,8 @@ struct lowprof_cpu_stats {
 	__u64 window_run_ns;
 	__u64 divisor_counter;
 	/* Appended counters (monotonic). */
-	__u64 guard_proc_capped; /* user stack skipped: its owner (a user, or a root
-				   * process) spent its share of the window */
+	__u64 guard_proc_capped; /* user stack skipped: its owner (a user; for root, a
+				   * cgroup or a process) spent its share of the window */
 	__u64 sigframe_refused;  /* DWARF walks stopped at an implausible signal frame */
 };
 

@@ -48,8 +48,8 @@ struct lowprof_loader_stats {
 	__u32 offcpu_prob_ppm;       /* the probability in force (not cumulative) */
 	__u32 offcpu_attached;       /* 1 while the switch program is attached */
 	/* Cumulative, like the counters above. */
-	__u64 guard_proc_capped; /* user stack skipped: its owner (a user, or a root
-				   * process) spent its share of the guard */
+	__u64 guard_proc_capped; /* user stack skipped: its owner (a user; for root, a
+				   * cgroup or a process) spent its share of the guard */
 	__u64 sigframe_refused;  /* DWARF walks stopped at an implausible signal frame */
 	/* The switch program's floor (struct lowprof_offcpu_stats): runs that
 	 * took no stack and charged no blocked time, and their run time (part of offcpu_run_time_ns). */
