@@ -429,18 +429,39 @@ static __always_inline bool dwarf_after_call(__u64 pc)
 	return lowprof_code_ends_in_call(code);
 }
 
+/* What a frame-pointer step must show, past a plausible RBP, to be believed. */
+enum dwarf_fp_trust {
+	DWARF_FP_RBP,          /* nothing more: a file that keeps frame pointers, the vDSO */
+	DWARF_FP_BEFORE_TABLE, /* a return address: a file whose table is not built yet */
+	DWARF_FP_FROM_ANON,    /* a return address, unless it stays in the same anonymous code */
+};
+
 /*
  * One frame-pointer step where no usable row is: 0 on, 1 at the process's
- * entry point, -1 not possible. before_table: the frame is in a file whose
- * table is not built yet (its first samples, about the first 10 ms of a new
- * program). Most distributions now build with frame pointers, but whether a
- * file keeps them is the table's to say, so the step is believed only if it
- * lands where a return address can: RBP plausible (dwarf_fp_frame) and the
- * word found there just after a call instruction. A file without frame
- * pointers leaves RBP to anything: such a stack ends with [no unwind table].
+ * entry point, -1 not possible. f: the frame's VMA.
+ *
+ * DWARF_FP_BEFORE_TABLE: the frame is in a file whose table is not built yet
+ * (its first samples, about the first 10 ms of a new program). Most
+ * distributions now build with frame pointers, but whether a file keeps them
+ * is the table's to say, so the step is believed only if it lands where a
+ * return address can: RBP plausible (dwarf_fp_frame) and the word found there
+ * just after a call instruction. A file without frame pointers leaves RBP to
+ * anything: such a stack ends with `[no unwind table]`.
+ *
+ * DWARF_FP_FROM_ANON: the frame is in anonymous code (a JIT's), which has no
+ * table at all. A JIT that keeps no frame pointers leaves RBP to anything
+ * too, a stack address among them, and the word found there is data: placing
+ * it cost a failed bpf_find_vma every sample (in a VM, the irq_work that
+ * releases the lookup's lock is an interrupt of its own) and then ended the
+ * stack with `[no mapping]`. So a step that leaves the code must land just
+ * after a call; one that stays in it is believed as before (a JIT calling
+ * its own code, no read). A JIT that keeps frame pointers pays one 8-byte
+ * read a frame that leaves its code; one that keeps none ends its stacks
+ * with `[anonymous code]`.
  */
-static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
-					 __u64 start_stack, bool before_table)
+static __always_inline int dwarf_fp_step(struct dwarf_regs *w, const struct walk_files *f,
+					 struct lowprof_unwind_stats *st, __u64 start_stack,
+					 enum dwarf_fp_trust trust)
 {
 	int rc;
 
@@ -449,10 +470,15 @@ static __always_inline int dwarf_fp_step(struct dwarf_regs *w, struct lowprof_un
 	rc = dwarf_fp_frame(w, st);
 	if (rc == UW_FP_UNREADABLE)
 		st->read_errors++;
-	if (rc != 0 || (before_table && !dwarf_after_call(w->pc)))
+	if (rc != 0)
+		return -1;
+	if (trust == DWARF_FP_BEFORE_TABLE && !dwarf_after_call(w->pc))
+		return -1;
+	if (trust == DWARF_FP_FROM_ANON && !walk_in_current(f, w->pc - 1) &&
+	    !dwarf_after_call(w->pc))
 		return -1;
 	st->fp_fallbacks++;
-	if (before_table)
+	if (trust == DWARF_FP_BEFORE_TABLE)
 		st->fp_before_table++;
 	return 0;
 }
@@ -504,11 +530,12 @@ static __always_inline __u64 dwarf_walk_id(struct dwarf_regs *w)
 }
 
 /* A frame-pointer step's result (0 on, 1 outermost) or the stop reason given. */
-static __always_inline int dwarf_fp_or(struct dwarf_regs *w, struct lowprof_unwind_stats *st,
-				       int stop, bool before_table)
+static __always_inline int dwarf_fp_or(struct dwarf_regs *w, const struct walk_files *f,
+				       struct lowprof_unwind_stats *st, int stop,
+				       enum dwarf_fp_trust trust)
 {
 	struct scratch_sample *s = walk_scratch(w->which);
-	int rc = dwarf_fp_step(w, st, s ? s->mm.start_stack : 0, before_table);
+	int rc = dwarf_fp_step(w, f, st, s ? s->mm.start_stack : 0, trust);
 
 	return rc >= 0 ? rc : stop;
 }
@@ -543,14 +570,14 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	if (!f->v.has_tab) {
 		/* The vDSO and anonymous code have no table: frame pointers, if any. */
 		if (f->v.vdso)
-			return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
+			return dwarf_fp_or(w, f, st, -LOWPROF_STOP_UNWIND_FAILED, DWARF_FP_RBP);
 		if (f->v.flags & LOWPROF_VMA_ANON)
-			return dwarf_fp_or(w, st, -LOWPROF_STOP_ANON, false);
+			return dwarf_fp_or(w, f, st, -LOWPROF_STOP_ANON, DWARF_FP_FROM_ANON);
 		/* Requested: the next samples have it. */
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_NO_TABLE, true);
+		return dwarf_fp_or(w, f, st, -LOWPROF_STOP_NO_TABLE, DWARF_FP_BEFORE_TABLE);
 	}
 	if (t->nrows == 0 || walk_vaddr(t, lookup - f->v.start + f->v.off, &vaddr) != 0)
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
+		return dwarf_fp_or(w, f, st, -LOWPROF_STOP_UNWIND_FAILED, DWARF_FP_RBP);
 	id = walk_file_of_kind(walk_scratch(w->which), f->v.kind);
 	e = dwarf_row_cache_slot(w->which, id, vaddr);
 	if (e && id && dwarf_row_cache_holds(e, id, vaddr)) {
@@ -561,7 +588,7 @@ __noinline int lowprof_dwarf_step(struct dwarf_regs *w, struct walk_files *f, __
 	st->rows_searched++;
 	row = dwarf_find_row(t, vaddr, &idx);
 	if (!row)
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
+		return dwarf_fp_or(w, f, st, -LOWPROF_STOP_UNWIND_FAILED, DWARF_FP_RBP);
 	r = &row->rule;
 	if (e && id) {
 		e->id = *id;
@@ -607,7 +634,7 @@ found:
 		return 0;
 	}
 	default: /* NONE, UNSUPPORTED */
-		return dwarf_fp_or(w, st, -LOWPROF_STOP_UNWIND_FAILED, false);
+		return dwarf_fp_or(w, f, st, -LOWPROF_STOP_UNWIND_FAILED, DWARF_FP_RBP);
 	}
 	/* The stack grows down: a caller's frame is above its callee's. */
 	if (cfa <= w->sp)
