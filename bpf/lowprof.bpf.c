@@ -19,7 +19,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define GUARD_WINDOW_NS 100000000ULL /* the budget guard's accounting window: 100 ms */
 /*
  * One owner's share of a CPU's guard window: once the samples of an owner's
- * processes on a CPU have cost budget / GUARD_PROC_SHARE_DIV in the window,
+ * processes on a CPU have cost budget / GUARD_SHARE_DIV in the window,
  * its further samples there go without the user stack until the window ends.
  * A process can make its own samples expensive (stacks 128 frames deep
  * without frame pointers, a row search in every frame): without a share it
@@ -29,11 +29,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * The owner is a user, or for root's processes a cgroup (guard_owner), not
  * a process: a share per process gave whoever forks k processes k halves.
  */
-#define GUARD_PROC_SHARE_DIV 2
+#define GUARD_SHARE_DIV 2
 /* Owners a CPU tells apart per window (a power of two); the last slot is
  * shared by any further ones. A window holds about 100 samples per CPU at
  * -F 999, of a few owners. */
-#define GUARD_PROC_SLOTS 16
+#define GUARD_SHARE_SLOTS 16
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -232,7 +232,7 @@ struct {
 } scratch SEC(".maps");
 
 /* What one owner's samples cost on this CPU in the current guard window. */
-struct guard_proc {
+struct guard_share {
 	__u64 window_start_ns; /* the window it counts; another one's: a free slot */
 	__u64 run_ns;
 	__u64 owner; /* guard_owner */
@@ -241,8 +241,8 @@ struct guard_proc {
 /* Slots are taken in order within a window and all fall free when it ends,
  * so the window's owners are a prefix: a lookup stops at the first free.
  * The last slot counts every owner past the others, together. */
-struct guard_procs {
-	struct guard_proc slot[GUARD_PROC_SLOTS];
+struct guard_shares {
+	struct guard_share slot[GUARD_SHARE_SLOTS];
 	/* 1 + the slot the running sample is charged to at its end; 0: none.
 	 * Kept here, not in a variable: a pointer or index alive across the walk
 	 * would make the verifier check the walk once per value it can take. */
@@ -254,8 +254,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct guard_procs);
-} guard_procs SEC(".maps");
+	__type(value, struct guard_shares);
+} guard_shares SEC(".maps");
 
 /* Thread group ids to profile when config.filter_pids is set (-p), each
  * with its start time in clock ticks after boot (0: not known). */
@@ -324,18 +324,18 @@ static __always_inline bool guard_allows_unwind(struct lowprof_cpu_stats *st,
 	return st->window_run_ns < cfg->budget_ns_per_window;
 }
 
-struct guard_proc_search {
-	struct guard_procs *t;
+struct guard_share_search {
+	struct guard_shares *t;
 	__u64 window_start_ns;
 	__u64 owner;
 	__u32 idx; /* the owner's slot, or the first free one */
 };
 
 /* A bpf_loop step: the verifier checks it once, not once per slot. */
-static long guard_proc_search_cb(__u64 i, void *ctx)
+static long guard_share_search_cb(__u64 i, void *ctx)
 {
-	struct guard_proc_search *q = ctx;
-	struct guard_proc *e = &q->t->slot[i & (GUARD_PROC_SLOTS - 1)];
+	struct guard_share_search *q = ctx;
+	struct guard_share *e = &q->t->slot[i & (GUARD_SHARE_SLOTS - 1)];
 
 	if (e->window_start_ns != q->window_start_ns || e->owner == q->owner) {
 		q->idx = i;
@@ -381,26 +381,26 @@ static __always_inline __u64 guard_owner(__u32 tgid)
  * 1 while the current task's owner (guard_owner; tgid is its process) has
  * spent less than share_ns of this CPU's window (which guard_allows_unwind
  * started at window_start_ns), else 0; 1 without a share (no guard). The
- * sample's cost is then charged to that owner by guard_proc_charge. Global
+ * sample's cost is then charged to that owner by guard_share_charge. Global
  * functions, not inlined: the verifier checks each once on its own, and its
  * callers see one unknown result, not each path.
  */
-__noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tgid)
+__noinline int guard_share_allows(__u64 window_start_ns, __u64 share_ns, __u32 tgid)
 {
-	struct guard_proc_search q = {};
-	struct guard_proc *e;
+	struct guard_share_search q = {};
+	struct guard_share *e;
 	__u32 zero = 0;
 
 	if (share_ns == 0)
 		return 1;
-	q.t = bpf_map_lookup_elem(&guard_procs, &zero);
+	q.t = bpf_map_lookup_elem(&guard_shares, &zero);
 	if (!q.t)
 		return 1;
 	q.window_start_ns = window_start_ns;
 	q.owner = guard_owner(tgid);
-	q.idx = GUARD_PROC_SLOTS - 1;
-	bpf_loop(GUARD_PROC_SLOTS - 1, guard_proc_search_cb, &q, 0);
-	q.idx &= GUARD_PROC_SLOTS - 1;
+	q.idx = GUARD_SHARE_SLOTS - 1;
+	bpf_loop(GUARD_SHARE_SLOTS - 1, guard_share_search_cb, &q, 0);
+	q.idx &= GUARD_SHARE_SLOTS - 1;
 	e = &q.t->slot[q.idx];
 	if (e->window_start_ns != window_start_ns) {
 		e->window_start_ns = window_start_ns;
@@ -411,16 +411,16 @@ __noinline int guard_proc_allows(__u64 window_start_ns, __u64 share_ns, __u32 tg
 	return e->run_ns < share_ns;
 }
 
-/* Add the sample's BPF time to the owner guard_proc_allows looked up. */
-__noinline int guard_proc_charge(__u64 elapsed)
+/* Add the sample's BPF time to the owner guard_share_allows looked up. */
+__noinline int guard_share_charge(__u64 elapsed)
 {
-	struct guard_procs *t;
+	struct guard_shares *t;
 	__u32 zero = 0;
 
-	t = bpf_map_lookup_elem(&guard_procs, &zero);
+	t = bpf_map_lookup_elem(&guard_shares, &zero);
 	if (!t || t->charge == 0)
 		return 0;
-	t->slot[(t->charge - 1) & (GUARD_PROC_SLOTS - 1)].run_ns += elapsed;
+	t->slot[(t->charge - 1) & (GUARD_SHARE_SLOTS - 1)].run_ns += elapsed;
 	t->charge = 0;
 	return 0;
 }
@@ -535,8 +535,8 @@ int lowprof_sample(struct bpf_perf_event_data *ctx)
 	if (!guard_allows_unwind(st, cfg, start)) {
 		st->guard_skipped++;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
-	} else if (!guard_proc_allows(st->window_start_ns,
-				      cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV, tgid)) {
+	} else if (!guard_share_allows(st->window_start_ns,
+				       cfg->budget_ns_per_window / GUARD_SHARE_DIV, tgid)) {
 		st->guard_proc_capped++;
 		capped = true;
 		s->hdr.flags |= LOWPROF_SAMPLE_USER_SKIPPED;
@@ -566,10 +566,10 @@ out:
 	 * sampling rate, which the controller sets from run_time_ns. */
 	if (!capped)
 		st->window_run_ns += elapsed;
-	/* Without a guard no process was looked up to charge (guard_proc_allows
+	/* Without a guard no owner was looked up to charge (guard_share_allows
 	 * sets the charge only with a share): no call, no map line touched. */
 	if (cfg->budget_ns_per_window)
-		guard_proc_charge(elapsed);
+		guard_share_charge(elapsed);
 	return 0;
 }
 

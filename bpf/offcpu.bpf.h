@@ -145,8 +145,8 @@ static __always_inline bool offcpu_switch_out(void *ctx, const struct lowprof_co
 	}
 	/* The sampler's per-owner share covers switch-outs too (a switch storm
 	 * with deep stacks is one more way to spend the window). */
-	if (!guard_proc_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_PROC_SHARE_DIV,
-			       tgid)) {
+	if (!guard_share_allows(st->window_start_ns, cfg->budget_ns_per_window / GUARD_SHARE_DIV,
+				tgid)) {
 		st->guard_proc_capped++;
 		*capped = true;
 		return false;
@@ -232,7 +232,7 @@ int lowprof_offcpu_switch(struct bpf_raw_tracepoint_args *ctx)
 	if (!capped)
 		st->window_run_ns += elapsed;
 	if (cfg->budget_ns_per_window) /* as the sampler: no guard, nothing to charge */
-		guard_proc_charge(elapsed);
+		guard_share_charge(elapsed);
 	return 0;
 }
 

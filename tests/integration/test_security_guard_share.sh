@@ -14,7 +14,7 @@
 # 1. One root process: its share holds it to half the window: 75-80% of its
 #    samples capped (guard_proc_capped in summary.json; at least a third is
 #    asserted) and the victim keeps its stacks in at least 90% of its
-#    samples (99%). With the share disabled (GUARD_PROC_SHARE_DIV 1) every
+#    samples (99%). With the share disabled (GUARD_SHARE_DIV 1) every
 #    later sample on that CPU loses its user stack once the window is spent:
 #    the victim kept 41%. A capped sample still costs a few us (its kernel
 #    stack, the checks, the record); charged to the window, as they were
