@@ -257,11 +257,13 @@ struct {
 	__type(value, struct guard_shares);
 } guard_shares SEC(".maps");
 
-/* Thread group ids to profile when config.filter_pids is set (-p), each
- * with its start time in clock ticks after boot (0: not known). */
+/* Thread group ids to profile when config.filter_pids is set (-p, and a
+ * command with its new processes: bpf/follow.bpf.h), each with its start
+ * time in clock ticks after boot (0: not known), and LOWPROF_TARGET_FOLLOW
+ * for a process whose children become targets. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, LOWPROF_TARGET_PIDS_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } target_pids SEC(".maps");
@@ -289,12 +291,13 @@ __noinline __u64 lowprof_current_start_ticks(__u64 ns_per_tick, __s64 boottime_o
  */
 static __always_inline bool target_pid_matches(const struct lowprof_config *cfg, __u32 tgid)
 {
-	__u64 *start = bpf_map_lookup_elem(&target_pids, &tgid);
+	__u64 *v = bpf_map_lookup_elem(&target_pids, &tgid), start;
 
-	if (!start)
+	if (!v)
 		return false;
-	return *start == 0 || cfg->ns_per_tick == 0 ||
-	       lowprof_current_start_ticks(cfg->ns_per_tick, cfg->boottime_offset_ns) == *start;
+	start = *v & ~LOWPROF_TARGET_FOLLOW;
+	return start == 0 || cfg->ns_per_tick == 0 ||
+	       lowprof_current_start_ticks(cfg->ns_per_tick, cfg->boottime_offset_ns) == start;
 }
 
 #include "bpf/unwind_dwarf.bpf.h"
@@ -574,3 +577,4 @@ out:
 }
 
 #include "bpf/offcpu.bpf.h"
+#include "bpf/follow.bpf.h"

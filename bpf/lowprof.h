@@ -145,6 +145,19 @@ struct lowprof_config {
 	__s64 boottime_offset_ns;
 };
 
+/* target_pids: at most this many processes (-p's, a command's alive). */
+#define LOWPROF_TARGET_PIDS_MAX 4096
+/* A target_pids value's flag: the process's new children become targets
+ * (a command's processes, bpf/follow.bpf.h); the rest is its start time. */
+#define LOWPROF_TARGET_FOLLOW (1ULL << 63)
+
+/* Per-CPU counters of bpf/follow.bpf.h; user space sums them. Monotonic. */
+struct lowprof_follow_stats {
+	__u64 followed;     /* new processes made targets */
+	__u64 not_followed; /* not: target_pids was full */
+	__u64 left;         /* followed processes that exited (out of the map) */
+};
+
 /* Per-CPU counters; user space sums them over CPUs. Monotonic. */
 struct lowprof_cpu_stats {
 	__u64 events;           /* times the program ran */

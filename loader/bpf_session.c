@@ -44,6 +44,9 @@ static int bpf_session_fill_pids(struct bpf_session *s, const struct bpf_session
 		__u32 tgid = (__u32)set->pids[i];
 		__u64 start = set->pid_starts != NULL ? set->pid_starts[i] : 0;
 
+		if (set->follow_pid != 0 && set->pids[i] == set->follow_pid)
+			start |= LOWPROF_TARGET_FOLLOW;
+
 		if (bpf_map__update_elem(s->skel->maps.target_pids, &tgid, sizeof(tgid), &start,
 					 sizeof(start), BPF_ANY) != 0) {
 			snprintf(err, errlen, "target_pids update for pid %u: %s", tgid, strerror(errno));
@@ -136,6 +139,7 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 	}
 	s->offcpu = set->offcpu;
 	offcpu_prepare(s->skel, &set->offcpu);
+	follow_prepare(s->skel, set->follow_pid != 0);
 	rc = lowprof_bpf__load(s->skel);
 	if (rc != 0) {
 		snprintf(err, errlen, "loading the BPF program: %s%s", strerror(-rc),
@@ -183,6 +187,9 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
 	if (rc != 0)
 		goto fail;
 	rc = offcpu_attach(s->skel, &set->offcpu, &s->offcpu_link, err, errlen);
+	if (rc != 0)
+		goto fail;
+	rc = follow_attach(s->skel, set->follow_pid != 0, &s->follow, err, errlen);
 	if (rc != 0)
 		goto fail;
 	rc = perf_events_enable(&s->events);
@@ -353,6 +360,7 @@ void bpf_session_stop(struct bpf_session *s, bool unpin)
 	if (s->offcpu_link != NULL)
 		bpf_link__destroy(s->offcpu_link);
 	s->offcpu_link = NULL;
+	follow_detach(&s->follow);
 	/* Stop the events first so nothing fires while links go away. */
 	if (s->events.count > 0)
 		perf_events_disable(&s->events);

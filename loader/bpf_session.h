@@ -13,6 +13,7 @@
 
 #include "bpf/lowprof.h"
 #include "ipc/throttle.h"
+#include "loader/follow.h"
 #include "loader/offcpu.h"
 #include "loader/perf_events.h"
 
@@ -27,6 +28,8 @@ struct bpf_session_settings {
 	const pid_t *pids;     /* only these thread groups; NULL/0 = all */
 	size_t npids;
 	const size_t *pid_starts; /* each one's start time in clock ticks (see target_pids.h), or NULL */
+	pid_t follow_pid;      /* of pids, the one whose new processes become targets too (a
+				* command: loader/follow.h); 0: none */
 	__u64 budget_ns_per_window; /* in-BPF guard: per-CPU ns per 100 ms window; 0 = off */
 	unsigned unwind_table_mb;   /* size of the DWARF unwind row array (loader/unwind_maps.h) */
 	const char *pin_dir;        /* bpffs directory to pin into and adopt from; NULL: no pins */
@@ -39,6 +42,7 @@ struct bpf_session {
 	struct bpf_link **links; /* one per perf event */
 	struct bpf_link *offcpu_link; /* sched_switch, NULL without --off-cpu or while throttled */
 	struct offcpu_settings offcpu;
+	struct follow_links follow; /* sched_process_fork and _exit, only with a follow_pid */
 	struct lowprof_config config;
 	struct throttle throttle; /* what is in force */
 	const volatile __u64 *rb_pos;  /* read-only view of the ring's consumer and producer pages */

@@ -178,6 +178,7 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	set->pids = l->opt.pids;
 	set->npids = l->opt.npids;
 	set->pid_starts = l->opt.npid_starts > 0 ? l->opt.pid_starts : NULL;
+	set->follow_pid = l->opt.follow_pid;
 	offcpu_settings_from_options(&l->opt, &set->offcpu);
 	/* Each CPU's share of the budget per 100 ms guard window; 100% means no guard. */
 	if (l->opt.cpu_budget_pct < 100.0)
@@ -225,6 +226,7 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	/* The -p targets held before their pids go into the map (target_pids.h). */
 	target_pids_open(&l->targets, l->opt.pids, l->opt.npid_starts > 0 ? l->opt.pid_starts : NULL,
 			 l->opt.npids);
+	l->targets.command = l->opt.follow_pid;
 	loader_session_start(l, &set);
 	/* Those gone already out of the map now: it may be a pinned one, adopted. */
 	(void)target_pids_check(&l->targets, &l->sess);
@@ -420,6 +422,23 @@ int loader_run(struct loader *l)
 	}
 }
 
+/* What following a command's processes did (loader/follow.h): said at the
+ * end, and as a warning when the table of targets was full. */
+static void loader_log_followed(struct loader *l)
+{
+	struct lowprof_follow_stats st;
+
+	if (l->opt.follow_pid == 0 || l->sess.skel == NULL ||
+	    follow_read_stats(l->sess.skel, l->sess.ncpus_possible, &st) != 0)
+		return;
+	log_debug("the command's processes: %llu new ones profiled, %llu exited",
+		  (unsigned long long)st.followed, (unsigned long long)st.left);
+	if (st.not_followed > 0)
+		log_warn("%llu of the command's new processes were not profiled: %d of them and the "
+			 "-p targets were alive at once, the most lowprof follows",
+			 (unsigned long long)st.not_followed, LOWPROF_TARGET_PIDS_MAX);
+}
+
 void loader_stop(struct loader *l, bool clean)
 {
 	/* A stop before the drain started is no clean stop: the pins stay. */
@@ -451,6 +470,7 @@ void loader_stop(struct loader *l, bool clean)
 	agent_cpu_fini(&l->agent);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
+	loader_log_followed(l);
 	loader_audit_session_stop(&l->sess, clean);
 	bpf_session_stop(&l->sess, clean);
 	audit_log_close();

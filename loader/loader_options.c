@@ -1,6 +1,7 @@
 #include "loader/loader_options.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,17 @@ static int loader_check_debug_dir(const struct option_spec *spec, const char *va
 		       : -EINVAL;
 }
 
+static bool loader_options_has_pid(const struct loader_options *o, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < o->npids; i++) {
+		if (o->pids[i] == pid)
+			return true;
+	}
+	return false;
+}
+
 int loader_options_parse(int argc, char **argv, struct loader_options *out, char *err, size_t errlen)
 {
 	const struct option_spec specs[] = {
@@ -40,6 +52,8 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 		SETTINGS_OPT_PID(out->pids, &out->npids, NULL),
 		{.name = "pid-start", .kind = OPTION_SIZE, .dest = out->pid_starts,
 		 .count = &out->npid_starts, .max_count = SETTINGS_MAX_PIDS, .min = 1, .max = 1e15},
+		{.name = "follow-pid", .kind = OPTION_INT, .dest = &out->follow_pid, .min = 1,
+		 .max = SETTINGS_ID_MAX},
 		SETTINGS_OPT_CPU_BUDGET(&out->cpu_budget_pct),
 		SETTINGS_OPT_CONTROL_INTERVAL_S(&out->control_interval_s),
 		SETTINGS_OPT_NO_THROTTLE(&out->no_throttle),
@@ -83,6 +97,11 @@ int loader_options_parse(int argc, char **argv, struct loader_options *out, char
 	if (out->npid_starts != 0 && out->npid_starts != out->npids) {
 		snprintf(err, errlen, "%zu --pid-start for %zu --pid: one each, in the same order",
 			 out->npid_starts, out->npids);
+		return LOWPROF_EXIT_USAGE;
+	}
+	if (out->follow_pid != 0 && !loader_options_has_pid(out, out->follow_pid)) {
+		snprintf(err, errlen, "--follow-pid %d is not one of the --pid targets",
+			 (int)out->follow_pid);
 		return LOWPROF_EXIT_USAGE;
 	}
 	return 0;

@@ -35,6 +35,9 @@ struct loader_options {
 	 * checked the command line; with the pid it names the process given. */
 	size_t pid_starts[SETTINGS_MAX_PIDS];
 	size_t npid_starts;
+	/* --follow-pid: of the --pid targets, the one whose new processes become
+	 * targets too (a command, loader/follow.h); 0: none. */
+	pid_t follow_pid;
 	int controller_uid;         /* --controller-uid: the only uid the control socket accepts; -1: any */
 	int exporter_uid;           /* --exporter-uid: the only uid the symbol socket serves; -1: any */
 	const char *debug_dir;      /* --debug-dir: separate debug files (.build-id/XX/REST.debug) */

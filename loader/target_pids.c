@@ -24,14 +24,15 @@ void target_pids_open(struct target_pids *t, const pid_t *pids, const size_t *st
 static void target_pids_forget(struct target_pids *t, size_t i, struct bpf_session *sess)
 {
 	pid_t pid = t->watch.pid[i];
+	const char *what = pid == t->command ? "the command" : "-p";
 	int rc = bpf_session_forget_pid(sess, pid);
 
 	loader_audit_pid_forgotten(pid, rc);
 	if (rc != 0)
-		log_warn("process %d (-p) exited, and removing it from the sampled pids failed: %s",
-			 (int)pid, strerror(-rc));
+		log_warn("process %d (%s) exited, and removing it from the sampled pids failed: %s",
+			 (int)pid, what, strerror(-rc));
 	else
-		log_info("process %d (-p) exited: its pid is no longer sampled", (int)pid);
+		log_info("process %d (%s) exited: its pid is no longer sampled", (int)pid, what);
 }
 
 size_t target_pids_check(struct target_pids *t, struct bpf_session *sess)

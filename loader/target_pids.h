@@ -36,6 +36,7 @@ struct bpf_session;
 struct target_pids {
 	struct pid_watch watch;
 	size_t *exited; /* target_pids_check's scratch: room for every target */
+	pid_t command;  /* the target that is `lowprof -- COMMAND`'s command (its log lines); 0 */
 };
 
 /* Hold each of the n pids (before they go into the map: one that has

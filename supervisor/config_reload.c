@@ -76,6 +76,7 @@ struct supervisor_options *config_reload_load(struct supervisor_options *cur, bo
 	 * may name another process by now). */
 	memcpy(next->targets, cur->targets, sizeof(next->targets));
 	next->ntargets = cur->ntargets;
+	next->follow_pid = cur->follow_pid;
 	n = supervisor_options_specs(cur, old_specs);
 	supervisor_options_specs(next, new_specs);
 	for (i = 0; i < n; i++) {

@@ -1,6 +1,7 @@
 /*
  * lowprof: the only command users run.
  *   lowprof [OPTION]...                  profile this host (supervisor/supervise.c)
+ *   lowprof [OPTION]... -- COMMAND [ARG]...  profile a command (supervisor/command.h)
  *   lowprof status [--json] [--run-dir DIR]
  *   lowprof restart COMPONENT [--run-dir DIR]
  *   lowprof audit PATH                   the loader's audit log as a table
@@ -13,6 +14,7 @@
 
 #include "common/heap_bound.h"
 #include "common/log.h"
+#include "common/proc_stat.h"
 #include "ipc/lowprof_fds.h"
 #include "lowprof_build_config.h"
 #include "seccomp/sandbox.h"
@@ -147,8 +149,38 @@ static int main_config(int argc, char **argv)
 	return 0;
 }
 
+/* Fork the command, held until sampling runs, and make it the target that
+ * follows (supervisor/command.h). 0, or -errno with one line in err. */
+static int main_start_command(struct supervisor_options *o, struct command *cmd, char *err,
+			      size_t errlen)
+{
+	struct options_target *t;
+	int rc;
+
+	if (o->ntargets >= SETTINGS_MAX_PIDS) {
+		snprintf(err, errlen, "a command and %d -p processes: at most %d targets",
+			 SETTINGS_MAX_PIDS, SETTINGS_MAX_PIDS);
+		return -E2BIG;
+	}
+	rc = command_spawn(cmd, o->command, err, errlen);
+	if (rc != 0)
+		return rc;
+	t = &o->targets[o->ntargets];
+	t->pid = cmd->pid;
+	rc = proc_stat_field(cmd->pid, PROC_STAT_STARTTIME, &t->start);
+	if (rc != 0) {
+		snprintf(err, errlen, "the start time of the command's process: %s", strerror(-rc));
+		command_close(cmd);
+		return rc;
+	}
+	o->ntargets++;
+	o->follow_pid = cmd->pid;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	struct command cmd = {.release_fd = -1};
 	struct supervisor_options opt;
 	char err[512];
 	int rc;
@@ -177,6 +209,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.verbose)
 		log_init("lowprof", LOG_LEVEL_DEBUG);
+	if (opt.command != NULL && main_start_command(&opt, &cmd, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lowprof: %s\n", err);
+		return LOWPROF_EXIT_USAGE;
+	}
 	sandbox_not_dumpable("supervisor");
-	return supervise_run(&opt);
+	return supervise_run(&opt, &cmd);
 }

@@ -90,8 +90,12 @@ void supervisor_options_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: lowprof [OPTION]...\n"
+		"  or:  lowprof [OPTION]... -- COMMAND [ARG]...\n"
 		"Profile the on-CPU user and kernel stacks of every process on this host,\n"
 		"within a CPU budget, and write a flame graph, pprof and folded stacks.\n"
+		"With a COMMAND: run it (as you, once sampling runs) and profile it and the\n"
+		"processes it starts, nothing else, until it exits (its status is said;\n"
+		"lowprof's own is below).\n"
 		"\n"
 		"      --config FILE       read settings from FILE (default %s\n"
 		"                          when it exists); the command line wins\n"
@@ -498,10 +502,31 @@ int supervisor_options_load(int argc, char **argv, struct supervisor_options *o,
 	return 0;
 }
 
+/* Where `--` ends the options: argc's index of it, or argc. */
+static int options_command_at(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+	}
+	return argc;
+}
+
 int supervisor_options_parse(int argc, char **argv, struct supervisor_options *o,
 			     char *err, size_t errlen)
 {
-	int rc = supervisor_options_load(argc, argv, o, err, errlen);
+	int end = options_command_at(argc, argv), rc;
+
+	/* The options end at `--`; a reload parses them again without the command. */
+	if (end < argc) {
+		if (end + 1 == argc)
+			return errbuf_fail(LOWPROF_EXIT_USAGE, err, errlen,
+					   "'--' must be followed by a command to profile (see lowprof --help)");
+		o->command = argv + end + 1;
+	}
+	rc = supervisor_options_load(end, argv, o, err, errlen);
 
 	if (rc != 0 || o->show_help || o->show_version)
 		return rc;

@@ -27,6 +27,11 @@ struct supervisor_options {
 		unsigned long long start;
 	} targets[SETTINGS_MAX_PIDS];
 	size_t ntargets;
+	/* `-- COMMAND [ARG]...`: NULL-terminated (in argv), or NULL; once it
+	 * is started (supervisor/command.h) it is a target, follow_pid, whose
+	 * new processes become targets too. */
+	char **command;
+	pid_t follow_pid;
 	unsigned ringbuf_kb;
 	unsigned interval_s;
 	struct settings_window window; /* --window, --max-stacks, --archive*: for the exporter */

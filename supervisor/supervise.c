@@ -64,6 +64,7 @@ enum { COMP_EXPORTER, COMP_UNWINDER, COMP_LOADER, COMP_CONTROLLER, COMP_COUNT };
 
 struct supervisor {
 	const struct supervisor_options *opt;
+	struct command *cmd; /* `-- COMMAND` (pid 0: none) */
 	struct supervisor_options *reloaded; /* opt after a reload (ours to free), else NULL */
 	char run_id[2 * 16 + 1]; /* --run-id, the same for every exporter of this run */
 	struct restart_settings restart;
@@ -166,6 +167,8 @@ static void supervise_build_components(struct supervisor *sv)
 		component_add_arg(ld, "--pid=%d", (int)o->targets[i].pid);
 		component_add_arg(ld, "--pid-start=%llu", o->targets[i].start);
 	}
+	if (o->follow_pid != 0)
+		component_add_arg(ld, "--follow-pid=%d", (int)o->follow_pid);
 	component_add_fd(ld, sv->shm_fd, LOWPROF_FD_SHM);
 	component_add_fd(ld, sv->event_fd, LOWPROF_FD_EVENT);
 	component_add_fd(ld, sv->control_fd[0], LOWPROF_FD_CONTROL);
@@ -584,6 +587,8 @@ static void supervise_reap(struct supervisor *sv, int64_t now)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid <= 0)
 			break;
+		if (command_take_status(sv->cmd, pid, status))
+			continue;
 		for (i = 0; i < COMP_COUNT; i++) {
 			if (sv->comp[i].pid == pid) {
 				component_read_messages(&sv->comp[i], now);
@@ -886,6 +891,8 @@ static void supervise_on_ready(struct supervisor *sv, int idx, int64_t now)
 		} else {
 			log_info("profiling until interrupted (Ctrl-C); output in %s", sv->opt->output_dir);
 		}
+		/* Its first instructions are sampled: it runs only now. */
+		command_release(sv->cmd);
 	}
 	for (i = 0; i < COMP_COUNT; i++) {
 		if (sv->comp[i].state != COMPONENT_RUNNING)
@@ -957,15 +964,24 @@ static void supervise_read_running(struct supervisor *sv, int64_t now)
 	}
 }
 
-/* Have all the processes given with -p exited (said once)? Never without -p. */
+/* Have all the processes given with -p, and the command, exited (said
+ * once)? Never without either. */
 static bool supervise_targets_gone(struct supervisor *sv)
 {
+	char how[96];
+
 	if (sv->targets.n == 0 || sv->targets.live == 0)
 		return false;
 	(void)pid_watch_exited(&sv->targets, sv->targets_exited);
 	if (sv->targets.live > 0)
 		return false;
-	log_info("every process given with -p has exited: stopping");
+	if (sv->cmd->pid == 0) {
+		log_info("every process given with -p has exited: stopping");
+		return true;
+	}
+	command_describe_end(sv->cmd, how, sizeof(how));
+	log_info("the command %s%s: stopping", how,
+		 sv->targets.n > 1 ? ", and every process given with -p has exited" : "");
 	return true;
 }
 
@@ -1080,7 +1096,7 @@ static void supervise_stop_component(struct supervisor *sv, int idx, int timeout
 	}
 }
 
-int supervise_run(const struct supervisor_options *opt)
+int supervise_run(const struct supervisor_options *opt, struct command *cmd)
 {
 	struct supervisor sv;
 	char path[4200];
@@ -1088,6 +1104,7 @@ int supervise_run(const struct supervisor_options *opt)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.opt = opt;
+	sv.cmd = cmd;
 	sv.shm_fd = sv.checkpoint_fd = sv.event_fd = sv.outdir_fd = sv.signal_fd = sv.status_fd = -1;
 	sv.split_fd[0] = sv.split_fd[1] = -1;
 	sv.audit.file_fd = sv.audit.sock = sv.audit.loader_end = -1;
@@ -1133,6 +1150,8 @@ int supervise_run(const struct supervisor_options *opt)
 		component_free_args(&sv.comp[i]);
 	pid_watch_close(&sv.targets);
 	free(sv.targets_exited);
+	/* Not released (lowprof failed first): it exits without running. */
+	command_close(cmd);
 	if (sv.reloaded != NULL) {
 		supervisor_options_free(sv.reloaded);
 		free(sv.reloaded);

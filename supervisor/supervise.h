@@ -7,9 +7,12 @@
 #ifndef LOWPROF_SUPERVISOR_SUPERVISE_H
 #define LOWPROF_SUPERVISOR_SUPERVISE_H
 
+#include "supervisor/command.h"
 #include "supervisor/options.h"
 
-/* Runs lowprof until the duration ends or a signal stops it; returns the exit status. */
-int supervise_run(const struct supervisor_options *opt);
+/* Runs lowprof until the duration ends, a signal stops it or every target
+ * (-p, the command) has exited; returns the exit status. cmd: the held
+ * command (pid 0: none), released once sampling runs. */
+int supervise_run(const struct supervisor_options *opt, struct command *cmd);
 
 #endif

@@ -65,11 +65,32 @@ static void test_start_times_refused(void **state)
 	assert_non_null(strstr(err, "pid-start"));
 }
 
+/* --follow-pid names one of the --pid targets (a command's), nothing else. */
+static void test_follow_pid(void **state)
+{
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(err, sizeof(err), "--pid=10", "--pid=20", "--follow-pid=20", NULL), 0);
+	assert_int_equal(opt.follow_pid, 20);
+	assert_int_equal(parse(err, sizeof(err), "--pid=10", NULL), 0);
+	assert_int_equal(opt.follow_pid, 0);
+	assert_int_equal(parse(err, sizeof(err), "--pid=10", "--follow-pid=11", NULL),
+			 LOWPROF_EXIT_USAGE);
+	assert_non_null(strstr(err, "--follow-pid 11 is not one of the --pid targets"));
+	assert_int_equal(parse(err, sizeof(err), "--follow-pid=11", NULL), LOWPROF_EXIT_USAGE);
+	assert_non_null(strstr(err, "--follow-pid 11"));
+	assert_int_equal(parse(err, sizeof(err), "--pid=10", "--follow-pid=0", NULL),
+			 LOWPROF_EXIT_USAGE);
+	assert_non_null(strstr(err, "follow-pid"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_targets_with_start_times),
 		cmocka_unit_test(test_start_times_refused),
+		cmocka_unit_test(test_follow_pid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,6 +239,34 @@ static void test_bad_other_values(void **state)
 	expect_usage_error("unexpected argument 'extra'", "extra", NULL);
 }
 
+/* `-- COMMAND [ARG]...`: the options end at the first `--`; what follows is
+ * the command, whatever it looks like; `--` alone is refused. */
+static void test_command(void **state)
+{
+	struct supervisor_options o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "-F", "49", NULL), 0);
+	assert_null(o.command);
+	assert_int_equal(parse(&o, err, sizeof(err), "-F", "49", "--", "make", "-F", "5", "--", NULL), 0);
+	assert_int_equal(o.frequency_hz, 49);
+	assert_non_null(o.command);
+	assert_string_equal(o.command[0], "make");
+	assert_string_equal(o.command[1], "-F");
+	assert_string_equal(o.command[2], "5");
+	assert_string_equal(o.command[3], "--");
+	assert_null(o.command[4]);
+	/* The options alone are kept for a reload. */
+	assert_int_equal(o.argc, 3);
+	assert_int_equal(parse(&o, err, sizeof(err), "--", "true", NULL), 0);
+	assert_string_equal(o.command[0], "true");
+	assert_int_equal(o.frequency_hz, 19);
+	expect_usage_error("'--' must be followed by a command", "--", NULL);
+	expect_usage_error("'--' must be followed by a command", "-F", "49", "--", NULL);
+	/* A word before `--` is still no command. */
+	expect_usage_error("unexpected argument 'make'", "make", "--", "x", NULL);
+}
+
 static void test_creates_output_dir(void **state)
 {
 	struct supervisor_options o;
@@ -264,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_bad_output_dir),
 		cmocka_unit_test(test_bad_other_values),
 		cmocka_unit_test(test_creates_output_dir),
+		cmocka_unit_test(test_command),
 	};
 	int rc;
 
