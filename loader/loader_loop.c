@@ -468,9 +468,9 @@ void loader_stop(struct loader *l, bool clean)
 	l->files = NULL;
 	host_load_source_close(&l->host);
 	agent_cpu_fini(&l->agent);
+	loader_log_followed(l);
 	/* Only a clean stop (SIGTERM from the supervisor) unpins: after a crash the
 	 * pinned session keeps sampling for the next loader to adopt. */
-	loader_log_followed(l);
 	loader_audit_session_stop(&l->sess, clean);
 	bpf_session_stop(&l->sess, clean);
 	audit_log_close();

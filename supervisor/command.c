@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,19 @@
 
 /* Where execvp would look when PATH is not set (glibc's default). */
 #define COMMAND_DEFAULT_PATH "/bin:/usr/bin"
+
+/* Could path be exec'd: a regular file we may execute? 0 or -errno. (As
+ * root, access() says yes to a directory or any file with one x bit.) */
+static int command_runnable(const char *path)
+{
+	struct stat st;
+
+	if (access(path, X_OK) != 0)
+		return -errno;
+	if (stat(path, &st) != 0)
+		return -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EACCES;
+}
 
 /* argv0 as execvp would find it, into out. 0 or -errno. */
 static int command_find(const char *argv0, char *out, size_t len)
@@ -27,7 +41,7 @@ static int command_find(const char *argv0, char *out, size_t len)
 	if (strchr(argv0, '/') != NULL) {
 		if (snprintf(out, len, "%s", argv0) >= (int)len)
 			return -ENAMETOOLONG;
-		return access(out, X_OK) == 0 ? 0 : -errno;
+		return command_runnable(out);
 	}
 	if (path == NULL)
 		path = COMMAND_DEFAULT_PATH;
@@ -35,11 +49,15 @@ static int command_find(const char *argv0, char *out, size_t len)
 		end = strchrnul(p, ':');
 		/* An empty entry is the current directory. */
 		if (snprintf(out, len, "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", argv0) <
-			    (int)len &&
-		    access(out, X_OK) == 0)
-			return 0;
-		if (errno == EACCES)
-			rc = -EACCES;
+		    (int)len) {
+			int r = command_runnable(out);
+
+			if (r == 0)
+				return 0;
+			/* Found but not runnable: said so if nothing else is found. */
+			if (r == -EACCES)
+				rc = -EACCES;
+		}
 		if (*end == '\0')
 			return rc;
 	}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `lowprof -- COMMAND`: the command and the processes it starts, nothing else.
-#  1. A command whose child and grandchild burn CPU for 2 s each, beside a
-#     busy process started outside it: the child's and the grandchild's
+#  1. A command whose child and grandchild burn CPU for 2 s each, beside
+#     busy processes forked outside it, one after another: the child's and the grandchild's
 #     samples are there (all of them: the command ran only once sampling
 #     did), the outsider's are not, and lowprof stops when the command exits
 #     (not at --duration), saying how it ended.
@@ -10,17 +10,19 @@
 #     (LOWPROF_TARGET_PIDS_MAX, 4096), then a busy one, has the busy one
 #     profiled and none refused.
 #  3. The command's exit status is said, lowprof's own is 0.
-#  4. Bad command lines: `--` alone, a command that is not found: exit 2,
-#     one line, nothing run.
+#  4. Bad command lines: `--` alone, a command that is not found, a file
+#     that is not executable, a directory: exit 2, one line, nothing run.
 #   usage: test_command.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
 
 work_dir command
 
-# 1. The command's processes, not the outsider (one busy thread, its own name).
+# 1. The command's processes, not the outsider's: a shell outside the command
+# starts one busy process (its own name) after another, a second each, so
+# that several are forked while the command runs.
 cp "$BIN/dwarf_chain" "$work/outsider"
-"$work/outsider" 30 &
+sh -c "for i in \$(seq 30); do \"$work/outsider\" 1; done" &
 outsider=$!
 track "$outsider"
 t0=$(now)
@@ -29,6 +31,7 @@ t0=$(now)
 	2>"$work/one.err" || fail "lowprof -- COMMAND failed: $(grep -v libbpf "$work/one.err" | tail -5)"
 t1=$(now)
 kill "$outsider" 2>/dev/null || true
+pkill -f "$work/outsider" 2>/dev/null || true
 grep -q "the command exited with status 0: stopping" "$work/one.err" ||
 	fail "no word of the command's end: $(grep -v libbpf "$work/one.err" | tail -5)"
 python3 - "$t0" "$t1" <<'PY' || fail "lowprof did not stop when the command exited"
@@ -46,7 +49,7 @@ for frames, count in read_folded(sys.argv[1]):
     by_comm[frames[0]] = by_comm.get(frames[0], 0) + count
 print(f"samples by process: {by_comm}")
 if by_comm.get("outsider", 0):
-    fail("the busy process outside the command was profiled")
+    fail("a busy process forked outside the command was profiled")
 # 99 Hz for 2 s each, three busy threads on two CPUs: about 130 samples
 # each. Had the command run before sampling did (lowprof's start takes about
 # a second), a third or more of them would be missing.
@@ -90,4 +93,8 @@ status=0
 "$BIN/lowprof" --output "$work/four" -- "$work/four.err" 2>"$work/five.err" || status=$?
 [ "$status" -eq 2 ] && grep -q "Permission denied" "$work/five.err" ||
 	fail "a file that is not executable: status $status, $(cat "$work/five.err")"
+status=0
+"$BIN/lowprof" --output "$work/four" -- "$work" 2>"$work/five.err" || status=$?
+[ "$status" -eq 2 ] && grep -q "Permission denied" "$work/five.err" ||
+	fail "a directory as the command: status $status, $(cat "$work/five.err")"
 echo "PASS: lowprof -- COMMAND profiles the command and what it starts, and stops with it"
