@@ -60,7 +60,7 @@ PY
 
 # 2. The table of targets holds the processes alive, not every one started.
 "$BIN/lowprof" -v --no-throttle --cpu-budget 100 -F 99 --duration 120 --output "$work/two" -- \
-	sh -c "\"$BIN/churn_spawn\" 1500 5 /bin/true >/dev/null; \"$BIN/dwarf_chain_fp\" 1" \
+	sh -c "\"$BIN/churn_spawn\" 1500 9 /bin/true >/dev/null; \"$BIN/dwarf_chain_fp\" 1" \
 	2>"$work/two.err" || fail "lowprof -- COMMAND (churn) failed: $(grep -v libbpf "$work/two.err" | tail -5)"
 line=$(grep "the command's processes:" "$work/two.err" | tail -1)
 echo "$line"
