@@ -164,7 +164,9 @@ static int controller_step(struct controller *c, const struct control_stats *pus
 			  sig.host_cpu_pct, sig.drop_pct, sig.overhead_pct, d.reason);
 	} else {
 		throttle_describe(t, desc, sizeof(desc));
-		log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s -> %s", sig.host_cpu_pct,
+		/* "; now": the reason ends with a tier change of its own ("high ->
+		 * healthy"), which another arrow would run on into. */
+		log_info("host %.1f%%, drops %.2f%%, overhead %.3f%%: %s; now %s", sig.host_cpu_pct,
 			 sig.drop_pct, sig.overhead_pct, d.reason, desc);
 		rc = controller_set_throttle(c, t);
 	}

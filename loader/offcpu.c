@@ -10,6 +10,7 @@
 #include "common/errbuf.h"
 #include "common/mono_clock.h"
 #include "loader/loader_options.h"
+#include "loader/percpu_sum.h"
 
 void offcpu_settings_from_options(const struct loader_options *o, struct offcpu_settings *out)
 {
@@ -120,35 +121,5 @@ int offcpu_set_probability(struct lowprof_bpf *skel, __u32 prob_ppm)
 
 int offcpu_read_stats(struct lowprof_bpf *skel, int ncpus, struct lowprof_offcpu_stats *sum)
 {
-	struct lowprof_offcpu_stats *per_cpu;
-	__u32 zero = 0;
-	int i, rc = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpus <= 0)
-		return -EINVAL;
-	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
-	if (per_cpu == NULL)
-		return -ENOMEM;
-	if (bpf_map__lookup_elem(skel->maps.offcpu_stats, &zero, sizeof(zero), per_cpu,
-				 sizeof(*per_cpu) * (size_t)ncpus, 0) != 0) {
-		rc = -errno;
-		goto out;
-	}
-	for (i = 0; i < ncpus; i++) {
-		sum->switches += per_cpu[i].switches;
-		sum->sampled += per_cpu[i].sampled;
-		sum->stashed += per_cpu[i].stashed;
-		sum->guard_skipped += per_cpu[i].guard_skipped;
-		sum->short_dropped += per_cpu[i].short_dropped;
-		sum->stale_dropped += per_cpu[i].stale_dropped;
-		sum->submitted += per_cpu[i].submitted;
-		sum->reserve_failures += per_cpu[i].reserve_failures;
-		sum->run_time_ns += per_cpu[i].run_time_ns;
-		sum->floor_runs += per_cpu[i].floor_runs;
-		sum->floor_run_ns += per_cpu[i].floor_run_ns;
-	}
-out:
-	free(per_cpu);
-	return rc;
+	return percpu_sum_u64(skel->maps.offcpu_stats, sizeof(*sum), ncpus, sum);
 }
