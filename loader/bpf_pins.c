@@ -145,3 +145,11 @@ int bpf_pins_replace_link(const char *dir, int cpu, struct bpf_link *link, bool 
 	*adopted = unlink(path) == 0;
 	return bpf_link__pin(link, path);
 }
+
+int bpf_pins_remove_link(const char *dir, int cpu)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/link_cpu%d", dir, cpu);
+	return unlink(path) == 0 ? 0 : -errno;
+}

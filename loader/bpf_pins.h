@@ -39,6 +39,9 @@ int bpf_pins_set_map_paths(struct lowprof_bpf *skel, const char *dir);
  * one is pinned. Sets *adopted when an old link was there. 0 or -errno.
  */
 int bpf_pins_replace_link(const char *dir, int cpu, struct bpf_link *link, bool *adopted);
+/* CPU cpu went offline: its link's pin goes (the link's perf event died
+ * with the CPU). 0, or -errno (-ENOENT: none was pinned). */
+int bpf_pins_remove_link(const char *dir, int cpu);
 /* Clean stop: remove every pin in dir (links first) and dir itself. 0 or -errno. */
 int bpf_pins_remove_dir(const char *dir);
 

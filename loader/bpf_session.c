@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -66,37 +68,98 @@ int bpf_session_forget_pid(struct bpf_session *s, pid_t tgid)
 	return 0;
 }
 
+/* Attach the program to event i (and pin its link, replacing a previous
+ * loader's for the same CPU). 0 or -errno with a message. */
+static int bpf_session_attach_at(struct bpf_session *s, size_t i, char *err, size_t errlen)
+{
+	bool adopted = false;
+	int rc;
+
+	s->links[i] = bpf_program__attach_perf_event(s->skel->progs.lowprof_sample, s->events.fds[i]);
+	if (s->links[i] == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "attach to perf event on cpu %d: %s", s->events.cpus[i],
+			 strerror(-rc));
+		return rc;
+	}
+	if (s->pin_dir == NULL)
+		return 0;
+	/* The previous loader's link, still sampling, goes just before ours starts. */
+	rc = bpf_pins_replace_link(s->pin_dir, s->events.cpus[i], s->links[i], &adopted);
+	if (rc != 0) {
+		snprintf(err, errlen, "pinning the link of cpu %d in %s: %s", s->events.cpus[i],
+			 s->pin_dir, strerror(-rc));
+		return rc;
+	}
+	s->adopted_links += adopted;
+	return 0;
+}
+
 static int bpf_session_attach(struct bpf_session *s, char *err, size_t errlen)
 {
 	size_t i;
+	int rc;
 
-	s->links = calloc(s->events.count, sizeof(*s->links));
+	/* Room for every possible CPU: one that comes online later is added. */
+	s->links = calloc(s->events.capacity, sizeof(*s->links));
 	if (s->links == NULL)
 		return -ENOMEM;
 	for (i = 0; i < s->events.count; i++) {
-		bool adopted = false;
-		int rc;
-
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.lowprof_sample,
-							     s->events.fds[i]);
-		if (s->links[i] == NULL) {
-			rc = -errno;
-			snprintf(err, errlen, "attach to perf event on cpu %d: %s", s->events.cpus[i],
-				 strerror(-rc));
+		rc = bpf_session_attach_at(s, i, err, errlen);
+		if (rc != 0)
 			return rc;
-		}
-		if (s->pin_dir == NULL)
-			continue;
-		/* The previous loader's link, still sampling, goes just before ours starts. */
-		rc = bpf_pins_replace_link(s->pin_dir, s->events.cpus[i], s->links[i], &adopted);
-		if (rc != 0) {
-			snprintf(err, errlen, "pinning the link of cpu %d in %s: %s", s->events.cpus[i],
-				 s->pin_dir, strerror(-rc));
-			return rc;
-		}
-		s->adopted_links += adopted;
 	}
 	return 0;
+}
+
+/* Detach entry i and close its event; the last entry takes its place. */
+static void bpf_session_drop_at(struct bpf_session *s, size_t i)
+{
+	size_t last = s->events.count - 1;
+
+	if (s->links[i] != NULL) {
+		/* A perf-event link owns its perf event fd and closes it. */
+		bpf_link__destroy(s->links[i]);
+		s->events.fds[i] = -1;
+	}
+	perf_events_remove_at(&s->events, i);
+	s->links[i] = s->links[last];
+	s->links[last] = NULL;
+}
+
+int bpf_session_cpu_online(struct bpf_session *s, int cpu, char *err, size_t errlen)
+{
+	int i = perf_events_find(&s->events, cpu), rc;
+
+	/* Held already: the CPU went offline and back, and the kernel removed
+	 * the event then. A new one replaces it. */
+	if (i >= 0)
+		bpf_session_drop_at(s, (size_t)i);
+	i = perf_events_add_cpu(&s->events, cpu);
+	if (i < 0) {
+		snprintf(err, errlen, "perf_event_open(cpu-clock, cpu %d): %s", cpu, strerror(-i));
+		return i;
+	}
+	rc = bpf_session_attach_at(s, (size_t)i, err, errlen);
+	if (rc == 0 && !s->throttle.paused && ioctl(s->events.fds[i], PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "PERF_EVENT_IOC_ENABLE on cpu %d: %s", cpu, strerror(-rc));
+	}
+	if (rc != 0)
+		bpf_session_drop_at(s, (size_t)i);
+	return rc;
+}
+
+bool bpf_session_cpu_offline(struct bpf_session *s, int cpu)
+{
+	int i = perf_events_find(&s->events, cpu);
+
+	if (i < 0)
+		return false;
+	bpf_session_drop_at(s, (size_t)i);
+	if (s->pin_dir != NULL)
+		(void)bpf_pins_remove_link(s->pin_dir, cpu);
+	return true;
 }
 
 static void bpf_session_map_positions(struct bpf_session *s);

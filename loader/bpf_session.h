@@ -65,6 +65,17 @@ int bpf_session_start(struct bpf_session *s, const struct bpf_session_settings *
  */
 void bpf_session_set_wake(struct bpf_session *s, uint64_t bytes, bool newcomers);
 
+/*
+ * CPU cpu came online (loader/cpu_uevents.h): a new event on it, attached,
+ * pinned and enabled unless sampling is paused; one it held is replaced (it
+ * died when the CPU went offline). 0, or -errno with a message (nothing
+ * held for the CPU then; -ENODEV: it went offline again).
+ */
+int bpf_session_cpu_online(struct bpf_session *s, int cpu, char *err, size_t errlen);
+/* CPU cpu went offline: its link and event go (the kernel removed the
+ * event from the CPU already). False when none was held. */
+bool bpf_session_cpu_offline(struct bpf_session *s, int cpu);
+
 /* Write the run-time config map (no reload). */
 int bpf_session_write_config(struct bpf_session *s, const struct lowprof_config *cfg);
 /*

@@ -43,6 +43,7 @@ struct loader {
 	struct file_registry *files;  /* files behind sampled frames: tables and sb's file answers */
 	int sfd;                      /* signalfd: SIGTERM/SIGINT stop, SIGHUP is ignored */
 	int tfd;                      /* the drain timer: one-shot, re-armed for the next work */
+	int uevent_fd;                /* CPUs going offline and online (loader/cpu_uevents.h); -1: none */
 	uint64_t next_stats_ns;
 	pid_t agent_root;             /* the supervisor: lowprof's processes are it and its children */
 	struct agent_cpu agent;       /* their CPU, start-ups apart */
@@ -104,6 +105,10 @@ void loader_stop(struct loader *l, bool clean);
 
 /* fd is a SOCK_SEQPACKET socket the supervisor passed (made close-on-exec): fd, else -1. */
 int loader_inherited_seqpacket(int fd, const char *what);
+
+/* loader_cpus.c: the CPU uevents waiting on uevent_fd, acted on: a CPU
+ * that went offline loses its event, one that came online gets a new one. */
+void loader_cpus_changed(struct loader *l);
 
 /* loader_control.c */
 /* The tier's settings from the default tier table, with the user's -F and

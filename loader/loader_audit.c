@@ -237,6 +237,30 @@ void loader_audit_pid_forgotten(pid_t tgid, int errnum)
 	audit_rec_end(&r, errnum < 0 ? -errnum : errnum);
 }
 
+void loader_audit_cpu(const struct bpf_session *s, int cpu, bool online, int errnum,
+		      const char *err)
+{
+	struct audit_actor me;
+	struct audit_rec r;
+
+	if (!audit_log_enabled())
+		return;
+	audit_actor_self(&me);
+	audit_rec_begin(&r, online ? "attach" : "detach", &me);
+	audit_rec_str(&r, "prog", "lowprof_sample");
+	audit_rec_i64(&r, "cpu", cpu);
+	audit_rec_str(&r, "perf_event", "cpu-clock");
+	if (online) {
+		audit_rec_u64(&r, "period_ns", s->events.period_ns);
+		audit_rec_bool(&r, "pinned", s->pin_dir != NULL);
+		audit_rec_bool(&r, "enabled", errnum == 0 && !s->throttle.paused);
+	}
+	audit_rec_str(&r, "why", online ? "cpu online" : "cpu offline");
+	if (errnum != 0 && err != NULL)
+		audit_rec_str(&r, "error", err);
+	audit_rec_end(&r, errnum < 0 ? -errnum : errnum);
+}
+
 void loader_audit_session_stop(const struct bpf_session *s, bool unpin)
 {
 	struct audit_actor me;

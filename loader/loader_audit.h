@@ -32,6 +32,11 @@ void loader_audit_apply(const struct audit_actor *who, const struct bpf_session 
 /* A -p target that exited, out of target_pids (errnum: the delete's, 0 ok). */
 void loader_audit_pid_forgotten(pid_t tgid, int errnum);
 
+/* A CPU that came online (online: the attach of its new event, errnum and
+ * err its result) or went offline (the detach). */
+void loader_audit_cpu(const struct bpf_session *s, int cpu, bool online, int errnum,
+		      const char *err);
+
 /* Before the loader stops: disable of every event and each detach. */
 void loader_audit_session_stop(const struct bpf_session *s, bool unpin);
 

@@ -361,11 +361,11 @@ static void loader_arm_timer(struct loader *l)
 
 int loader_run(struct loader *l)
 {
-	struct pollfd pfd[7] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
+	struct pollfd pfd[8] = {{.fd = l->sfd, .events = POLLIN}, {.fd = l->tfd, .events = POLLIN},
 				{.events = POLLIN}, {.events = POLLIN},
 				{.fd = drain_wakeup_fd(&l->dr), .events = POLLIN},
 				{.fd = file_tables_wakeup_fd(&l->pt), .events = POLLIN},
-				{.events = POLLIN}};
+				{.events = POLLIN}, {.events = POLLIN}};
 	uint64_t stats_served;
 	bool asked, was_quiet, was_long;
 
@@ -379,7 +379,9 @@ int loader_run(struct loader *l)
 		/* -p: a target's exit (-1 once none is left). */
 		pfd[6].fd = target_pids_wakeup_fd(&l->targets);
 		pfd[6].revents = 0;
-		if (event_poll(pfd, 7, -1) < 0)
+		pfd[7].fd = l->uevent_fd;
+		pfd[7].revents = 0;
+		if (event_poll(pfd, 8, -1) < 0)
 			return LOWPROF_EXIT_FAILURE;
 		l->pass++;
 		was_quiet = l->quiet;
@@ -393,6 +395,9 @@ int loader_run(struct loader *l)
 		if (pfd[2].revents != 0)
 			control_server_handle(&l->cs, mono_ns());
 		asked = l->cs.stats_served != stats_served;
+		/* A CPU's event gone with it, or a new one for it. */
+		if (pfd[7].revents != 0)
+			loader_cpus_changed(l);
 		/* Its pid out of the map before the kernel can give it to another. */
 		if (pfd[6].revents != 0)
 			(void)target_pids_check(&l->targets, &l->sess);

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "common/heap_bound.h"
@@ -30,6 +31,7 @@
 #include "ipc/lowprof_fds.h"
 #include "ipc/notify.h"
 #include "loader/audit_log.h"
+#include "loader/cpu_uevents.h"
 #include "loader/loader.h"
 #include "seccomp/sandbox.h"
 
@@ -99,6 +101,11 @@ int main(int argc, char **argv)
 	if (l.opt.verbose)
 		log_init("lowprof-loader", LOG_LEVEL_DEBUG);
 	notify_set_liveness_timeout(l.opt.liveness_timeout_s);
+	/* Before the sandbox: its seccomp filter allows no socket(). */
+	l.uevent_fd = cpu_uevents_open();
+	if (l.uevent_fd < 0)
+		log_warn("listening for CPUs going offline and online: %s: a CPU that does is "
+			 "not sampled again", strerror(-l.uevent_fd));
 	loader_sandbox(seccomp_log);
 	libbpf_set_print(loader_libbpf_print);
 	rc = loader_start(&l, err, sizeof(err));

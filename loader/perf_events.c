@@ -35,9 +35,25 @@ static int perf_event_open_cpu(int cpu, uint64_t period_ns)
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
+/* One more than the highest possible CPU: a CPU that comes online later
+ * has room. */
+static size_t possible_cpus(void)
+{
+	static bool possible[CPU_LIST_MAX];
+	size_t n = 0, cpu;
+
+	if (cpu_list_read_online("/sys/devices/system/cpu/possible", possible) <= 0)
+		return 0;
+	for (cpu = 0; cpu < CPU_LIST_MAX; cpu++)
+		if (possible[cpu])
+			n = cpu + 1;
+	return n;
+}
+
 int perf_events_open(struct perf_event_set *set, unsigned frequency_hz, char *err, size_t errlen)
 {
 	static bool online[CPU_LIST_MAX];
+	size_t cap;
 	int n, cpu, fd, rc;
 
 	memset(set, 0, sizeof(*set));
@@ -46,8 +62,12 @@ int perf_events_open(struct perf_event_set *set, unsigned frequency_hz, char *er
 		snprintf(err, errlen, "cannot read the online CPU list from /sys/devices/system/cpu/online");
 		return -EINVAL;
 	}
-	set->fds = calloc((size_t)n, sizeof(int));
-	set->cpus = calloc((size_t)n, sizeof(int));
+	cap = possible_cpus();
+	if (cap < (size_t)n)
+		cap = CPU_LIST_MAX;
+	set->capacity = cap;
+	set->fds = calloc(cap, sizeof(int));
+	set->cpus = calloc(cap, sizeof(int));
 	if (set->fds == NULL || set->cpus == NULL) {
 		rc = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
@@ -75,6 +95,41 @@ int perf_events_open(struct perf_event_set *set, unsigned frequency_hz, char *er
 fail:
 	perf_events_close(set);
 	return rc;
+}
+
+int perf_events_add_cpu(struct perf_event_set *set, int cpu)
+{
+	int fd;
+
+	if (set->count >= set->capacity || cpu < 0 || cpu >= CPU_LIST_MAX)
+		return -ENOSPC;
+	fd = perf_event_open_cpu(cpu, set->period_ns);
+	if (fd < 0)
+		return -errno;
+	set->fds[set->count] = fd;
+	set->cpus[set->count] = cpu;
+	return (int)set->count++;
+}
+
+int perf_events_find(const struct perf_event_set *set, int cpu)
+{
+	size_t i;
+
+	for (i = 0; i < set->count; i++)
+		if (set->cpus[i] == cpu)
+			return (int)i;
+	return -1;
+}
+
+void perf_events_remove_at(struct perf_event_set *set, size_t i)
+{
+	if (i >= set->count)
+		return;
+	if (set->fds[i] >= 0)
+		close(set->fds[i]);
+	set->count--;
+	set->fds[i] = set->fds[set->count];
+	set->cpus[i] = set->cpus[set->count];
 }
 
 int perf_events_set_frequency(struct perf_event_set *set, unsigned frequency_hz)
