@@ -37,6 +37,7 @@ bool cpu_uevent_parse(const char *msg, size_t len, int *cpu, bool *online)
 	const char *at, *action = NULL, *devpath = NULL, *subsystem = NULL, *p, *end = msg + len;
 	size_t action_len;
 	bool is_online;
+	int n;
 
 	if (len == 0 || msg[len - 1] != '\0')
 		return false;
@@ -51,7 +52,7 @@ bool cpu_uevent_parse(const char *msg, size_t len, int *cpu, bool *online)
 	else
 		return false;
 	if (strncmp(at + 1, CPU_DEVPATH, strlen(CPU_DEVPATH)) != 0 ||
-	    !parse_cpu_number(at + 1 + strlen(CPU_DEVPATH), cpu))
+	    !parse_cpu_number(at + 1 + strlen(CPU_DEVPATH), &n))
 		return false;
 	/* The keys must say the same as the header, each once. */
 	for (p = msg + strlen(msg) + 1; p < end; p += strlen(p) + 1) {
@@ -74,6 +75,7 @@ bool cpu_uevent_parse(const char *msg, size_t len, int *cpu, bool *online)
 	if (strlen(action) != action_len || memcmp(action, msg, action_len) != 0 ||
 	    strcmp(devpath, at + 1) != 0 || strcmp(subsystem, "cpu") != 0)
 		return false;
+	*cpu = n;
 	*online = is_online;
 	return true;
 }

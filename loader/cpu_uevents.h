@@ -39,7 +39,8 @@ enum {
 
 /*
  * One kernel uevent (len bytes: "ACTION@DEVPATH\0KEY=VALUE\0..."): true when
- * it is a CPU going online or offline, with *cpu and *online set. False for
+ * it is a CPU going online or offline, with *cpu and *online set (else
+ * untouched). False for
  * any other device or action, and for malformed text (no NUL at the end, a
  * header and keys that disagree, a CPU number past CPU_LIST_MAX).
  */
