@@ -198,8 +198,8 @@ static void loader_session_start(struct loader *l, struct bpf_session_settings *
 	if (rc != 0)
 		fatal(rc == -EPERM ? LOWPROF_EXIT_CONFIG : LOWPROF_EXIT_FAILURE, "%s", err);
 	if (l->sess.adopted_links > 0)
-		log_info("adopted the pinned session of the previous loader (%u CPUs): sampling never stopped",
-			 l->sess.adopted_links);
+		log_info("adopted the pinned session of the previous loader (%u CPU%s): sampling never "
+			 "stopped", l->sess.adopted_links, l->sess.adopted_links == 1 ? "" : "s");
 }
 
 int loader_start(struct loader *l, char *err, size_t errlen)
@@ -238,8 +238,8 @@ int loader_start(struct loader *l, char *err, size_t errlen)
 	file_tables_start(&l->pt, &l->sess, l->files, l->opt.pids, l->opt.npids);
 	loader_control_start(l);
 	loader_symbols_start(l);
-	log_info("sampling %zu CPUs at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
-		 l->sess.events.count, l->opt.frequency_hz, l->opt.ringbuf_kb,
+	log_info("sampling %zu CPU%s at %u Hz (ring buffer %u KiB, guard %llu ns per 100 ms per CPU%s)",
+		 l->sess.events.count, l->sess.events.count == 1 ? "" : "s", l->opt.frequency_hz, l->opt.ringbuf_kb,
 		 (unsigned long long)set.budget_ns_per_window, l->opt.no_throttle ? ", --no-throttle" : "");
 	notify_ready();
 	return 0;
