@@ -350,10 +350,10 @@ static void loader_notify_state(struct loader *l, uint64_t now_ns)
 	/* The figures rounded as summary.json's timeline rounds them. */
 	snprintf(line, sizeof(line),
 		 "tier=%s frequency_hz=%u unwind=%s max_depth=%u sample_divisor=%u paused=%d failsafe=%d "
-		 "overhead_pct=%.4f drop_pct=%.2f%s",
+		 "overhead_pct=%.4f drop_pct=%.2f cpus=%zu%s",
 		 throttle_tier_name(t->tier), t->frequency_hz, throttle_unwind_name(t->unwind_mode),
 		 t->max_depth, t->sample_divisor, t->paused ? 1 : 0, l->cs.failsafe ? 1 : 0,
-		 l->tl_overhead_pct, l->tl_drop_pct, off);
+		 l->tl_overhead_pct, l->tl_drop_pct, l->sess.events.count, off);
 	if (strcmp(line, l->state_sent) == 0 && now_ns - l->state_sent_ns < LOADER_STATE_RESEND_NS)
 		return;
 	notify_state("%s", line);

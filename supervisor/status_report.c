@@ -132,9 +132,13 @@ int status_report_text(const struct status_meta *meta, const struct component *c
 		if (tier != NULL) {
 			const char *f = status_find(c, "frequency_hz"), *u = status_find(c, "unwind");
 			const char *o = status_find(c, "overhead_pct"), *d = status_find(c, "drop_pct");
+			const char *cpus = status_find(c, "cpus");
 
-			sb_printf(&b, "\nthrottle: tier %s, %s Hz, %s unwinding, overhead %s%%, drops %s%%\n",
-				  tier, f ? f : "?", u ? u : "?", o ? o : "?", d ? d : "?");
+			sb_printf(&b, "\nthrottle: tier %s, %s Hz%s%s%s, %s unwinding, overhead %s%%, "
+				      "drops %s%%\n",
+				  tier, f ? f : "?", cpus ? " on " : "", cpus ? cpus : "",
+				  cpus ? (strcmp(cpus, "1") == 0 ? " CPU" : " CPUs") : "", u ? u : "?",
+				  o ? o : "?", d ? d : "?");
 		}
 		if (status_find(c, "offcpu_probability_pct") != NULL) {
 			const char *pr = status_find(c, "offcpu_probability_pct");

@@ -34,8 +34,11 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["compo
 	"$work/status.json" || fail "lowprof status --json: $(cat "$work/status.json")"
 # The throttle line says the overhead and losses of the last control interval
 # (checked against summary.json's timeline once the run is over).
-grep -Eq "^throttle: tier [a-z]+, 199 Hz, fp unwinding, overhead [0-9]+\.[0-9]{4}%, drops [0-9]+\.[0-9]{2}%$" \
-	"$work/status" || fail "lowprof status: no overhead or drops: $(grep throttle "$work/status")"
+# And the CPUs sampled: every online one.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+[ "$ncpu" = 1 ] && cpus_word="CPU" || cpus_word="CPUs"
+grep -Eq "^throttle: tier [a-z]+, 199 Hz on $ncpu $cpus_word, fp unwinding, overhead [0-9]+\.[0-9]{4}%, drops [0-9]+\.[0-9]{2}%$" \
+	"$work/status" || fail "lowprof status: no overhead, drops or CPUs: $(grep throttle "$work/status")"
 # Requests the status socket does not know get an error line, not silence.
 python3 - "$work/run/status.sock" <<'PY' || fail "status socket replies"
 import socket, sys

@@ -116,6 +116,14 @@ static void test_status_report(void **state __attribute__((unused)))
 	assert_true(n > 0);
 	assert_non_null(strstr(buf, "throttle: tier critical, 5 Hz, fp unwinding, overhead 0.3%, drops 7.5%"));
 	assert_non_null(strstr(buf, "killed by signal 9"));
+	/* With the CPUs sampled (cpus=N): said after the frequency. */
+	assert_int_equal(parse("state tier=high frequency_hz=11 unwind=fp overhead_pct=0.1 drop_pct=0.00 "
+			       "cpus=1", &m), 0);
+	memcpy(comps[1].state_pairs, m.pairs, sizeof(m.pairs));
+	comps[1].nstate_pairs = m.npairs;
+	n = status_report_text(&meta, comps, 2, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "throttle: tier high, 11 Hz on 1 CPU, fp unwinding"));
 	assert_int_equal(status_report_json(&meta, comps, 2, buf, 64), -1);
 	/* The loader's off-CPU counters (--off-cpu): a line of their own. */
 	assert_int_equal(parse("state tier=healthy frequency_hz=19 unwind=dwarf max_depth=64 "
