@@ -117,6 +117,17 @@ wait_line() {
 	done
 }
 
+# wait_lines FILE PATTERN COUNT SECONDS: until COUNT lines of FILE match
+# PATTERN (grep's), at most SECONDS; else fail, showing FILE's text.
+wait_lines() {
+	i=0
+	while [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
+		i=$((i + 1))
+		[ "$i" -le $(($4 * 10)) ] || fail "expected $3 line(s) matching '$2': $(grep -v libbpf "$1")"
+		sleep 0.1
+	done
+}
+
 # wait_profiling FILE: until lowprof's stderr in FILE says it samples
 # ("profiling for ..." or "profiling until ..."; at most 30 s).
 wait_profiling() {

@@ -51,12 +51,7 @@ hot() {
 
 # lines PATTERN COUNT: until stderr has COUNT lines matching PATTERN (10 s).
 lines() {
-	i=0
-	while [ "$(grep -c -- "$1" "$work/err")" -lt "$2" ]; do
-		i=$((i + 1))
-		[ "$i" -le 100 ] || fail "expected $2 line(s) matching '$1': $(grep -v libbpf "$work/err")"
-		sleep 0.1
-	done
+	wait_lines "$work/err" "$1" "$2" 10
 }
 
 # 1. A second offline.

@@ -26,12 +26,7 @@ all_table_writes() {
 
 # wait_log TEXT COUNT: until stderr holds TEXT COUNT times (20 s at most).
 wait_log() {
-	i=0
-	while [ "$(grep -c "$1" "$work/err")" -lt "$2" ]; do
-		i=$((i + 1))
-		[ "$i" -le 200 ] || fail "no \"$1\" (x$2) in: $(cat "$work/err")"
-		sleep 0.1
-	done
+	wait_lines "$work/err" "$1" "$2" 20
 }
 
 "$BIN/lowprof" --unwind dwarf --no-throttle --duration 34 --frequency 199 -v \
