@@ -13,6 +13,13 @@
 /* A uevent is at most UEVENT_BUFFER_SIZE (2048) bytes and its header. */
 #define UEVENT_MSG_MAX 8192
 #define FILTER_MAX 64
+/*
+ * Asked for as the socket's buffer (the kernel doubles it): some 70 messages
+ * wait while the loader is busy, a whole SMT switch of a large host does
+ * not. Past it the kernel says ENOBUFS and the loader opens every online
+ * CPU's event again: always right, only more work.
+ */
+#define UEVENT_RCVBUF (32 * 1024)
 
 /* "cpu3" after CPU_DEVPATH: decimal, no leading zero, under CPU_LIST_MAX. */
 static bool parse_cpu_number(const char *s, int *cpu)
@@ -142,6 +149,8 @@ int cpu_uevents_open(void)
 		return -errno;
 	/* Filtered before bound: no other device's message is ever queued. */
 	rc = cpu_uevents_filter(fd);
+	if (rc == 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &(int){UEVENT_RCVBUF}, sizeof(int)) != 0)
+		rc = -errno;
 	if (rc == 0) {
 		memset(&addr, 0, sizeof(addr));
 		addr.nl_family = AF_NETLINK;

@@ -10,6 +10,9 @@
 #  3. A forged "offline" for the CPU, sent to the loader's netlink port by
 #     root (any process with CAP_NET_ADMIN can send one there; only the
 #     kernel's are believed): nothing changes, the CPU stays sampled.
+#  4. Messages lost: the loader stopped (SIGSTOP) while the CPU goes
+#     offline and back 60 times, more than its socket holds; once it runs
+#     again it opens every CPU's event anew, and the CPU is sampled.
 #   usage: test_cpu_hotplug.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -34,7 +37,7 @@ echo "cpu $cpu goes offline and comes back"
 
 work_dir cpu_hotplug
 on_exit "echo 1 > $online"
-for p in hot1 hot2 hot3; do
+for p in hot1 hot2 hot3 hot4; do
 	cp "$BIN/dwarf_chain" "$work/$p"
 done
 
@@ -98,6 +101,19 @@ PY
 sleep 0.5
 hot hot3
 
+# 4. More messages than the socket holds, while the loader is stopped.
+kill -STOP "$loader"
+on_exit "kill -CONT $loader 2>/dev/null"
+i=0
+while [ "$i" -lt 60 ]; do
+	echo 0 >"$online"
+	echo 1 >"$online"
+	i=$((i + 1))
+done
+kill -CONT "$loader"
+lines "CPU uevents were lost: every CPU's event opened again" 1
+hot hot4
+
 kill -INT "$sup"
 wait "$sup" || fail "lowprof failed: $(grep -v libbpf "$work/err" | tail -5)"
 
@@ -108,7 +124,7 @@ from folded_lib import fail, read_folded
 by_comm = {}
 for frames, count in read_folded(sys.argv[1]):
     by_comm[frames[0]] = by_comm.get(frames[0], 0) + count
-got = {c: by_comm.get(c, 0) for c in ("hot1", "hot2", "hot3")}
+got = {c: by_comm.get(c, 0) for c in ("hot1", "hot2", "hot3", "hot4")}
 print(f"samples of the busy processes on the CPU: {got}")
 # 3 s at 49 Hz: about 147 each. A CPU whose event died has none.
 for comm, n in got.items():
@@ -120,6 +136,8 @@ offline=$(grep -c "cpu $cpu went offline" "$work/err")
 	fail "$offline offline changes said, expected 2 (parts 1 and 2; a third: the forged one believed): $(grep "cpu $cpu" "$work/err")"
 grep -q '"event":"detach".*"cpu":'"$cpu"'.*"why":"cpu offline"' "$work/out/audit.log" ||
 	fail "no detach audited for cpu $cpu"
-[ "$(grep -c '"event":"attach".*"cpu":'"$cpu"'.*"why":"cpu online","result":"ok"' "$work/out/audit.log")" -eq 2 ] ||
-	fail "not two attaches audited for cpu $cpu: $(grep '"cpu online"' "$work/out/audit.log")"
+# Parts 1 and 2, and every CPU's at the resync of part 4.
+attaches=$(grep -c '"event":"attach".*"cpu":'"$cpu"'.*"why":"cpu online","result":"ok"' "$work/out/audit.log")
+[ "$attaches" -eq 3 ] ||
+	fail "$attaches attaches audited for cpu $cpu, expected 3: $(grep '"cpu online"' "$work/out/audit.log")"
 echo "PASS"
