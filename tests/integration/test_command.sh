@@ -12,6 +12,9 @@
 #  3. The command's exit status is said, lowprof's own is 0.
 #  4. Bad command lines: `--` alone, a command that is not found, a file
 #     that is not executable, a directory: exit 2, one line, nothing run.
+#  5. The command as another user, as README says: `-- runuser -u USER --
+#     COMMAND` runs it as USER (a file it makes is USER's), and the process
+#     runuser starts is followed.
 #   usage: test_command.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -97,4 +100,20 @@ status=0
 "$BIN/lowprof" --output "$work/four" -- "$work" 2>"$work/five.err" || status=$?
 [ "$status" -eq 2 ] && grep -q "Permission denied" "$work/five.err" ||
 	fail "a directory as the command: status $status, $(cat "$work/five.err")"
+# 5. As another user, through runuser: its child is followed like any other.
+# (A directory nobody may write in, inside the private work directory, with
+# a copy of the busy program: the build tree may be where nobody cannot go.)
+chmod 711 "$work"
+mkdir -m 1777 "$work/shared"
+cp "$BIN/dwarf_chain" "$work/shared/dwarf_chain"
+chmod 755 "$work/shared/dwarf_chain"
+"$BIN/lowprof" --no-throttle --cpu-budget 100 -F 99 --duration 60 --output "$work/five" -- \
+	runuser -u nobody -- sh -c "touch '$work/shared/made'; '$work/shared/dwarf_chain' 1" 2>"$work/five.err" ||
+	fail "lowprof -- runuser failed: $(grep -v libbpf "$work/five.err" | tail -5)"
+owner=$(stat -c %U "$work/shared/made" 2>/dev/null || echo "no one (the file was not made)")
+[ "$owner" = nobody ] || fail "the command ran as $owner, not nobody: $(tail -3 "$work/five.err")"
+n=$(awk '$0 ~ /^dwarf_chain;/ { n += $NF } END { print n + 0 }' "$work/five/profile.folded")
+echo "dwarf_chain as nobody, under runuser: $n samples"
+[ "$n" -ge 50 ] || fail "the process runuser started has $n samples: not followed?"
+
 echo "PASS: lowprof -- COMMAND profiles the command and what it starts, and stops with it"
