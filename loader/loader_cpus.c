@@ -2,8 +2,8 @@
  * CPUs that go offline and come back while the loader runs
  * (loader/cpu_uevents.h): the kernel drops a CPU's perf event when it goes
  * offline, so the CPU's link goes with it, and one that comes online gets a
- * new event, attached as at start. Each is audited and said on stderr: a
- * CPU that stops being sampled is not a thing to learn from the profile.
+ * new event, attached as at start. Each is audited and said on stderr: no
+ * one should have to find a CPU that is not sampled from a thin profile.
  */
 #include <errno.h>
 #include <stdio.h>
