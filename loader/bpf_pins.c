@@ -120,10 +120,13 @@ int bpf_pins_set_map_paths(struct lowprof_bpf *skel, const char *dir)
 {
 	/* The unwind tables too (unwind_rows, the array of chunks, and
 	 * unwind_files): a restarted loader takes them over rather than have
-	 * every running program's tables parsed again (unwind_maps_adopt). */
-	struct bpf_map *maps[] = {skel->maps.samples,     skel->maps.cpu_stats,
-				  skel->maps.run_config,  skel->maps.target_pids,
-				  skel->maps.unwind_rows, skel->maps.unwind_files};
+	 * every running program's tables parsed again (unwind_maps_adopt).
+	 * And every counter map, so that the counters stay cumulative over the
+	 * run as summary.json says (the off-CPU and the follow programs'). */
+	struct bpf_map *maps[] = {skel->maps.samples,      skel->maps.cpu_stats,
+				  skel->maps.run_config,   skel->maps.target_pids,
+				  skel->maps.unwind_rows,  skel->maps.unwind_files,
+				  skel->maps.offcpu_stats, skel->maps.follow_stats};
 	char path[PATH_MAX];
 	size_t i;
 	int rc;

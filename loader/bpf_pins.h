@@ -5,7 +5,7 @@
  * Layout, under the pin directory the supervisor names (one per lowprof run,
  * /sys/fs/bpf/lowprof/<supervisor pid>-<its start time>):
  *   samples cpu_stats run_config target_pids   the maps whose contents matter
- *                                              across a restart (pending samples,
+ *   offcpu_stats follow_stats                  across a restart (pending samples,
  *                                              cumulative counters, settings)
  *   unwind_rows unwind_files unwind_chunk_<K>  the DWARF tables: the array of
  *                                              row chunks, the files' entries,

@@ -6,6 +6,9 @@
 #     (reloaded from offcpu.pb.gz through the state file);
 #  2. --window 4 --interval 2: off-CPU time older than the window has left
 #     offcpu.folded at the end of the run.
+#  3. kill -9 the loader mid-run: summary.json's off-CPU counters go on from
+#     the killed loader's (the counter map is pinned), so the records the
+#     program wrote are at least the records in the profile.
 #   usage: test_offcpu_window.sh BIN_DIR SOURCE_DIR [REFERENCE_PROTO_DIR]
 . "$(dirname "$0")/lib.sh"
 require_bpf
@@ -75,4 +78,21 @@ at_end=$(sleep_us "$work/window/offcpu.folded")
 echo "off-CPU under offcpu_sleep_here: at most $in_window us while in the window, $at_end us at the end"
 [ "$in_window" -gt 500000 ] || fail "the sleeper's off-CPU time never written ($in_window us)"
 [ "$at_end" -eq 0 ] || fail "off-CPU time older than the window still in offcpu.folded ($at_end us)"
+
+# 3. A loader restart: the counters are the run's, not the last loader's.
+start_and_sleep loader --duration 12
+pid=$(child_pid lowprof-loader)
+[ -n "$pid" ] || fail "no loader child to kill"
+kill -9 "$pid"
+wait "$sup" || fail "lowprof exited with status $? ($(cat "$work/loader.stderr"))"
+grep -q "adopted the pinned session" "$work/loader.stderr" ||
+	fail "the loader was not restarted: $(grep -v libbpf "$work/loader.stderr" | tail -5)"
+python3 - "$work/loader/summary.json" <<'PY' || fail "off-CPU counters across a loader restart"
+import json, sys
+o = json.load(open(sys.argv[1]))["off_cpu"]
+written, kept = o["collection"]["records"], o["records"]
+print(f"off-CPU records written by the program: {written}, in the profile: {kept}")
+if written < kept:
+    sys.exit(f"the counters restarted with the loader: {written} written < {kept} kept")
+PY
 echo PASS
